@@ -1410,7 +1410,7 @@ class Timeline:
         if row.subsystem == "skills" and ledger_id:
             try:
                 ledger = self.home.skills.ledger
-                files = ledger.rollback_files(ledger.get(ledger_id))
+                files = self.home.curator.rollback_files(ledger.get(ledger_id))
             except WorkbenchError as exc:
                 return {**item, "undo": f"put its files back as they were (ledger {ledger_id})", "refused": exc.message}
             return {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -434,6 +435,7 @@ def test_a_skill_holding_a_file_name_that_is_not_utf8_archives_and_rolls_back(ho
 
 HERMES_RESTORES_AND_ARCHIVES = """
 import json
+import re
 from tools.skill_usage import archive_skill, restore_skill
 print(json.dumps([list(restore_skill("theta-new")), list(archive_skill("theta-new"))]))
 """
@@ -514,3 +516,47 @@ def test_a_slash_named_skill_hermes_archived_restores_by_its_name(home, hermes):
     assert home.skills.command("restore", "[bold red]evil[/]") == "workbench skills restore '[bold red]evil[/]'"
     restored = home.curator.restore("[bold red]evil[/]")
     assert restored["name"] == "[bold red]evil[/]" and (home.skills_dir / "]" / "SKILL.md").is_file()  # flat
+
+
+def test_a_rollback_never_leaves_two_active_skills_of_one_name(home, clock):
+    """Rolling back the Curator's archive of a second copy, after the first copy was restored, put it back
+    beside the first: two active `k8s-rollout`, which `skills show` called ambiguous and Hermes listed once."""
+    write_skill(home, "k8s-rollout", category="ops", body="first\n")
+    home.curator.archive("k8s-rollout")
+    write_skill(home, "k8s-rollout", category="devops", body="second\n")
+    clock.advance(61)
+    second = home.curator.archive("k8s-rollout", actor="curator")
+    home.curator.restore(".archive/k8s-rollout")
+    entry = home.skills.ledger.get(second["ledger_id"])
+    before = tree_state(home.skills_dir)
+    active = home.skills.find("k8s-rollout").path
+    refusal = f"A skill named 'k8s-rollout' is already active at {active}; archive or rename it before restoring"
+    with pytest.raises(SkillError, match=re.escape(refusal + " skills/devops/k8s-rollout. Nothing was changed.")):
+        home.curator.rollback_files(entry)  # the question a person is asked says so first
+    with pytest.raises(SkillError, match=re.escape(refusal)):
+        home.curator.rollback(second["ledger_id"])
+    assert tree_state(home.skills_dir) == before
+    assert [f.path for f in home.skills.scanner.active() if f.name == "k8s-rollout"] == [active]
+    home.curator.archive("k8s-rollout")  # the way out the refusal names
+    assert home.curator.rollback(second["ledger_id"])["success"]
+    assert (home.skills_dir / "devops" / "k8s-rollout" / "SKILL.md").read_text().endswith("second\n")
+
+
+def test_a_restore_checks_for_a_skill_of_its_name_under_the_lock(home, monkeypatch):
+    """The restore looked for an active skill of its name before taking the skills lock only."""
+    write_skill(home, "deploy", category="ops")
+    home.curator.archive("deploy")
+    curator = home.curator
+    move = curator._move
+
+    def made_meanwhile(*args, **kwargs):  # another process makes one between the first look and the move
+        write_skill(home, "deploy", category="devops")
+        return move(*args, **kwargs)
+
+    monkeypatch.setattr(curator, "_move", made_meanwhile)
+    before_usage = home.skills.usage.load()
+    with pytest.raises(SkillError, match="A skill named 'deploy' is already active at .*devops/deploy"):
+        curator.restore("deploy")
+    assert (home.skills_dir / ".archive" / "deploy" / "SKILL.md").is_file()
+    assert not (home.skills_dir / "ops").exists()
+    assert home.skills.usage.load() == before_usage

@@ -804,3 +804,35 @@ async def test_help_says_what_p_does_to_the_selected_skill(home, tmp_path):
         assert skills.title == "Skills"
         assert ("p", "Unpin") in skills.keys and ("a", "Archive") in skills.keys
         assert [row for row in skills.keys if row[0] in ("p", "r")] == [("p", "Unpin")]
+
+
+async def test_a_ledger_rollback_that_would_make_two_active_skills_of_one_name_says_why(home, tmp_path):
+    """The question said only "restore skills/devops/k8s-rollout/SKILL.md", then "Rolled back", and two
+    active `k8s-rollout` were left; now it refuses as `r Restore` does, without asking."""
+    from tests.test_skills_support import tree_state, write_skill
+
+    write_skill(home, "k8s-rollout", category="ops")
+    home.curator.archive("k8s-rollout")
+    write_skill(home, "k8s-rollout", category="devops")
+    home.clock.advance(61)
+    home.curator.archive("k8s-rollout", actor="curator")
+    home.curator.restore(".archive/k8s-rollout")
+    before = tree_state(home.skills_dir)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_skills(pilot)
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, LedgerDialog), what="ledger")
+        assert [(e.action, e.skill) for e in app.screen.entries[:2]] == [("restore", "k8s-rollout")] + [
+            ("archive", "k8s-rollout")
+        ]
+        await pilot.press("down", "enter")  # the Curator's archive of the second copy
+        toasts = lambda: [str(n.message) for n in app._notifications]  # noqa: E731
+        await wait_for(pilot, lambda: any("Could not roll back archive" in t for t in toasts()), what="why")
+        assert not isinstance(app.screen, ConfirmDialog)
+        assert any(
+            "A skill named 'k8s-rollout' is already active at" in t
+            and "archive or rename it before restoring skills/devops/k8s-rollout" in t
+            for t in toasts()
+        )
+    assert tree_state(home.skills_dir) == before

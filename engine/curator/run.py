@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property, partial
 from pathlib import Path
@@ -21,7 +22,8 @@ from ..errors import ConfigError, ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import UnsafePath
 from ..skills.changes import Change, Undo, looked_around, record_change, remove_empty_parents, remove_tree_later
-from ..skills.discovery import Found
+from ..skills.discovery import ARCHIVE_DIR, Found
+from ..skills.frontmatter import read_frontmatter
 from ..skills.library import READ_ONLY_PROVENANCE, skill_command
 from ..skills.usage import archived_origin, default_record, iso, origin_fields
 from ..skills.validation import SkillError, check_inside
@@ -244,10 +246,51 @@ class Curator:
         self.home.bus.publish(SkillChanged(actor=actor, journal_id=journal_id, name=name, action=action))
 
     # -- archive / restore -------------------------------------------------------------
+    def _refuse_active_clash(self, name: str, then: str, leaving: frozenset[Path] = frozenset()) -> None:
+        """The one rule for bringing a skill back (a restore, a ledger rollback): never a second active skill
+        answering to ``name`` (``leaving``: skill folders the change itself rewrites or removes). Call it under
+        the skills lock, so a skill of that name made meanwhile is found."""
+        clash = [f for f in self.skills.scanner.active() if name in (f.name, f.dir_name) and f.path not in leaving]
+        if clash:
+            raise SkillError(
+                f"A skill named '{name}' is already active at {clash[0].path}; archive or rename it before {then}. "
+                "Nothing was changed.",
+                active_at=str(clash[0].path),
+            )
+
+    def _refuse_rollback_clash(self, writes: dict[str, bytes], deletes: list[str]) -> None:
+        """``_refuse_active_clash`` for every active skill a rollback's ``writes`` would bring back."""
+        ledger = self.skills.ledger
+        leaving = frozenset(ledger.resolve(rel).parent for rel in deletes if Path(rel).name == "SKILL.md")
+        for rel in sorted(writes):
+            folder = ledger.resolve(rel).parent
+            if Path(rel).name != "SKILL.md" or not folder.is_relative_to(self.skills.dir):
+                continue
+            if ARCHIVE_DIR in folder.relative_to(self.skills.dir).parts or folder == self.skills.dir:
+                continue
+            meta = read_frontmatter(writes[rel].decode("utf-8", errors="replace"))[0]
+            name = str(meta.get("name") or "").strip() or folder.name
+            self._refuse_active_clash(name, f"restoring {ledger.rel(folder)}", leaving | {folder})
+
+    def rollback_files(self, entry: LedgerEntry) -> list[str]:
+        """What rolling ``entry`` back does, a file a line; raises as ``rollback`` would refuse (the
+        question a person is asked says so before asking)."""
+        writes, deletes = self.skills.ledger.rollback_plan(entry)
+        self._refuse_rollback_clash(writes, deletes)
+        return self.skills.ledger.rollback_files(entry)
+
     def _move(
-        self, found: Found, dest: Path, action: str, actor: str, evidence: dict[str, Any], fields: dict[str, Any]
+        self,
+        found: Found,
+        dest: Path,
+        action: str,
+        actor: str,
+        evidence: dict[str, Any],
+        fields: dict[str, Any],
+        check: Callable[[], None] | None = None,
     ) -> str | None:
-        """Move a skill folder and set its usage ``fields``: both, with their ledger row, or neither."""
+        """Move a skill folder and set its usage ``fields``: both, with their ledger row, or neither
+        (``check``, under the skills lock first, may refuse)."""
         check_inside(found.path, self.skills.dir, f"Skill folder '{found.rel}'")
         try:
             self.home.links.resolve(dest.parent)  # never into a folder behind a refused link (.archive/)
@@ -265,6 +308,8 @@ class Curator:
             remove_empty_parents(dest.parent, self.skills.dir)
 
         with self.skills.write_lock():
+            if check is not None:
+                check()
             return record_change(
                 self.home,
                 self.skills.ledger,
@@ -365,14 +410,13 @@ class Curator:
         origin = archived_origin(found, record)
         dest = self.skills.dir / (origin or base_name(found.dir_name))
         check_inside(dest, self.skills.dir, f"Restore destination '{dest}'")
-        clash = [f for f in self.skills.scanner.active() if found.name in (f.name, f.dir_name)]
-        if clash:  # (said first: it is why the destination is taken, when it is)
-            raise SkillError(
-                f"A skill named '{found.name}' is already active at {clash[0].path}; archive or rename it "
-                "before restoring this copy."
-            )
-        if dest.exists():
-            raise SkillError(f"destination already exists: {dest}. Move it aside or archive it first.")
+
+        def free() -> None:  # (again under the lock: a skill of that name made meanwhile is found)
+            self._refuse_active_clash(found.name, "restoring this copy")  # (first: why dest is taken)
+            if dest.exists():
+                raise SkillError(f"destination already exists: {dest}. Move it aside or archive it first.")
+
+        free()
         fields = {
             "state": "active",
             "archived_at": None,
@@ -381,7 +425,9 @@ class Curator:
             "archived_from_at": None,
             "restored_at": iso(self.home.clock.now()),
         }
-        ledger_id = self._move(found, dest, "restore", actor, {"usage": self._usage_change(found.name, fields)}, fields)
+        ledger_id = self._move(
+            found, dest, "restore", actor, {"usage": self._usage_change(found.name, fields)}, fields, check=free
+        )
         return {
             "success": True,
             "message": f"Skill '{found.name}' restored to {dest}.{self._aged_again(found, record, fields)}",
@@ -875,6 +921,7 @@ class Curator:
 
         with self.skills.write_lock():
             writes, deletes = ledger.rollback_plan(entry)
+            self._refuse_rollback_clash(writes, deletes)
             paths = sorted(set(writes) | set(deletes))
             evidence = {"rolled_back": entry.id, "rolled_back_action": entry.action}
             if type(entry.evidence.get("journal_id")) is int:  # so that row is marked undone, whoever rolls back

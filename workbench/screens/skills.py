@@ -608,9 +608,8 @@ class SkillsScreen(WorkbenchScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator-read")
     def _preview_rollback(self, entry: Any) -> None:
         """The files a rollback would restore or remove (reading the ledger's copies: off the UI thread)."""
-        ledger = self.home.skills.ledger
         try:
-            self.post_result(RollbackPreviewed(entry, ledger.rollback_files(entry), None))
+            self.post_result(RollbackPreviewed(entry, self.home.curator.rollback_files(entry), None))
         except WorkbenchError as exc:
             self.post_result(RollbackPreviewed(entry, [], exc.message))
 
