@@ -560,3 +560,60 @@ def test_a_restore_checks_for_a_skill_of_its_name_under_the_lock(home, monkeypat
     assert (home.skills_dir / ".archive" / "deploy" / "SKILL.md").is_file()
     assert not (home.skills_dir / "ops").exists()
     assert home.skills.usage.load() == before_usage
+
+
+def test_each_archived_copy_of_one_name_keeps_its_own_category(home, clock):
+    """`.usage.json` is keyed by name: the second archive rewrote the record, so the first copy showed
+    category `-` and `r` restored it to skills/k8s-rollout, not back to devops/."""
+    write_skill(home, "k8s-rollout", category="devops", body="first\n")
+    home.curator.archive("k8s-rollout")
+    write_skill(home, "k8s-rollout", category="ops/k8s", body="second\n")
+    clock.advance(61)
+    home.curator.archive("k8s-rollout", actor="curator")
+    listed = {s.path: s.category for s in home.skills.list(include_archived=True) if s.name == "k8s-rollout"}
+    assert listed == {".archive/k8s-rollout": "devops", ".archive/k8s-rollout-20261130120101": "ops/k8s"}
+    restored = home.curator.restore(".archive/k8s-rollout")
+    assert restored["restored_to"] == str(home.skills_dir / "devops" / "k8s-rollout")  # its own folder
+    assert (home.skills_dir / "devops" / "k8s-rollout" / "SKILL.md").read_text().endswith("first\n")
+    [left] = [s for s in home.skills.list(include_archived=True) if s.state == "archived"]
+    assert (left.path, left.category) == (".archive/k8s-rollout-20261130120101", "ops/k8s")  # the restore kept it
+    home.curator.archive("k8s-rollout")  # a third archive: both copies still know where they lived
+    listed = {s.path: s.category for s in home.skills.list(include_archived=True) if s.name == "k8s-rollout"}
+    assert listed == {".archive/k8s-rollout": "devops", ".archive/k8s-rollout-20261130120101": "ops/k8s"}
+    home.curator.restore(".archive/k8s-rollout-20261130120101")
+    assert (home.skills_dir / "ops" / "k8s" / "k8s-rollout" / "SKILL.md").read_text().endswith("second\n")
+
+
+HERMES_CREATES_K8S = """
+import json
+from tools.skill_manager_tool import skill_manage
+content = "---\\nname: k8s-rollout\\ndescription: Roll out again\\n---\\n# k8s-rollout\\n\\nSteps.\\n"
+print(json.dumps(json.loads(skill_manage("create", "k8s-rollout", content=content, category="ops"))["success"]))
+"""
+
+
+@pytest.mark.slow  # Hermes's own skill_manage in its own process
+def test_an_older_copy_keeps_its_category_when_hermes_makes_the_name_again(home, hermes, clock):
+    """The trial: archive, Hermes creates the name again, the Curator archives that copy too."""
+    write_skill(home, "k8s-rollout", category="devops")
+    home.curator.archive("k8s-rollout")
+    assert hermes.json(home.root, HERMES_CREATES_K8S) is True
+    clock.advance(61)
+    home.curator.archive("k8s-rollout", actor="curator")
+    listed = {s.path: s.category for s in home.skills.list(include_archived=True) if s.name == "k8s-rollout"}
+    assert listed == {".archive/k8s-rollout": "devops", ".archive/k8s-rollout-20261130120101": "ops"}
+    assert home.curator.restore(".archive/k8s-rollout")["restored_to"] == str(home.skills_dir / "devops/k8s-rollout")
+
+
+def test_a_skill_made_again_by_our_agent_leaves_the_archived_copy_its_category(home):
+    """Our create wrote a fresh record over the archived copy's, so the copy lost its category."""
+    write_skill(home, "k8s-rollout", category="devops")
+    home.curator.archive("k8s-rollout")
+    created = skill_manage_tool(
+        home, {"action": "create", "name": "k8s-rollout", "content": skill_md("k8s-rollout")}, ctx()
+    )
+    assert created["success"]
+    [copy] = [s for s in home.skills.list(include_archived=True) if s.state == "archived"]
+    assert copy.category == "devops"
+    home.curator.archive("k8s-rollout")
+    assert home.curator.restore(".archive/k8s-rollout")["restored_to"] == str(home.skills_dir / "devops/k8s-rollout")

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..skills.discovery import ARCHIVE_DIR, Found
-from ..skills.usage import parse_iso
+from ..skills.usage import older_copy_archived_at, parse_iso
 from ..skills.validation import SkillError, name_problem
 
 RESTORE_USAGE = "Give the skill's name, its folder name under skills/.archive/, or .archive/FOLDER."
@@ -96,6 +96,8 @@ def archived_time(found: Found, record: dict | None) -> float:
     record = record or {}
     names_this_copy = record.get("archive_dir") in (found.dir_name, None)  # Hermes records no folder
     if names_this_copy and (archived_at := parse_iso(record.get("archived_at"))):
+        return archived_at
+    if archived_at := parse_iso(older_copy_archived_at(found, record)):  # an older copy of the name
         return archived_at
     stamp = _stamp_of(found.dir_name)
     if stamp:

@@ -25,7 +25,7 @@ from ..skills.changes import Change, Undo, looked_around, record_change, remove_
 from ..skills.discovery import ARCHIVE_DIR, Found
 from ..skills.frontmatter import read_frontmatter
 from ..skills.library import READ_ONLY_PROVENANCE, skill_command
-from ..skills.usage import archived_origin, default_record, iso, origin_fields
+from ..skills.usage import archived_origin, copy_origins, default_record, iso, origin_fields
 from ..skills.validation import SkillError, check_inside
 from ..textsafety import inline
 from .archive import archived_time, base_name, destination, restore_matches
@@ -341,14 +341,20 @@ class Curator:
             "after": {name: {**(record or default_record(iso(self.home.clock.now()))), **fields}},
         }
 
-    @staticmethod
-    def _archived_fields(found: Found, dest: Path, now: float) -> dict[str, Any]:
+    def _copies(self, name: str) -> list[Found]:
+        return [f for f in self.skills.scanner.archived() if f.name == name]
+
+    def _archived_fields(self, found: Found, dest: Path, now: float) -> dict[str, Any]:
+        """The record says where this archive came from; copies archived before keep theirs
+        (``archived_copies``), as the record is keyed by name and names the newest copy."""
         archived_at = iso(now)
+        record = self.skills.usage.load().get(found.name)
         return {
             "state": "archived",
             "archived_at": archived_at,
             "archive_dir": dest.name,
             **origin_fields(found.rel, archived_at),
+            "archived_copies": copy_origins(record, self._copies(found.name)),
         }
 
     def archive(self, name: str, actor: str = "user", folder: str | None = None) -> dict[str, Any]:
@@ -423,6 +429,7 @@ class Curator:
             "archive_dir": None,
             "archived_from": None,
             "archived_from_at": None,
+            "archived_copies": copy_origins(record, self._copies(found.name), leaving=found.dir_name),
             "restored_at": iso(self.home.clock.now()),
         }
         ledger_id = self._move(

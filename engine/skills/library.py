@@ -34,7 +34,7 @@ from .frontmatter import parse_frontmatter, tags_of, validate_skill_md
 from .index import index_problem, render_index
 from .outside import OutsideChanges
 from .threats import check_plan
-from .usage import UsageStore, UsageUnreadable, archived_origin, default_record, iso, last_activity
+from .usage import UsageStore, UsageUnreadable, archived_origin, copy_origins, default_record, iso, last_activity
 from .validation import (
     OldStringMissing,
     SkillError,
@@ -950,11 +950,16 @@ class SkillLibrary:
             if record is not None:
                 evidence["usage"] = {"before": {plan.name: record}, "after": {plan.name: None}}
 
+        def created(records: dict[str, dict[str, Any]], now: str) -> None:
+            """A new record; archived copies of the name keep their folders (``archived_copies``)."""
+            copies = [f for f in self.scanner.archived() if f.name == plan.name]
+            kept = copy_origins(records.get(plan.name), copies) if copies else None
+            records[plan.name] = {**default_record(now), "created_by": created_by}
+            if kept:
+                records[plan.name]["archived_copies"] = kept
+
         usage = {
-            "create": lambda: self.usage.change_one(
-                plan.name,
-                lambda records, now: records.__setitem__(plan.name, {**default_record(now), "created_by": created_by}),
-            ),
+            "create": lambda: self.usage.change_one(plan.name, created),
             "forget": lambda: self.usage.change_one(plan.name, forget),
         }.get(plan.usage, lambda: self.usage.bump_patch(plan.name))
         try:

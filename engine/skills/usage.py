@@ -70,18 +70,54 @@ def origin_fields(folder: str, archived_at: str) -> dict[str, Any]:
     return {"archived_from": folder, "archived_from_at": archived_at}
 
 
+def _older_copy(found: Any, record: dict[str, Any]) -> dict[str, Any] | None:
+    """``archived_copies[found.dir_name]`` when it is a well-formed entry (a hand edit may be anything)."""
+    copies = record.get("archived_copies")
+    entry = copies.get(found.dir_name) if isinstance(copies, dict) else None
+    return entry if isinstance(entry, dict) and isinstance(entry.get("archived_from"), str) else None
+
+
 def archived_origin(found: Any, record: dict[str, Any]) -> str | None:
     """Where an archived copy (``found``) was archived from, when its record says so for this very copy:
     its ``archive_dir`` and the archive it was stamped with. After Hermes restores a skill we archived
     (flat) and archives it again, the stale ``archived_from`` we wrote is not trusted: that copy comes
     from the top level, as Hermes would restore it. A record written before the stamp was kept is
-    trusted while ``archived_at`` is in whole seconds, as we write it (Hermes's has microseconds)."""
+    trusted while ``archived_at`` is in whole seconds, as we write it (Hermes's has microseconds).
+
+    The record is keyed by name, so it names one copy; an older copy of the same name keeps its own
+    folder in ``archived_copies`` (folder under .archive/ -> ``archived_from``, ``archived_at``), a key
+    Hermes keeps and ignores, moved there when a later archive or restore rewrites the record."""
+    if not found.archived:
+        return None
+    if record.get("archive_dir") != found.dir_name:
+        older = _older_copy(found, record)
+        return older["archived_from"] if older else None
     origin, archived_at = record.get("archived_from"), record.get("archived_at")
-    if not found.archived or record.get("archive_dir") != found.dir_name or not isinstance(origin, str):
+    if not isinstance(origin, str):
         return None
     if "archived_from_at" in record:
         return origin if archived_at is not None and record["archived_from_at"] == archived_at else None
     return origin if isinstance(archived_at, str) and "." not in archived_at else None
+
+
+def copy_origins(record: dict[str, Any] | None, copies: Iterable[Any], leaving: str | None = None) -> dict | None:
+    """``archived_copies`` for a record about to be rewritten: every archived copy of its name in ``copies``
+    (but the folder ``leaving`` the archive) whose origin the record holds now, so none loses its folder."""
+    record = record or {}
+    kept = {}
+    for found in copies:
+        origin = archived_origin(found, record)
+        if origin is None or found.dir_name == leaving:
+            continue
+        current = record.get("archive_dir") == found.dir_name
+        at = record.get("archived_at") if current else (_older_copy(found, record) or {}).get("archived_at")
+        kept[found.dir_name] = {"archived_from": origin, "archived_at": at}
+    return dict(sorted(kept.items())) or None
+
+
+def older_copy_archived_at(found: Any, record: dict[str, Any]) -> Any:
+    """When an older copy (see ``archived_origin``) was archived, as its ``archived_copies`` entry says."""
+    return (_older_copy(found, record) or {}).get("archived_at")
 
 
 def _sane(record: dict[str, Any]) -> dict[str, Any]:
