@@ -233,3 +233,30 @@ async def test_with_the_transcript_focused_the_footer_keeps_its_keys_and_help(ho
         for action_key in ("w", "f", "m", "slash", "escape", "question_mark"):
             region = drawn.get(action_key)
             assert region is not None and region.width and region.right <= palette, (action_key, region)
+
+
+async def test_at_80x24_archived_copies_of_one_name_leave_the_last_used_column_in_view(home, tmp_path):
+    """`k8s-rollout k8s-rollout-20261205234653` (the name and the archived copy's folder) widened the
+    skill column past `uses` and `last used`, and a sideways scrollbar took a row."""
+    from tests.test_skills_support import write_skill
+
+    numbered_skills(home, 12)
+    write_skill(home, "k8s-rollout", category="devops")
+    home.curator.archive("k8s-rollout")
+    write_skill(home, "k8s-rollout", category="devops")
+    home.clock.advance(61)
+    home.curator.archive("k8s-rollout")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "3", SkillsScreen)
+        table = screen.query_one(SkillList)
+        text = screen_text(app)
+        assert "last used" in text and not table.show_horizontal_scrollbar
+        assert sum(f"skill-{n:02d}" in text for n in range(12)) >= 8
+        assert sum(column.get_render_width(table) for column in table.columns.values()) <= table.size.width
+        copy = next(key for key in table.rows_by_key if key.startswith(".archive/k8s-rollout-"))
+        cell = str(table.get_row(copy)[0])
+        assert cell.startswith("k8s-rollout ") and cell.endswith(copy[-6:]) and "…" in cell  # its stamp's end
+        await pilot.resize_terminal(160, 30)  # room again: the folder whole
+        await wait_for(pilot, lambda: str(table.get_row(copy)[0]).endswith(copy.split("/")[-1]), what="whole")
+        assert "…" not in str(table.get_row(copy)[0])

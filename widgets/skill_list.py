@@ -9,9 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process, utils
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.message import Message
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from engine.clock import shown_time
 from engine.textsafety import visible
@@ -19,7 +22,8 @@ from engine.textsafety import visible
 from .row_table import RowTable
 
 NAME_CELLS = 40  # a longer name (or the folder shown beside it) is cut with … here (the detail pane
-# holds it whole), so the other columns stay in view
+# holds it whole), so the other columns stay in view; less where the table's width says so
+WIDEST = 2 * NAME_CELLS + 1  # the skill column's widest: a name and a folder, each cut to NAME_CELLS
 FILTER_CUTOFF = 60  # rapidfuzz WRatio score over name, category and description a row needs to stay
 NAME_CUTOFF = 75  # the score of the name alone that makes a name hit (a typo: deploi, depoly, deply)
 
@@ -105,11 +109,44 @@ def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
     return [skills[index] for index in sorted(by_name.keys() | by_text.keys(), key=rank)]
 
 
-def _cut(text: str, style: str = "") -> Text:
-    """A name or folder in at most ``NAME_CELLS`` cells, ending in … when cut."""
+FOLDER_CELLS = 7  # what a name leaves its folder at least, when the table is narrow: ``…234653``, the end of
+# an archived copy's stamp (its time of day)
+
+
+def _cut(text: str, cells: int, style: str = "") -> Text:
+    """A name in at most ``cells`` cells, ending in … when cut."""
     cell = Text(text, style)
-    cell.truncate(NAME_CELLS, overflow="ellipsis")
+    cell.truncate(max(cells, 1), overflow="ellipsis")
     return cell
+
+
+def _cut_left(text: str, cells: int, style: str = "") -> Text:
+    """A folder in at most ``cells`` cells, its start given way to … when cut: its end (an archived copy's
+    stamp, ``…234653``) is what tells it from the others."""
+    if cell_len(text) <= cells:
+        return Text(text, style)
+    kept, width = "", 1
+    for char in reversed(text):
+        if width + cell_len(char) > cells:
+            break
+        kept, width = char + kept, width + cell_len(char)
+    return Text("…" + kept, style)
+
+
+def name_cell(skill: SkillRow, cells: int, warning: str = "") -> Text:
+    """The skill column's cell in at most ``cells`` cells: ⚠ for a skill that does not parse or is blocked in
+    the index, the name, and the folder that tells it from a skill of the same name, each cut with …
+    as needed (the name keeps what the folder does not need; the folder at least ``FOLDER_CELLS``)."""
+    mark = "⚠ " if skill.problem or skill.index_problem else ""
+    cells = max(cells - cell_len(mark), 1)
+    name = visible(skill.name)
+    if not _folder_shown(skill):
+        return Text.assemble((mark, warning), _cut(name, min(cells, NAME_CELLS)))
+    folder = visible(_folder(skill))
+    room = cells - 1  # (the space between them)
+    name_cells = min(cell_len(name), NAME_CELLS, max(room - min(cell_len(folder), FOLDER_CELLS), room // 2, 1))
+    folder_cells = max(min(room - name_cells, NAME_CELLS), 1)
+    return Text.assemble((mark, warning), _cut(name, name_cells), " ", _cut_left(folder, folder_cells, "dim"))
 
 
 def _day(timestamp: float | None) -> str:
@@ -133,6 +170,7 @@ class SkillList(RowTable):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self.rows_by_key: dict[str, SkillRow] = {}  # a row's key (its path) -> the skill it shows
+        self._fitted_to = WIDEST  # the skill column's room its cells were last cut to
 
     def on_mount(self) -> None:
         for column in self.COLUMNS:
@@ -147,15 +185,11 @@ class SkillList(RowTable):
         state_styles = {"active": theme.success or "", "stale": theme.warning or "", "archived": "dim"}
         self.clear()
         self.rows_by_key = {}
+        self._fitted_to = WIDEST
         for skill in skills:
             self.rows_by_key[skill.key] = skill
             self.add_row(
-                Text.assemble(
-                    ("⚠ ", theme.warning or "") if skill.problem or skill.index_problem else "",
-                    _cut(visible(skill.name)),
-                    " " if _folder_shown(skill) else "",
-                    _cut(visible(_folder(skill)), "dim") if _folder_shown(skill) else "",  # told apart by folder
-                ),
+                name_cell(skill, WIDEST, theme.warning or ""),
                 Text(visible(skill.category or "-")),
                 Text(skill.state, state_styles.get(skill.state, "")),
                 Text("yes" if skill.pinned else ""),
@@ -164,7 +198,7 @@ class SkillList(RowTable):
                 Text(_day(skill.last_used_at)),
                 key=skill.key,
             )
-        self.measure_columns()  # not at the headers' widths until the table is next idle
+        self._fit_names()  # (measures the columns)
         shown = f"{len(skills)} of {of}" if of is not None and of != len(skills) else str(len(skills))
         self.border_title = f"{shown} skill{'s' * ((of or len(skills)) != 1)}"
         # the same row, else the same skill by name (archived or restored, its folder moved)
@@ -175,6 +209,33 @@ class SkillList(RowTable):
             self.move_cursor(row=min(at, len(skills) - 1))
         elif not skills:
             self.post_message(self.Highlighted(None))
+
+    def _name_room(self) -> int:
+        """The cells the skill column may take so that every other column, ``last used`` last, stays in
+        view with no sideways scrolling: up to ``WIDEST``, what the table's width leaves (room for a
+        scrollbar kept), and at least the header's width."""
+        width = self.size.width - self.styles.scrollbar_size_vertical
+        if width <= 0:  # not laid out yet: fitted at the first resize
+            return WIDEST
+        others = sum(c.content_width + 2 * self.cell_padding for k, c in self.columns.items() if k.value != "skill")
+        return max(min(WIDEST, width - others - 2 * self.cell_padding), len("skill"))
+
+    def _fit_names(self) -> None:
+        """Cut the skill column's cells to ``_name_room`` (at 80 columns an archived copy's folder, with its
+        stamp, pushed ``uses`` and ``last used`` off the table and a scrollbar took a row)."""
+        self.measure_columns()
+        room, warning = self._name_room(), self.app.current_theme.warning or ""
+        skill_column = self.columns.get(ColumnKey("skill"))
+        if skill_column is None or skill_column.content_width <= room and room == self._fitted_to:
+            return
+        for key, skill in self.rows_by_key.items():
+            self.update_cell(key, "skill", name_cell(skill, room, warning))
+        self._fitted_to = room
+        self.measure_columns()
+
+    def on_resize(self, event: events.Resize) -> None:
+        super().on_resize(event)
+        self._fit_names()
 
     @property
     def current(self) -> SkillRow | None:
