@@ -325,3 +325,23 @@ def test_skills_list_names_who_proposed_a_skill_the_user_approved(tmp_path):
     brew, deploy = sorted(out.getvalue().splitlines())
     assert " user (approved, proposed by review) uses 0" in brew
     assert deploy.index("uses") == brew.index("uses")  # the column is as wide as its longest
+
+
+def test_curator_rollback_refuses_to_make_a_second_active_skill_of_one_name(tmp_path, capsys):
+    """The CLI skin of the ledger rollback: the same refusal as `skills restore`, nothing changed."""
+    home = open_home(tmp_path / "h")
+    write_skill(home, "k8s-rollout", category="ops")
+    home.curator.archive("k8s-rollout")
+    write_skill(home, "k8s-rollout", category="devops")
+    second = home.curator.archive("k8s-rollout", actor="curator")
+    home.curator.restore(".archive/k8s-rollout")
+    active = home.skills.find("k8s-rollout").path
+    home.close()
+    capsys.readouterr()
+    assert main(["curator", "rollback", second["ledger_id"], "--home", str(tmp_path / "h")]) != 0
+    said = capsys.readouterr()
+    assert f"A skill named 'k8s-rollout' is already active at {active}; archive or rename it before restoring " in (
+        said.out + said.err
+    )
+    assert "Traceback" not in said.out + said.err
+    assert not (tmp_path / "h" / "skills" / "devops").exists()
