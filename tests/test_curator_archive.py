@@ -617,3 +617,28 @@ def test_a_skill_made_again_by_our_agent_leaves_the_archived_copy_its_category(h
     assert copy.category == "devops"
     home.curator.archive("k8s-rollout")
     assert home.curator.restore(".archive/k8s-rollout")["restored_to"] == str(home.skills_dir / "devops/k8s-rollout")
+
+
+def test_a_pass_names_the_folder_of_each_skill_whose_name_two_share(home, clock):
+    """`curator run` said `archived: k8s-rollout, pdf-extract, k8s-rollout`: one name twice, no folder."""
+    write_skill(home, "k8s-rollout", category="devops")
+    write_skill(home, "k8s-rollout")
+    write_skill(home, "pdf-extract", category="docs")
+    for name in ("k8s-rollout", "pdf-extract"):
+        home.skills.usage.set_fields(name, created_by="agent")
+    clock.advance(100 * DAY)
+    report = home.curator.run()
+    assert sorted(report.archived) == ["k8s-rollout (devops/k8s-rollout)", "k8s-rollout (k8s-rollout)", "pdf-extract"]
+    [line] = [line for line in report.outcome() if line.lstrip().startswith("archived:")]
+    assert "k8s-rollout (devops/k8s-rollout)" in line and "k8s-rollout (k8s-rollout)" in line
+    assert "pdf-extract (" not in line  # a name alone where it is enough
+    labels = sorted(s.label for s in home.skills.list(include_archived=True))
+    assert labels == [
+        "k8s-rollout (.archive/k8s-rollout)",
+        f"k8s-rollout (.archive/{report_copy(home)})",
+        "pdf-extract",
+    ]
+
+
+def report_copy(home) -> str:
+    return next(p.name for p in (home.skills_dir / ".archive").iterdir() if p.name.startswith("k8s-rollout-"))

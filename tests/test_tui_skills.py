@@ -209,8 +209,8 @@ async def test_two_active_folders_declaring_one_name_open_each_its_own(home, tmp
         table = screen.query_one(SkillList)
         await wait_for(pilot, lambda: len(table.rows_by_key) == 2, what="both rows")
         assert sorted(str(table.get_cell(path, "skill")) for path in table.rows_by_key) == [
-            "twin twin-a",
-            "twin twin-b",
+            "twin (twin-a)",
+            "twin (twin-b)",
         ]
         table.focus()
         for path, body in (("twin-a", "First twin."), ("twin-b", "Second twin.")):
@@ -650,14 +650,13 @@ async def test_an_archived_copy_sharing_an_active_skills_name_is_its_own_row(hom
         screen = await open_skills(pilot)
         table = screen.query_one(SkillList)
         await wait_for(pilot, lambda: len(table.rows_by_key) == 3, what="three rows of one name")
-        # the copies told apart by their folders, each named only where it says more than the name
-        # (the first copy's, .archive/deploy-staging, read `deploy-staging deploy-staging`: the state says it)
+        # the copies told apart by their folders, as `skills list --all` names them (``skill_label``)
         shown = {path: (str(table.get_cell(path, "skill")), str(table.get_cell(path, "state"))) for _, path in rows}
         dated = next(path for state, path in rows if path.startswith(".archive/deploy-staging-"))
         assert shown == {
             "deploy-staging": ("deploy-staging", "active"),
-            ".archive/deploy-staging": ("deploy-staging", "archived"),
-            dated: (f"deploy-staging {dated.rsplit('/', 1)[-1]}", "archived"),
+            ".archive/deploy-staging": ("deploy-staging (.archive/deploy-staging)", "archived"),
+            dated: (f"deploy-staging ({dated})", "archived"),
         }, shown
         table.focus()
         for state, path in rows:
@@ -836,3 +835,39 @@ async def test_a_ledger_rollback_that_would_make_two_active_skills_of_one_name_s
             for t in toasts()
         )
     assert tree_state(home.skills_dir) == before
+
+
+async def test_two_active_skills_of_one_name_are_told_apart_by_folder_as_the_cli_does(home, tmp_path):
+    """Two active `k8s-rollout` in two folders showed as two identical rows (the CLI named the folders)."""
+    from tests.test_skills_support import write_skill
+
+    write_skill(home, "k8s-rollout", category="devops", body="# Devops\nhelm.\n")
+    write_skill(home, "k8s-rollout", body="# Flat\nkubectl.\n")
+    labels = sorted(s.label for s in home.skills.list())
+    assert labels == ["k8s-rollout (devops/k8s-rollout)", "k8s-rollout (k8s-rollout)"]  # the engine's rule
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        table = screen.query_one(SkillList)
+        await wait_for(pilot, lambda: table.row_count == 2, what="the rows")
+        assert sorted(str(table.get_cell(key, "skill")) for key in table.rows_by_key) == labels
+        table.focus()
+        table.move_cursor(row=table.get_row_index("devops/k8s-rollout"))
+        await wait_for(pilot, lambda: "helm." in screen_text(app), what="its file")
+        assert "devops/k8s-rollout/SKILL.md" in screen_text(app)  # the file's border names the folder whole
+
+
+def test_a_label_cut_to_a_narrow_column_keeps_what_tells_its_folder_apart():
+    from widgets.skill_list import name_cell
+
+    def cell(path: str, cells: int) -> str:
+        archived = path.startswith(".archive/")
+        row = SkillRow(name="k8s-rollout", path=path, folder=path, state="archived" if archived else "active")
+        return name_cell(row, cells).plain
+
+    assert cell("devops/k8s-rollout", 40) == "k8s-rollout (devops/k8s-rollout)"  # the engine's label, whole
+    assert cell("devops/k8s-rollout", 22) == "k8s-rollout (devops/…)"  # the name it repeats given way
+    assert cell("devops/k8s-rollout", 20) == "k8s-rollout (devop…)"
+    assert cell("k8s-rollout", 20) == "k8s-rollout (…)"
+    assert cell(".archive/k8s-rollout-20261206000751", 20) == "k8s-rollout (…00751)"  # its stamp's end
+    assert cell(".archive/k8s-rollout", 20) == "k8s-rollout (…)"  # the state column says archived

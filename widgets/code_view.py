@@ -53,9 +53,10 @@ class CodeView(VerticalScroll, can_focus=True):
     def compose(self):
         yield Static(Content(""), id="code")
 
-    def show(self, name: str, text: str, warning: str | None = None) -> None:
-        """``warning``: one line under the file (why a SKILL.md does not parse), cut to the border."""
-        self.border_title = Content(one_line(name, None))  # a file name from the library is any text
+    def show(self, name: str, text: str, warning: str | None = None, title: str | None = None) -> None:
+        """``warning``: one line under the file (why a SKILL.md does not parse), cut to the border; ``title``:
+        what the border names in place of ``name`` (a path to it)."""
+        self.border_title = Content(one_line(title or name, None))  # a file name from the library is any text
         self.border_subtitle = Content.styled(f"⚠ {one_line(warning, None)}", "$text-warning") if warning else None
         self.query_one("#code", Static).update(highlight_file(name, text))
         self.scroll_home(animate=False)

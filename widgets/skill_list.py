@@ -45,6 +45,7 @@ class SkillRow:
     problem: str | None = None  # why its SKILL.md does not parse (it is listed all the same, as Hermes does)
     too_long: bool = False  # the problem is only its SKILL.md's length (it parses)
     shared: bool = False  # its name alone does not pick it out (the engine's ``needs_folder``)
+    folder: str | None = None  # the folder the engine's label names beside the name (``SkillInfo.label_folder``)
     # why its line in the prompt's skills index is blocked (a threat pattern in its name or description)
     index_problem: str | None = None
 
@@ -57,19 +58,6 @@ class SkillRow:
     @property
     def key(self) -> str:
         return self.path or self.name
-
-
-def _folder(skill: SkillRow) -> str:
-    """A skill's folder (``deploy-20261204224428``), which tells skills of one name apart."""
-    return skill.path.rsplit("/", 1)[-1]
-
-
-def _folder_shown(skill: SkillRow) -> bool:
-    """Whether the row names its folder after its name: when the name alone does not pick it out, and
-    the folder says more (``deploy deploy-20261204224428``); a folder named as the skill, as an archived
-    copy's first one is (``.archive/pdf-extract``), would only repeat it, and its state or category
-    tells it from the others."""
-    return skill.shared and _folder(skill) != skill.name
 
 
 def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
@@ -109,8 +97,8 @@ def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
     return [skills[index] for index in sorted(by_name.keys() | by_text.keys(), key=rank)]
 
 
-FOLDER_CELLS = 7  # what a name leaves its folder at least, when the table is narrow: ``…234653``, the end of
-# an archived copy's stamp (its time of day)
+FOLDER_CELLS = 6  # what a name leaves its folder at least, when the table is narrow: ``…00751``, the end of
+# an archived copy's stamp (minutes and seconds)
 
 
 def _cut(text: str, cells: int, style: str = "") -> Text:
@@ -122,7 +110,7 @@ def _cut(text: str, cells: int, style: str = "") -> Text:
 
 def _cut_left(text: str, cells: int, style: str = "") -> Text:
     """A folder in at most ``cells`` cells, its start given way to … when cut: its end (an archived copy's
-    stamp, ``…234653``) is what tells it from the others."""
+    stamp, ``…00751``) is what tells it from the others."""
     if cell_len(text) <= cells:
         return Text(text, style)
     kept, width = "", 1
@@ -133,20 +121,36 @@ def _cut_left(text: str, cells: int, style: str = "") -> Text:
     return Text("…" + kept, style)
 
 
+def _without_name(folder: str, name: str) -> str:
+    """A folder shortened where it repeats the name beside it: ``devops/…``, ``…-20261206000751`` for an
+    archived copy (its state says archived), ``…`` for one at the top level or the first archived copy: what
+    is left, with the category and state columns, tells it from the others."""
+    parent, _, last = folder.rpartition("/")
+    if not last.startswith(name):
+        return folder
+    parent = "" if parent == ".archive" else parent  # (the state column says archived)
+    return f"{parent}/" * bool(parent) + "…" + last[len(name) :]
+
+
 def name_cell(skill: SkillRow, cells: int, warning: str = "") -> Text:
     """The skill column's cell in at most ``cells`` cells: ⚠ for a skill that does not parse or is blocked in
-    the index, the name, and the folder that tells it from a skill of the same name, each cut with …
-    as needed (the name keeps what the folder does not need; the folder at least ``FOLDER_CELLS``)."""
+    the index, then the engine's label (``skill_label``): the name, and in parentheses the folder that tells
+    it from a skill of the same name, each cut with … as needed (the name keeps what the folder does not
+    need; the folder at least ``FOLDER_CELLS``)."""
     mark = "⚠ " if skill.problem or skill.index_problem else ""
     cells = max(cells - cell_len(mark), 1)
     name = visible(skill.name)
-    if not _folder_shown(skill):
+    if skill.folder is None:
         return Text.assemble((mark, warning), _cut(name, min(cells, NAME_CELLS)))
-    folder = visible(_folder(skill))
-    room = cells - 1  # (the space between them)
+    folder = visible(skill.folder)
+    room = cells - 3  # (" (" and ")": the engine's label, ``name (folder)``)
+    if cell_len(name) + cell_len(folder) > room:
+        folder = _without_name(folder, name)
     name_cells = min(cell_len(name), NAME_CELLS, max(room - min(cell_len(folder), FOLDER_CELLS), room // 2, 1))
     folder_cells = max(min(room - name_cells, NAME_CELLS), 1)
-    return Text.assemble((mark, warning), _cut(name, name_cells), " ", _cut_left(folder, folder_cells, "dim"))
+    # a folder that ends where the name did (``devops/…``) says most at its start, an archived copy's at its end
+    shown = _cut(folder, folder_cells, "dim") if folder.endswith("…") else _cut_left(folder, folder_cells, "dim")
+    return Text.assemble((mark, warning), _cut(name, name_cells), (" (", "dim"), shown, (")", "dim"))
 
 
 def _day(timestamp: float | None) -> str:
@@ -212,9 +216,10 @@ class SkillList(RowTable):
 
     def _name_room(self) -> int:
         """The cells the skill column may take so that every other column, ``last used`` last, stays in
-        view with no sideways scrolling: up to ``WIDEST``, what the table's width leaves (room for a
-        scrollbar kept), and at least the header's width."""
-        width = self.size.width - self.styles.scrollbar_size_vertical
+        view with no sideways scrolling: up to ``WIDEST``, what the table's width leaves (less a scrollbar's
+        cells when the rows do not fit), and at least the header's width."""
+        rows_fit = self.row_count + self.show_header <= self.size.height  # (else a scrollbar takes its cells)
+        width = self.size.width - (0 if rows_fit else self.styles.scrollbar_size_vertical)
         if width <= 0:  # not laid out yet: fitted at the first resize
             return WIDEST
         others = sum(c.content_width + 2 * self.cell_padding for k, c in self.columns.items() if k.value != "skill")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property, partial
@@ -24,7 +25,7 @@ from ..fileio import UnsafePath
 from ..skills.changes import Change, Undo, looked_around, record_change, remove_empty_parents, remove_tree_later
 from ..skills.discovery import ARCHIVE_DIR, Found
 from ..skills.frontmatter import read_frontmatter
-from ..skills.library import READ_ONLY_PROVENANCE, skill_command
+from ..skills.library import READ_ONLY_PROVENANCE, skill_command, skill_label
 from ..skills.usage import archived_origin, copy_origins, default_record, iso, origin_fields
 from ..skills.validation import SkillError, check_inside
 from ..textsafety import inline
@@ -139,12 +140,17 @@ class _Pass:
     """Decisions of one run, by name."""
 
     decisions: dict[str, list[Found]] = field(default_factory=dict)
+    shared: frozenset[str] = frozenset()  # names two active skills declare (in two folders)
 
     def add(self, decision: str, found: Found) -> None:
         self.decisions.setdefault(decision, []).append(found)
 
     def names(self, decision: str) -> tuple[str, ...]:
-        return tuple(f.name for f in self.decisions.get(decision, []))
+        """The skills of one decision as every list names them (``skill_label``): a name two active skills
+        share comes with its folder (``archived: k8s-rollout (devops/k8s-rollout), k8s-rollout (k8s-rollout)``)."""
+        return tuple(
+            skill_label(f.name, f.rel if f.name in self.shared else None) for f in self.decisions.get(decision, [])
+        )
 
     def plan(self) -> tuple[tuple[str, str], ...]:
         """Every change by folder (two folders may declare one name): what a preview promises."""
@@ -522,11 +528,12 @@ class Curator:
         policy = Policy.from_config(self.home.config)
         records = self.skills.usage.load()
         classify = self.skills.provenance_of()
-        decided = _Pass()
+        active = self.skills.scanner.active()
+        decided = _Pass(shared=frozenset(name for name, n in Counter(f.name for f in active).items() if n > 1))
         checked = 0
         cron_named = named_skills(self.home)
         kept_for_cron = []
-        for found in self.skills.scanner.active():
+        for found in active:
             record = records.get(found.name)
             if not self._managed(classify(found, record)):
                 continue

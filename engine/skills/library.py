@@ -69,6 +69,13 @@ def skill_command(verb: str, arg: str) -> str:
     return f"workbench skills {verb} {'-- ' * arg.startswith('-')}{shell_word(arg)}"
 
 
+def skill_label(name: str, folder: str | None) -> str:
+    """How both skins name a skill in a list: its name, and after it, in parentheses, its folder under
+    skills/ where the name alone does not pick it out (``k8s-rollout (devops/k8s-rollout)``): another
+    listed skill has it, or it cannot be asked for. ``folder`` None: the name is enough."""
+    return f"{name} ({folder})" if folder else name
+
+
 def _unusable(found: Found) -> str | None:
     """Why the name a skill's SKILL.md declares cannot be asked for, and what to ask for instead."""
     problem = name_problem(found.name)
@@ -106,6 +113,15 @@ class SkillInfo:
     # why its line in the skills index (every system prompt) is blocked: its name or description holds a
     # threat pattern (an escape sequence, a bidi override); None for an archived skill, which is not listed there
     index_problem: str | None = None
+
+    @property
+    def label_folder(self) -> str | None:
+        """The folder ``skill_label`` names beside the name (None when the name is enough)."""
+        return self.path if self.needs_folder else None
+
+    @property
+    def label(self) -> str:
+        return skill_label(self.name, self.label_folder)
 
     @property
     def owner(self) -> str:

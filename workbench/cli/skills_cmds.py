@@ -62,7 +62,7 @@ def list_skills(home: Home, args) -> Output:
     skills = home.skills.list(include_archived=args.all)
     rows = [{key: getattr(s, key) for key in LIST_FIELDS} for s in skills]
     # names are never cut (they are what commands take), so the columns are as wide as the longest shown
-    names = [inline(f"{s.name} ({s.path})" if s.needs_folder else s.name) for s in skills]
+    names = [inline(s.label) for s in skills]
     categories = [inline(s.category or "-") for s in skills]
     owners = [inline(s.owner) for s in skills]
     name_width = max(map(len, names), default=0)

@@ -115,6 +115,7 @@ def skill_row(info: Any) -> SkillRow:
         problem=info.problem or info.name_problem,
         too_long=info.too_long,
         shared=info.needs_folder,
+        folder=info.label_folder,
         index_problem=info.index_problem,
     )
 
@@ -391,8 +392,12 @@ class SkillsScreen(WorkbenchScreen):
         if self.current is not None and self.current.ref == message.name:
             self.shown = (message.name, message.file)
             problem = (self.current.problem or self.current.index_problem) if message.file == "SKILL.md" else None
+            folder = self.current.folder  # the folder the row names beside a shared name: here whole
             self.query_one(CodeView).show(
-                message.file, message.text, problem and one_line(problem.splitlines()[0], 200)
+                message.file,
+                message.text,
+                problem and one_line(problem.splitlines()[0], 200),
+                title=f"{folder}/{message.file}" if folder else None,
             )
 
     def action_focus_filter(self) -> None:
