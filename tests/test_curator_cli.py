@@ -81,6 +81,10 @@ def test_skills_and_curator_commands(tmp_path):
     }
     code, status = wb(tmp_path / "h", "curator", "status")
     assert status["counts"] == {"active": 0, "stale": 0, "archived": 1}
+    out = io.StringIO()  # (Hermes's `curator status` counts fewer: its own words say which ones)
+    with contextlib.redirect_stdout(out):
+        main(["curator", "status", "--home", str(tmp_path / "h")])
+    assert "`hermes curator status` counts only the agent-created ones" in " ".join(out.getvalue().split())
     code, refused = wb(tmp_path / "h", "curator", "purge", "--days", "0", "--yes")
     assert code == 2 and "from 1 to 36,500" in refused["error"]  # a usage error, before the engine
     code, refused = wb_process(tmp_path / "h", "curator", "purge", "--days", "1")

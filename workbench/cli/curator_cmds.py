@@ -73,7 +73,8 @@ def curator_status(home: Home, args) -> Output:
         f"last run: {_last_run(status)}",
         f"  last summary: {status['last_run_summary'] or '-'}",
         f"  skills: {counts['active']} active, {counts['stale']} stale, {counts['archived']} archived "
-        f"({sum(status['managed'].values())} curator-managed)",
+        f"({sum(status['managed'].values())} curator-managed, the ones the Curator ages; `hermes curator "
+        "status` counts only the agent-created ones)",
         f"  pinned: {', '.join(status['pinned']) or '-'}",
         f"  stale after {settings['stale_after_days']} d, archive after {settings['archive_after_days']} d",
         f"  schedule: every {settings['interval_hours']:g} h after {settings['min_idle_hours']:g} h idle; "
