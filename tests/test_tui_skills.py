@@ -263,9 +263,10 @@ async def test_c_curate_is_in_the_footer_where_it_fits_beside_unpin(home, tmp_pa
             assert all(region.right <= palette for region in drawn.values()), (width, drawn, palette)
         await pilot.resize_terminal(80, 24)  # no room beside p Unpin: help lists it, and it works
         assert await footer_keys(pilot, "c") == {}
-        await pilot.press("c")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
-        assert app.screen.question == "Run the curator now?"
+        await pilot.press("c")  # (its dry run first: a pinned skill and user skills, nothing to change)
+        await wait_for(
+            pilot, lambda: any("nothing to change" in n.message for n in app._notifications), what="the answer"
+        )
 
 
 async def test_archive_and_restore_through_the_screen(home, tmp_path):
@@ -320,7 +321,7 @@ async def test_dry_run_then_apply_exactly_that_plan(home, tmp_path):
         screen = await open_skills(pilot)
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="plan dialog")
-        assert app.screen.detail == "mark stale  tomato-care"
+        assert app.screen.detail.split("\n\n")[0] == "mark stale  tomato-care"
         assert state_of(home, "tomato-care") == "active"  # a dry run changes nothing
         await pilot.press("y")
         await wait_for(pilot, lambda: state_of(home, "tomato-care") == "stale", what="plan applied")
@@ -346,6 +347,8 @@ async def test_the_run_question_says_where_each_kind_of_change_is_recorded(home,
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
         said = app.screen.detail
+        assert app.screen.question == "Run the curator now? It would make 1 change(s), exactly these:"
+        assert said.startswith("mark stale  tomato-care\n\n")  # (what it would do, before anything is done)
         assert "every change is in the ledger" not in said
         assert "Every change it makes is on the Timeline. Those that move or write files" in said
         assert "are also in the ledger, where they can be rolled back." in said

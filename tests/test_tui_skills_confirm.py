@@ -135,14 +135,14 @@ async def test_apply_exactly_this_never_applies_more_than_the_dry_run_showed(hom
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await plan_asked(pilot)
-        assert app.screen.detail == "mark stale  tomato-care"
+        assert app.screen.detail.split("\n\n")[0] == "mark stale  tomato-care"
         home.skills.usage.set_fields("docker-prune", created_by="agent")  # now the curator's, and idle for 45 days
         await pilot.press("y")
         await wait_for(
             pilot, lambda: isinstance(app.screen, ConfirmDialog) and "changed" in app.screen.question, what="new plan"
         )
         assert app.screen.question.startswith("The skills changed since the dry run, so nothing was applied.")
-        assert app.screen.detail == "mark stale  docker-prune\nmark stale  tomato-care"
+        assert app.screen.detail.split("\n\n")[0] == "mark stale  docker-prune\nmark stale  tomato-care"
         assert state_of(home, "tomato-care") == "active" and state_of(home, "docker-prune") == "active"
         await pilot.press("y")  # the new plan, as shown this time
         await wait_for(pilot, lambda: state_of(home, "docker-prune") == "stale", what="applied")

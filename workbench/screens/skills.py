@@ -228,8 +228,8 @@ class SkillsScreen(WorkbenchScreen):
         Binding("slash", "focus_filter", "Filter", key_display="/", priority=True),
         Binding("d", "dry_run", "Dry run", tooltip="Show what a curator run would change, then apply exactly that"),
         # c where the footer has room for it beside p Unpin (FOOTER_ROOM); its unlisted twin answers at any width
-        Binding("c", "listed_curate", "Curate", tooltip="Run the curator now (asks first; d shows it first)"),
-        Binding("c", "curate", "Curate", tooltip="Run the curator now (asks first; d shows it first)", show=False),
+        Binding("c", "listed_curate", "Curate", tooltip="Run the curator now (shows its changes, then asks)"),
+        Binding("c", "curate", "Curate", tooltip="Run the curator now (shows its changes, then asks)", show=False),
         Binding("a", "archive", "Archive"),
         Binding("r", "restore", "Restore"),
         # p says what it does to the selected skill: one of the two is hidden (check_action)
@@ -476,12 +476,8 @@ class SkillsScreen(WorkbenchScreen):
         self.action_curate()
 
     def action_curate(self) -> None:
-        self.confirm(
-            "Run the curator now?",
-            f"It may mark skills stale, archive or reactivate them. {WHERE_RECORDED}. "
-            "d shows what it would change first.",
-            lambda: self.curate(None),
-        )
+        """Run the curator after showing exactly what it would change (its dry run), as d does."""
+        self.dry_run()
 
     def action_dry_run(self) -> None:
         self.dry_run()
@@ -550,8 +546,8 @@ class SkillsScreen(WorkbenchScreen):
 
         self.ask(
             ConfirmDialog(
-                f"{before}Dry run: the curator would make {len(message.actions)} change(s). Apply exactly this now?",
-                "\n".join(plan),
+                f"{before}Run the curator now? It would make {len(message.actions)} change(s), exactly these:",
+                "\n".join([*plan, "", f"{WHERE_RECORDED}."]),
             ),
             answered,
         )
