@@ -261,3 +261,27 @@ def test_the_ascii_search_for_hidden_characters_reads_as_the_full_one():
     every = "".join(map(chr, range(0x80)))
     assert invisible._SUSPECT_ASCII.findall(every) == invisible._SUSPECT.findall(every)
     assert invisible.hidden_characters("a\x1bb\tc\nd\x7f") == ["U+001B", "U+007F"]
+
+
+def test_export_to_a_file_holds_what_stdout_gets(tmp_path):
+    """`-o FILE` is the same bytes as stdout in both formats: Markdown shows what would drive a
+    terminal as symbols (a `cat` of the file is as safe as the printout), JSON keeps the text exact
+    with those characters escaped (U+202E included)."""
+    root = tmp_path / "home"
+    hostile = "\x1b]0;PWNED\x07 \x1b[31mred \u202eevil \x9b2J 数据"
+    _seed(root, hostile)
+    for fmt in ("markdown", "json"):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["--home", str(root), "sessions", "export", "s_1", "--format", fmt]) == 0
+        target = tmp_path / f"export.{fmt}"
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["--home", str(root), "sessions", "export", "s_1", "--format", fmt, "-o", str(target)]) == 0
+        written = target.read_bytes().decode("utf-8")
+        assert written == out.getvalue(), fmt
+        assert is_terminal_safe(written) and "数据" in written, fmt
+    markdown = (tmp_path / "export.markdown").read_text(encoding="utf-8")
+    assert "␛]0;PWNED␇ ␛[31mred <U+202E>evil \\x9b2J 数据" in markdown
+    json_doc = (tmp_path / "export.json").read_text(encoding="utf-8")
+    assert "\\u202eevil" in json_doc and "\\u001b[31m" in json_doc
+    assert json.loads(json_doc)["messages"][0]["content"] == "word " + hostile

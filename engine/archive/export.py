@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import WorkbenchError
-from ..textsafety import json_text
+from ..textsafety import json_text, visible
 from ..values import json_value, number_value, text_value
 from .lineage import LineageMixin
 from .messages import MessagesMixin
@@ -95,7 +95,9 @@ def _render(segments: list[tuple[Any, Any]], fmt: str) -> str:
             )
             + "\n"
         )
-    return "\n\n".join(_markdown(session, heading, msgs) for (session, heading), msgs in segments) + "\n"
+    # Markdown is for a person to read, wherever it is read (`cat notes.md`): what would drive a
+    # terminal shows as a symbol (`␛`, `<U+202E>`), in a file as on stdout.
+    return visible("\n\n".join(_markdown(session, heading, msgs) for (session, heading), msgs in segments)) + "\n"
 
 
 def _stored(value: Any) -> Any:
