@@ -601,3 +601,21 @@ def test_a_delete_says_which_memory_entries_came_from_the_session(home_dir, caps
     (home_dir / "memories" / "USER.md").write_bytes(b"\xff\xfe not UTF-8")  # (unreadable: no reason to refuse)
     assert main(["--home", str(home_dir), "--json", "sessions", "delete", "child_1", "--yes", "--force"]) == 0
     assert json.loads(capsys.readouterr().out)["deleted"] == "child_1"
+
+
+def test_the_text_list_marks_live_ended_and_archived_sessions(tmp_path, capsys):
+    """`sessions list --all` did not say which sessions were archived, nor any list which were live."""
+    from workbench.cli import main
+
+    home = open_home(tmp_path / "h")
+    for session_id in ("open-one", "done-one", "hidden-one"):
+        home.archive.create_session(session_id, source="cli")
+    home.archive.end_session("done-one", "cli_close")
+    home.archive.end_session("hidden-one", "cli_close")
+    home.archive.set_archived("hidden-one", True)
+    home.close()
+    assert main(["--home", str(tmp_path / "h"), "sessions", "list", "--all"]) == 0
+    rows = {line.split()[2]: line for line in capsys.readouterr().out.splitlines() if "msgs" in line}
+    assert "msgs  live " in rows["open-one"] and "archived" not in rows["open-one"]
+    assert "msgs  ended" in rows["done-one"] and "archived" not in rows["done-one"]
+    assert "msgs  ended" in rows["hidden-one"] and rows["hidden-one"].endswith("  · archived")

@@ -106,7 +106,7 @@ async def test_tree_lists_roots_and_loads_children_only_on_expand(home, tmp_path
         assert garden.data.wrote and not tree.node_for(BRANCH).data.wrote
         assert not tree.node_for(BRANCH).allow_expand
         # titles are literal: markup-looking text shows as typed (cut to leave room for the segments and size)
-        assert HOSTILE_TITLE[:23] + "…  #1 → #2  5 msg│" in screen_text(app)
+        assert HOSTILE_TITLE[:16] + "…  #1 → #2  5 msg · live│" in screen_text(app)
 
 
 def tree_rows(tree: LineageTree) -> list[tuple[tuple[str, ...], SessionNode]]:
@@ -170,9 +170,9 @@ async def test_every_parent_relation_appears_exactly_once_with_its_kind(home, tm
         assert kinds["20261129_130000_gggggg"] == "child"  # GARDEN_2 was not compressed: its child nests
         text = screen_text(app)
         # wrote memory: marked before the title, never cut off; a long title is cut to leave room for the segments
-        # and the size (the date gives way first, in this 44-cell pane)
-        assert "● ✎ " + HOSTILE_TITLE[:23] + "…  #1 → #2  5 msg│" in text and "⑂ Garden branch · branch" in text
-        assert "↳ Look up companion plants · delegate" in text and "◦ third part · child" in text
+        # and the size and state (the date gives way first, in this 44-cell pane)
+        assert "● ✎ " + HOSTILE_TITLE[:16] + "…  #1 → #2  5 msg · live│" in text and "⑂ Garden branch · branch" in text
+        assert "↳ Look up companio… · delegate  0 msg · live" in text and "◦ third part · child" in text
         # a child arriving live under a loaded parent, then a reload: still exactly once each
         archive.create_session("20261129_150000_iiiiii", source="cli", parent_session_id=TOKYO, title="Tokyo 2")
         await wait_for(
@@ -1217,7 +1217,7 @@ async def test_an_untitled_session_shows_the_start_of_its_first_user_message(hom
         [{"role": "user", "content": "Plan the tulip beds"}, {"role": "assistant", "content": "Sure."}],
     )
     app = make_app(home, tmp_path)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(140, 40)) as pilot:  # (a pane wide enough for the title, size, state and date)
         screen = await open_sessions(pilot)
         tree = screen.query_one(LineageTree)
         await wait_for(pilot, lambda: tree.root.children, what="the tree")
@@ -1743,4 +1743,27 @@ async def test_a_chain_segment_s_transcript_wears_the_chain_title_and_its_place(
             pilot,
             lambda: str(screen.transcript.border_title) == "Transcript · 数据库迁移 · segment 1 of 2",
             what="the chain's title on segment 1",
+        )
+
+
+async def test_each_row_says_whether_its_conversation_is_live_or_ended_as_hermes_ends_it(home, tmp_path):
+    """Every row had the same `●`, which never changed when Hermes ended the session: a row now says
+    `live` (not ended) or `ended` (``Chain.state``, the rule `sessions list` uses), kept up to date."""
+    home.archive.create_session("20261130_160000_00000a", source="cli", title="Talk")
+    home.archive.append_message("20261130_160000_00000a", "user", "hello")
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.node_for("20261130_160000_00000a") is not None, what="the root")
+        row = tree.node_for("20261130_160000_00000a")
+        assert "1 msg · live" in str(row.label)
+        other = open_home(home.root)  # Hermes ends it
+        other.archive.end_session("20261130_160000_00000a", "cli_close")
+        other.close()
+        await wait_for(
+            pilot,
+            lambda: "1 msg · ended" in str(tree.node_for("20261130_160000_00000a").label),
+            timeout=10,
+            what="the row marked ended",
         )

@@ -45,6 +45,7 @@ class SessionNode:
     started_at: float | None = None
     wrote: bool = False  # the session (any segment) wrote memory or skills
     segments: tuple[str, ...] = ()  # a compression chain's session ids, first to latest (empty: just ``id``)
+    state: str = ""  # ``Chain.state``: live (not ended) or ended, as every list says it
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -102,7 +103,7 @@ def _neighbour(node: TreeNode) -> TreeNode | None:
 
 
 def session_label(node: SessionNode, picked: int | None = None, width: int | None = None) -> Text:
-    """A literal one-line label: kind glyph, write marker, title (or id), segments, kind, size, start date.
+    """A literal one-line label: kind glyph, write marker, title (or id), segments, kind, size and state, start date.
 
     ``picked`` is the segment the transcript shows (underlined; default the latest).
     ``width``: the cells the row has. The title is cut to leave room for the size and
@@ -127,7 +128,7 @@ def session_label(node: SessionNode, picked: int | None = None, width: int | Non
                 chain.append(f"#{number + 1}", style="bold underline" if number == picked else "")
     if node.kind != "root":
         chain.append(f" · {node.kind}", style="italic")
-    size = f"  {node.message_count} msg"
+    size = f"  {node.message_count} msg" + (f" · {node.state}" if node.state else "")
     date = "" if node.started_at is None else " · " + (shown_time(node.started_at, "%Y-%m-%d") or "?")
     if width is None:
         room = 48 if count == 1 else 20  # a chain's segments must fit beside its title in a narrow pane

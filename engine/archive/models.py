@@ -95,6 +95,12 @@ class Session:
     kind: str | None = None  # relation to the parent: compression, branch, delegate or child
 
     @property
+    def state(self) -> str:
+        """How every list marks it: ``live`` while it has not ended (Hermes may still be writing to
+        it, and may go on), ``ended`` once it has (``ended_at`` set, whatever the reason)."""
+        return "live" if self.ended_at is None else "ended"
+
+    @property
     def is_delegate(self) -> bool:
         return bool(self.model_config and self.model_config.get("_delegate_from")) or self.source == "subagent"
 
@@ -245,6 +251,11 @@ class Chain:
     @property
     def message_count(self) -> int:
         return sum(s.message_count for s in self.segments)
+
+    @property
+    def state(self) -> str:
+        """The conversation's state: its latest segment's (``Session.state``), where it goes on."""
+        return self.tip.state
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -139,8 +139,9 @@ def list_sessions(home: Home, args) -> Output:
         width = max(map(cell_len, ids))
         return "\n".join(
             f"{_when(s.to_dict()['started_at'])}  {shown}{' ' * (width - cell_len(shown))}  {s.source:<9} "
-            f"{s.message_count:>5} msgs  {titled(s.title, previews.get(s.id)) or ''}"
+            f"{s.message_count:>5} msgs  {s.state:<5}  {titled(s.title, previews.get(s.id)) or ''}"
             + (f"  (child of {s.parent_session_id})" if s.parent_session_id else "")
+            + ("  · archived" if s.archived else "")  # (shown with --all; as search marks it)
             for s, shown in zip(rows, ids, strict=True)
         )
 

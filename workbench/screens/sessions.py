@@ -313,6 +313,7 @@ class SessionsScreen(SessionActions):
                 started_at=chain.head.started_at,
                 wrote=any(session_wrote(self.home, segment, approved) for segment in chain.ids),
                 segments=chain.ids if len(chain.ids) > 1 else (),
+                state=chain.state,
             )
             for chain in chains
         ]
