@@ -1767,3 +1767,33 @@ async def test_each_row_says_whether_its_conversation_is_live_or_ended_as_hermes
             timeout=10,
             what="the row marked ended",
         )
+
+
+async def test_search_as_you_type_picks_the_best_cjk_hit_the_cli_picks(home, tmp_path):
+    """渋谷 showed `assistant #16` (the newest match) in the TUI and `user #15` (the best ranked) in
+    `sessions search`: typing made every search newest first, though a CJK substring matches the
+    same whether it is typed whole or not. Both skins now show the hit the engine ranks best."""
+    home.archive.create_session("s-ja", source="cli")
+    first = home.archive.append_message("s-ja", "user", "私は渋谷で働いています")
+    home.archive.append_message(
+        "s-ja", "assistant", "ユーザーは東京の渋谷で働いている。渋谷は大きい街ですが、ほかの話もたくさんあります。"
+    )
+    cli = subprocess.run(
+        workbench_cmd("--home", str(home.root), "sessions", "search", "渋谷", "--json"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    import json
+
+    (best,) = json.loads(cli.stdout)["results"]
+    assert best["match_message_id"] == first and best["role"] == "user"
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash")
+        await pilot.press(*"渋谷")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.hits, what="search hits")
+        (hit,) = results.hits.values()
+        assert (hit.message_id, hit.role) == (first, "user")

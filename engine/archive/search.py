@@ -304,12 +304,16 @@ class SearchMixin(LineageMixin):
     # -- planning ------------------------------------------------------------------
     def _plan(self, parsed: ParsedQuery, sort: str | None, typing: bool = False) -> _Plan:
         sort = (sort or "").strip().lower()
-        if not sort and any(t.prefix for t in parsed.tokens):
+        words = not parsed.cjk and self.caps.fts  # English words, from FTS5; else substrings (CJK too)
+        if not sort and words and any(t.prefix for t in parsed.tokens):
             sort = "newest"  # BM25 of a prefix costs a pass over every match: newest first instead
+        # A substring is found whole or as part of a longer text either way, so searching as you
+        # type (``prefix``) finds what `sessions search` finds and must rank it as that does: one
+        # best hit per row in both skins (渋谷: the user message, not the newer tool call).
         descending, ranked = sort != "oldest", sort not in ("newest", "oldest")
         order = "ranked" if ranked else sort
         index = self.bigram_index
-        if not parsed.cjk and self.caps.fts:
+        if words:
             exprs = [parsed.fts(), parsed.literal_fts()]
             if any(t.prefix for t in parsed.tokens) and index.available():
                 expanded = self._expanded_plan(parsed, exprs, order, descending, ranked, typing)
