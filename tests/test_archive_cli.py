@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from engine import open_home
+from engine import FixedClock, open_home
 from engine.errors import SessionLive
 
 
@@ -287,9 +287,10 @@ def test_the_session_list_keeps_its_columns_whatever_the_ids(tmp_path, capsys):
         home.archive.create_session(session_id, source="cli")
     home.close()
     assert main(["--home", str(tmp_path / "h"), "sessions", "list"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    header, *lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4
     assert len({cell_len(line.split(" cli ")[0]) for line in lines}) == 1  # "cli" starts in one column
+    assert cell_len(header.split(" source ")[0]) == cell_len(lines[0].split(" cli ")[0])  # under its header
 
 
 def test_prune_without_yes_names_what_it_would_delete_and_deletes_nothing(home_dir):
@@ -619,3 +620,21 @@ def test_the_text_list_marks_live_ended_and_archived_sessions(tmp_path, capsys):
     assert "msgs  live " in rows["open-one"] and "archived" not in rows["open-one"]
     assert "msgs  ended" in rows["done-one"] and "archived" not in rows["done-one"]
     assert "msgs  ended" in rows["hidden-one"] and rows["hidden-one"].endswith("  · archived")
+
+
+def test_the_text_list_says_it_shows_and_is_ordered_by_each_sessions_start(tmp_path, capsys):
+    """A session started early and written to since looked old beside a list said to be newest first:
+    the header says the time shown, which the rows are ordered by, is the start."""
+    from workbench.cli import main
+
+    home = open_home(tmp_path / "h", clock=FixedClock(1796040000.0))
+    home.archive.create_session("early", source="cli")
+    home.clock.advance(3600)
+    home.archive.create_session("later", source="cli")
+    home.clock.advance(3600)
+    home.archive.append_message("early", "user", "still talking")  # active last, started first
+    home.close()
+    assert main(["--home", str(tmp_path / "h"), "sessions", "list"]) == 0
+    header, later, early = capsys.readouterr().out.splitlines()
+    assert header.split() == ["start", "id", "source", "messages", "state", "title"]
+    assert " later " in later and " early " in early  # newest start first, whatever was active last

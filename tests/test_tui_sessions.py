@@ -272,7 +272,9 @@ async def test_a_prune_by_another_process_leaves_no_more_row_and_counts_the_root
         with sqlite3.connect(home.state_db_path) as conn:  # Hermes's prune_sessions, in its own process
             conn.execute("DELETE FROM sessions WHERE id LIKE '20261101_%' AND substr(id, 10, 6) >= '000026'")
         left = home.archive.root_ids()
-        await wait_for(pilot, lambda: tree.border_title == f"Lineage · {len(left)} roots", timeout=10, what="count")
+        await wait_for(
+            pilot, lambda: tree.border_title == f"Lineage · {len(left)} roots · by start", timeout=10, what="count"
+        )
         assert tree.root_ids == left and not tree.more_roots
 
 
@@ -560,11 +562,11 @@ async def test_a_new_session_appears_live(home, tmp_path):
         screen = await open_sessions(pilot)
         tree = screen.query_one(LineageTree)
         before = tree.root_count
-        assert str(tree.border_title) == f"Lineage · {before} roots"
+        assert str(tree.border_title) == f"Lineage · {before} roots · by start"
         home.archive.create_session("20261130_130000_999999", source="cli", title="Fresh one")
         await wait_for(pilot, lambda: tree.node_for("20261130_130000_999999") is not None, what="new root")
         assert tree.root.children[0].data.id == "20261130_130000_999999"
-        assert str(tree.border_title) == f"Lineage · {before + 1} roots"  # the count keeps up with the rows
+        assert str(tree.border_title) == f"Lineage · {before + 1} roots · by start"  # the count keeps up with the rows
 
 
 async def test_sessions_written_by_another_process_show_up(home, tmp_path):
@@ -610,7 +612,7 @@ async def test_sessions_deleted_or_archived_leave_the_tree_live(home, tmp_path):
         await wait_for(pilot, lambda: tree.node_for("20261130_150300_0000cc") is not None, timeout=10, what="orphan")
         orphan = tree.node_for("20261130_150300_0000cc")
         assert orphan.parent is tree.root and tree.root_count == before - 2
-        assert str(tree.border_title) == f"Lineage · {before - 2} root{'s' * (before - 2 != 1)}"
+        assert str(tree.border_title) == f"Lineage · {before - 2} root{'s' * (before - 2 != 1)} · by start"
 
 
 async def test_an_archived_conversation_hermes_continues_comes_back(home, tmp_path):
@@ -1395,7 +1397,7 @@ async def test_questions_name_an_untitled_session_by_its_first_message_and_a_cha
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_sessions(pilot)
         await wait_for(pilot, lambda: screen.shown_session == second, what="the chain's latest segment shown")
-        assert str(screen.tree.border_title) == "Lineage · 1 root"  # not "1 roots"
+        assert str(screen.tree.border_title) == "Lineage · 1 root · by start"  # not "1 roots"
         await pilot.press("D")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the delete question")
         assert app.screen.question == f"Delete session {second} (“And green tea?”) and its 1 message?"

@@ -29,6 +29,12 @@ def titled(title: str | None, preview: str | None) -> str | None:
 MAX_TITLE_LENGTH = 100
 
 
+# What lists of sessions (``sessions list``, the Sessions tree) are ordered by, newest first, and the time
+# they show: when a session started (Hermes's own `sessions list` orders by it too), not when it was
+# last active, so a session started early that is still being written to is listed by its start.
+LISTED_BY = "start"
+
+
 class _FlippedMeanwhile(Exception):
     """``set_archived`` found every session already flipped when it came to write: its row is abandoned."""
 
@@ -232,7 +238,7 @@ class SessionsMixin(LineageMixin):
     def list_sessions(
         self, limit: int = 50, offset: int = 0, source: str | None = None, include_archived: bool = False
     ) -> list[Session]:
-        """Newest first."""
+        """Newest first by start time (``LISTED_BY``), as the Sessions tree lists its roots."""
         where, args = [], []
         if source is not None:
             where.append("source = ?")

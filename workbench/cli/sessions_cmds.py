@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.cells import cell_len
 
 from engine.archive import Session
-from engine.archive.sessions import titled
+from engine.archive.sessions import LISTED_BY, titled
 from engine.clock import shown_time
 from engine.errors import SessionLive, WorkbenchError
 from engine.fileio import atomic_write_text
@@ -136,13 +136,20 @@ def list_sessions(home: Home, args) -> Output:
         if not rows:
             return "no sessions"
         ids = [visible(s.id) for s in rows]  # as printed: a control character takes its symbol's cells
-        width = max(map(cell_len, ids))
-        return "\n".join(
-            f"{_when(s.to_dict()['started_at'])}  {shown}{' ' * (width - cell_len(shown))}  {s.source:<9} "
-            f"{s.message_count:>5} msgs  {s.state:<5}  {titled(s.title, previews.get(s.id)) or ''}"
-            + (f"  (child of {s.parent_session_id})" if s.parent_session_id else "")
-            + ("  · archived" if s.archived else "")  # (shown with --all; as search marks it)
-            for s, shown in zip(rows, ids, strict=True)
+        width = max(map(cell_len, ids + ["id"]))
+        when = max((cell_len(_when(s.to_dict()["started_at"])) for s in rows), default=0)
+        # the time each row shows is the one the list is ordered by (newest first): said in the header
+        header = f"{LISTED_BY:<{when}}  {'id':<{width}}  {'source':<9} {'messages':>10}  {'state':<5}  title"
+        return (
+            header
+            + "\n"
+            + "\n".join(
+                f"{_when(s.to_dict()['started_at'])}  {shown}{' ' * (width - cell_len(shown))}  {s.source:<9} "
+                f"{s.message_count:>5} msgs  {s.state:<5}  {titled(s.title, previews.get(s.id)) or ''}"
+                + (f"  (child of {s.parent_session_id})" if s.parent_session_id else "")
+                + ("  · archived" if s.archived else "")  # (shown with --all; as search marks it)
+                for s, shown in zip(rows, ids, strict=True)
+            )
         )
 
     return Output(data, text)

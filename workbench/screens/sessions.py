@@ -27,7 +27,7 @@ from textual.worker import get_current_worker
 
 from engine.archive.models import Chain, SearchHit
 from engine.archive.search import COUNT_CAP
-from engine.archive.sessions import titled
+from engine.archive.sessions import LISTED_BY, titled
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
 from engine.runner.claims import unbacked_claims
@@ -272,7 +272,8 @@ class SessionsScreen(SessionActions):
     def _count_roots(self) -> None:
         tree = self.tree
         more = "+" if tree.more_roots else ""
-        tree.border_title = f"Lineage · {tree.root_count}{more} root{'s' * (tree.root_count != 1 or bool(more))}"
+        roots = f"{tree.root_count}{more} root{'s' * (tree.root_count != 1 or bool(more))}"
+        tree.border_title = f"Lineage · {roots} · by {LISTED_BY}"  # (newest first; the date each row shows)
 
     @on(LineageTree.MoreRootsWanted)
     def _more_roots(self, message: LineageTree.MoreRootsWanted) -> None:
