@@ -962,6 +962,9 @@ def test_a_label_fits_its_width_cutting_the_title_then_the_date_then_the_size():
     assert session_label(node, width=44).plain == "● Postgres 16 upgrade p…  4 msg · 2026-11-18"
     assert session_label(node, width=28).plain == "● Postgres 16 upgrad…  4 msg"  # the date gives way first
     assert session_label(node, width=16).plain == "● Postgres 16 u…"  # then the size
+    live = SessionNode(id="a", title="Postgres 16 upgrade plan for the ledger", message_count=4, state="live")
+    assert session_label(live, width=28).plain == "● Postgres 16…  4 msg · live"
+    assert session_label(live, width=20).plain == "● Postgres 16…  live"  # the state outlasts the size
     cjk = SessionNode(id="b", title="发票导出金额问题和退款流程", message_count=4, started_at=1795000000)
     label = session_label(cjk, width=40)  # wide characters count two cells each
     assert label.plain == "● 发票导出金额问题…  4 msg · 2026-11-18" and label.cell_len == 39

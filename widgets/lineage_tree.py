@@ -108,7 +108,7 @@ def session_label(node: SessionNode, picked: int | None = None, width: int | Non
     ``picked`` is the segment the transcript shows (underlined; default the latest).
     ``width``: the cells the row has. The title is cut to leave room for the size and
     date; where even a short title would not fit beside them, the date goes first, then
-    the size. Without a width the title is cut at a fixed length.
+    the size (the state stays while it fits). Without a width the title is cut at a fixed length.
     """
     title = visible(one_line(node.title or node.id))  # a hostile title never reaches the terminal
     head = Text(f"{KIND_GLYPHS.get(node.kind, '•')} ", style="bold")
@@ -135,8 +135,10 @@ def session_label(node: SessionNode, picked: int | None = None, width: int | Non
         details = size + date
     else:
         fixed = head.cell_len + chain.cell_len
+        state = f"  {node.state}" if node.state else ""  # (what is left last: whether it is live)
         details = next(
-            (d for d in (size + date, size) if width - fixed - cell_len(d) >= min(cell_len(title), MIN_TITLE)), ""
+            (d for d in (size + date, size, state) if width - fixed - cell_len(d) >= min(cell_len(title), MIN_TITLE)),
+            "",
         )
         room = max(width - fixed - cell_len(details), 1)
     label = head
