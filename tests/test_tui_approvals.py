@@ -940,3 +940,32 @@ async def test_approve_all_names_each_refusal_in_one_sentence(gated, tmp_path):
         said = " ".join(text_of(app, "#status").split())
     assert f"2 refused and still pending: {first}: " in said and f"; {second}: " in said
     assert ".;" not in said and said.endswith(".")
+
+
+async def test_a_skill_proposal_that_would_be_refused_still_names_its_file(home, tmp_path):
+    """`skills patch` and `skills create` proposals that approving would refuse (an old_string the
+    file lacks, a name that exists) had no path in their header, while applying ones showed
+    `· devops/git-rebase/SKILL.md`: the header names the file for every proposal whose file is known."""
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    content = "---\nname: git-rebase\ndescription: Rebase a branch\n---\n# Rebase\nSteps.\n"
+    create = {"action": "create", "name": "git-rebase", "content": content, "category": "devops"}
+    first, again = (skill_manage_tool(home, create, AGENT)["pending_id"] for _ in range(2))
+    home.approvals.approve(first)  # the second create now meets the skill it would make
+    patch = {"action": "patch", "name": "git-rebase", "old_string": "Steps.", "new_string": "Steps, slowly."}
+    patched = skill_manage_tool(home, patch, AGENT)["pending_id"]
+    skill = home.skills_dir / "devops" / "git-rebase" / "SKILL.md"
+    skill.write_text(content.replace("Steps.", "Other steps."), encoding="utf-8")  # its old_string goes
+    ids = [again, patched]
+    for pid in ids:
+        view = home.approvals.preview(pid)
+        assert view["error"] and view["path"] == "devops/git-rebase/SKILL.md", view
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        titles = []
+        for row in range(2):
+            app.screen.query_one("#queue", OptionList).highlighted = row
+            await wait_for(pilot, lambda: "Would be refused" in text_of(app, "#proposal-warnings"), what="refusal")
+            titles.append(text_of(app, "#proposal-title"))
+        assert all(title.endswith(" · devops/git-rebase/SKILL.md") for title in titles), titles

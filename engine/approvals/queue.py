@@ -439,6 +439,8 @@ class ApprovalQueue:
                 "proposed": proposed[:PROPOSED_SHOWN],  # a refused batch may hold thousands
                 "proposed_count": len(proposed),
             }
+            if staged.get("path"):  # where a skill proposal is aimed, known though approving is refused
+                refused["path"] = staged["path"]
             if staged.get("size_after") is not None:  # over capacity: the store it would make, and the one it meets
                 refused["budget"] = Usage(staged["size_after"], staged["limit"]).to_dict()
                 refused["before"] = list(staged["before_entries"])

@@ -1051,6 +1051,30 @@ class SkillLibrary:
             f"change; its diff shows what would go. Reject it, or {way_out}."
         )
 
+    def _refused_path(self, payload: dict[str, Any]) -> str | None:
+        """Where a proposal approving would refuse is aimed, relative to skills/, when that is known: the
+        file of the skill it names (SKILL.md, or its support file), the folder of a delete, the SKILL.md a
+        create would write; None when it names no usable skill or path. Reads only."""
+        action, name = payload.get("action"), payload.get("name")
+        try:
+            if action == "create":
+                folder = check_name(name)
+                category = check_category(payload.get("category"))
+                skill_dir = self.dir / category / folder if category else self.dir / folder
+                check_inside(skill_dir, self.dir, "Skill folder")
+                return (skill_dir / "SKILL.md").relative_to(self.dir).as_posix()
+            if action not in ("edit", "patch", "delete", "write_file", "remove_file"):
+                return None
+            found = self.find(name, follow_absorbed=action != "delete")
+            if action == "delete":
+                return found.path.relative_to(self.dir).as_posix()
+            target = found.path / "SKILL.md"
+            if payload.get("file_path") and action != "edit":
+                target = self._support_target(found, payload["file_path"])[1]
+            return target.relative_to(self.dir).as_posix()
+        except (SkillError, ValueError, TypeError, OSError):
+            return None
+
     def preview_staged(
         self,
         payload: dict[str, Any],
@@ -1070,7 +1094,7 @@ class SkillLibrary:
             return {
                 "name": payload.get("name"),
                 "file": payload.get("file_path"),
-                "path": None,
+                "path": self._refused_path(payload),  # (the header names the file a refused one is about too)
                 "before": None,
                 "after": None,
                 "error": exc.message,
