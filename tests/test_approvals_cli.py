@@ -343,3 +343,27 @@ def test_a_file_name_with_a_line_break_stays_on_one_line_in_a_refusal(tmp_path):
     )
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1 and "a⏎b.json is no pending record" in result.stderr
+
+
+def test_reject_and_restore_show_a_summary_as_the_list_does(tmp_path):
+    """A Hermes replace's summary holds a line break (`old: 乌龙茶` / `new: …`): `pending list` showed
+    it as `⏎`, `pending reject` and `pending restore` folded it into a space. One rule now."""
+    home = tmp_path / "h"
+    (home / "memories").mkdir(parents=True)
+    (home / "memories" / "MEMORY.md").write_text("用户喜欢喝乌龙茶", encoding="utf-8")
+    summary = "replace in memory: old: 乌龙茶\nnew: 用户喜欢喝绿茶"
+    payload = {"action": "replace", "target": "memory", "old_text": "乌龙茶", "content": "用户喜欢喝绿茶"}
+    pid = stage_in_subprocess(home, "memory", payload, summary)
+
+    def text(*args):
+        done = subprocess.run(
+            [sys.executable, "-m", "workbench", *args, "--home", str(home)], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return next(line for line in done.stdout.splitlines() if line.startswith(f"  {pid}"))
+
+    listed = text("pending", "list").replace(f"  {pid}", "", 1)
+    assert "old: 乌龙茶⏎new: 用户喜欢喝绿茶" in listed
+    shown = listed[listed.index("replace in memory") :]
+    assert text("pending", "reject", pid) == f"  {pid}  {shown}"
+    assert text("pending", "restore", pid) == f"  {pid}  {shown}"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from engine.approvals import PendingRecord
+from engine.approvals.labels import summary_line
 from engine.approvals.preview import target_line
 from engine.approvals.queue import NOT_APPLIED, flags
 from engine.clock import stamped
 from engine.errors import WorkbenchError
 from engine.home import Home, open_home
-from engine.textsafety import cut, inline, one_line
+from engine.textsafety import cut, inline
 
 from . import Output, UsageError
 from .timeline_cmds import catch_up
@@ -96,7 +97,7 @@ def list_pending(home: Home, args) -> Output:
     origins = [record.origin_label + (" (Hermes)" if record.by_hermes else "") for record in scan.records]
     width = max(map(len, origins), default=0)
     for row, origin in zip(rows, origins, strict=True):
-        summary = one_line(inline(row["summary"]))  # (a file name in it may hold a line break)
+        summary = summary_line(row["summary"])  # (a file name in it may hold a line break)
         lines.append(f"  {row['id']}  {row['subsystem']:<6}  {origin:<{width}}  {row['age']:>8}  {summary}")
         lines += [f"      ⚠ {reason}" for reason in filter(None, [row["claim_problem"], *row["flags"]])]
     if rows:
@@ -117,7 +118,7 @@ def show_pending(home: Home, args) -> Output:
 def render_preview(preview: dict) -> str:
     staged = stamped(preview["created_at"], seconds=True)
     lines = [
-        f"# Pending {preview['subsystem']} write {preview['id']}: {one_line(inline(preview['summary']))}",
+        f"# Pending {preview['subsystem']} write {preview['id']}: {summary_line(preview['summary'])}",
         f"origin: {preview['origin']} ({preview['actor']})   staged: {staged}"
         + ("   by Hermes" if preview["staged_by"] == "hermes" else "")
         + (f"   in session {inline(preview['session_id'])}" if preview.get("session_id") else "")
@@ -185,7 +186,7 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
     if args.id != "all" and failed:  # one proposal refused: said as every refusal is
         return Output(data, text=f"error: {data['error']}")
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
-    lines += [f"  {item['id']}  {one_line(item.get('summary', ''))}{_unchanged(item)}" for item in done]
+    lines += [f"  {item['id']}  {summary_line(item.get('summary'))}{_unchanged(item)}" for item in done]
     if failed:
         lines.append("Failed:")
         lines += [f"  {item['id']}  {item['error']}" for item in failed]
@@ -217,4 +218,4 @@ def reject_pending(home: Home, args) -> Output:
 
 def restore_pending(home: Home, args) -> Output:
     result = home.approvals.restore(args.id)
-    return Output(result, text=f"{result['message']}\n  {result['id']}  {one_line(result['summary'])}")
+    return Output(result, text=f"{result['message']}\n  {result['id']}  {summary_line(result['summary'])}")
