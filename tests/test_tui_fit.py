@@ -98,10 +98,10 @@ async def test_the_gauge_caption_is_never_cut(home, tmp_path):
             await settle(pilot)
             line = gauge_line(gauge)
             assert len(line) <= gauge.size.width
-            assert line.rstrip().endswith(("(over by 300)", "+400", "over", "95%")), (width, line)
+            assert line.rstrip().endswith(("(over by 300)", "+400 pending", "over", "95%")), (width, line)
         await pilot.resize_terminal(120, 24)
         await settle(pilot)
-        assert gauge_line(gauge).endswith("2,100/2,200 95% +400 (over by 300)")
+        assert gauge_line(gauge).endswith("2,100/2,200 95% +400 pending (over by 300)")
 
 
 async def test_resizing_keeps_the_selection(home, tmp_path):

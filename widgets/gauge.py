@@ -23,6 +23,8 @@ class CapacityGauge(Widget):
     used: reactive[int] = reactive(0)
     limit: reactive[int] = reactive(1)
     ghost: reactive[int] = reactive(0)
+    ghost_label: reactive[str] = reactive("pending")  # what the ghost counts, said after its +N
+    note: reactive[str] = reactive("")  # said last, first to give way: pending adds that are not counted
 
     def __init__(
         self,
@@ -44,16 +46,19 @@ class CapacityGauge(Widget):
         return "full" if ratio >= 1 else "warn" if ratio >= WARN_AT else "ok"
 
     def caption(self, room: int | None = None) -> str:
-        """``used/limit pct%`` (+ what pending writes add, and by how much that overflows); given
-        ``room``, the longest form that fits: the overflow, then the numbers give way first."""
+        """``used/limit pct%`` (``+N pending``: what pending writes add, and by how much that overflows;
+        then the ``note``); given ``room``, the longest form that fits: the note, the overflow, then the
+        numbers give way first."""
         pct = min(100, int(self.used / self.limit * 100)) if self.limit > 0 else 0
         after = self.used + self.ghost
-        ghost = f" +{self.ghost:,}" if self.ghost else ""
+        ghost = f" +{self.ghost:,} {self.ghost_label}".rstrip() if self.ghost else ""
         over = f" (over by {after - self.limit:,})" if after > self.limit else ""
+        note = f" · {self.note}" if self.note else ""
         forms = [
+            f"{self.used:,}/{self.limit:,} {pct}%{ghost}{over}{note}",
             f"{self.used:,}/{self.limit:,} {pct}%{ghost}{over}",
             f"{self.used:,}/{self.limit:,} {pct}%{ghost}",
-            f"{pct}%{ghost}{' over' if over else ''}",
+            f"{pct}%{ghost}{' · over' if over else ''}",
             f"{pct}%",
         ]
         return next((form for form in forms if room is None or len(form) <= room), forms[-1])

@@ -93,6 +93,16 @@ def _readable_now(pending_id: str) -> WorkbenchError:
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class PendingGrowth:
+    """What the pending adds to one memory store would add if approved (a gauge's ``+N pending``)."""
+
+    chars: int = 0  # of the adds approving would apply, each with its delimiter
+    count: int = 0  # those adds
+    refused: int = 0  # pending adds approving would refuse (the threat scan, say): not in ``chars``
+    refused_chars: int = 0  # what those would have added
+
+
 class ApprovalQueue:
     def __init__(self, home: Home):
         self.home = home
@@ -327,6 +337,28 @@ class ApprovalQueue:
     def list(self, subsystem: str | None = None) -> list[PendingRecord]:
         """Pending records, oldest first (unusable files are skipped; see ``problems``)."""
         return self.scan(subsystem).records
+
+    def pending_growth(self, target: str) -> PendingGrowth:
+        """What the pending memory adds to ``target`` would add, each judged as its preview judges it:
+        one approving would refuse for what it says (a threat its scan blocks, say) is counted apart,
+        never as growth, since it would add nothing; one refused only because the store has no room
+        for it is growth, the overflow a gauge shows before anyone approves it."""
+        chars = count = refused = refused_chars = 0
+        for record in self.list("memory"):
+            payload = record.payload
+            if payload.get("target", "memory") != target or payload.get("action") != "add":
+                continue
+            size = len(str(payload.get("content", "")).strip()) + 3  # (with its "\n§\n")
+            try:
+                preview = self.preview(record.id)
+            except WorkbenchError:  # decided meanwhile: it adds nothing
+                continue
+            blocked = bool(preview["error"]) and preview.get("budget") is None  # (over the limit: a budget)
+            if blocked:
+                refused, refused_chars = refused + 1, refused_chars + size
+            else:
+                chars, count = chars + size, count + 1
+        return PendingGrowth(chars, count, refused, refused_chars)
 
     def problems(self, subsystem: str | None = None) -> builtins.list[RecordProblem]:
         return self.scan(subsystem).problems

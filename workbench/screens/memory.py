@@ -70,12 +70,13 @@ class MemoryView:
     blocked: int  # frozen entries the prompt shows as placeholders
     live_chars: int
     limit: int
-    ghost: int
+    ghost: int  # what the pending adds approving would apply would add (``PendingGrowth.chars``)
     taken_at: float
     time_known: bool = True  # False: a stored prompt no record dates; ``taken_at`` is a lower bound
     enabled: bool = True  # False: config keeps this store out of the prompt
     error: str | None = None
     snapshot: MemorySnapshot | None = None  # taken by this load because the app had none yet
+    refused: int = 0  # pending adds approving would refuse: not in ``ghost``, said beside it
 
 
 @dataclass
@@ -264,6 +265,7 @@ class MemoryScreen(WorkbenchScreen):
             threats = tuple(entry_flags(new).ids) if new is not None else ()
             live_rows.append(EntryRow(new or "", mark, old if row.status == CHANGED else None, threats))
             entries.append((old, new))
+        growth = self.home.approvals.pending_growth(target)
         return MemoryView(
             target=target,
             frozen=frozen_rows,
@@ -274,22 +276,14 @@ class MemoryScreen(WorkbenchScreen):
             blocked=len(snapshot.blocked(target)),
             live_chars=usage.chars,
             limit=usage.limit,
-            ghost=self._pending_growth(target),
+            ghost=growth.chars,
+            refused=growth.refused,
             taken_at=snapshot.taken_at,
             time_known=snapshot.time_known,
             enabled=snapshot.enabled[target],
             error=snapshot.errors.get(target),
             snapshot=taken,
         )
-
-    def _pending_growth(self, target: str) -> int:
-        """Characters pending adds to ``target`` would take (with their delimiters)."""
-        total = 0
-        for record in self.home.approvals.list("memory"):
-            payload = record.payload
-            if payload.get("target", "memory") == target and payload.get("action") == "add":
-                total += len(str(payload.get("content", "")).strip()) + 3
-        return total
 
     @on(MemoryLoaded)
     def _loaded(self, message: MemoryLoaded) -> None:
@@ -334,6 +328,8 @@ class MemoryScreen(WorkbenchScreen):
         frozen_gauge.used, frozen_gauge.limit = view.frozen_chars, view.limit
         live_gauge = self.query_one("#live-gauge", CapacityGauge)
         live_gauge.used, live_gauge.limit, live_gauge.ghost = view.live_chars, view.limit, view.ghost
+        refused = f"{view.refused} pending add{'s' * (view.refused != 1)} would be refused, not counted"
+        live_gauge.note = refused if view.refused else ""
         self.query_one("#frozen-list", EntryList).set_rows(view.frozen)
         self.query_one("#live-list", EntryList).set_rows(view.live)
         self.drift.check(view.target)
