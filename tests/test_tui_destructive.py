@@ -56,6 +56,8 @@ def state(home) -> tuple:
 async def test_a_destructive_key_asks_first_and_a_stray_enter_changes_nothing(
     busy, tmp_path, mode, reach, key, question
 ):
+    if key == "c":  # (the curator asks only about a plan: tomato-care, made by a review, is due to go stale)
+        busy.clock.advance(45 * 86400)
     app = make_app(busy, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press(mode)

@@ -276,13 +276,13 @@ async def test_escape_on_a_changed_draft_asks_before_throwing_it_away(home, tmp_
 
 async def test_curator_run_asks_first(home, tmp_path):
     seed_skills(home)
+    home.clock.advance(45 * 86400)  # tomato-care (made by a review) is due to go stale: c has a plan to ask about
     before = home.curator.ledger()
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await open_mode(pilot, "3", SkillsScreen)
         await pilot.press("c")
-        await settle(pilot)
-        assert isinstance(app.screen, ConfirmDialog)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
         await pilot.press("n")
         await settle(pilot)
         assert home.curator.ledger() == before and home.curator.status()["last_run_at"] is None

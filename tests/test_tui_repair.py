@@ -95,6 +95,7 @@ async def test_the_undo_of_a_whole_file_repair_shows_the_lines_it_puts_back(home
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: live(app) == ["alpha fact", "beta fact", "gamma fact"], what="the entries")
+        await wait_for(pilot, lambda: app.screen.detail is not None, what="the entry's detail")
         await pilot.press("u")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the undo question")
         assert app.screen.detail.splitlines() == [
