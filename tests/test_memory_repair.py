@@ -442,3 +442,31 @@ def test_a_stray_section_line_at_the_end_refuses_adds_until_it_is_dropped(home):
         "Hand-added entry",
         "The team uses Terraform",
     ]
+
+
+def test_space_in_a_crlf_file_waits_for_its_line_endings_and_a_stuck_trim_is_not_offered(home):
+    """A review: `--trim-spacing` on a CRLF file split on LF delimiters only, trimmed nothing and said
+    "done"; and doctor offered `--fix` for spacing whose trim would change what an entry reads as."""
+    put(home, b"one\r\n\r\n\xc2\xa7\r\ntwo \r\n\xc2\xa7\r\nthree")
+    found = repair.examine(home.memory, "memory")
+    assert [r.kind for r in found.reasons] == ["crlf", "spacing"]
+    assert not found.offers("spacing")  # (normalising comes first, as for every other repair)
+    with pytest.raises(repair.Refusal, match="normalise the line endings first"):
+        found.result(repair.unspace())
+    put(home, "a fact\n§ \n§\nb fact")  # a look-alike '§' beside the space: trimming would make it a delimiter
+    found = repair.examine(home.memory, "memory")
+    assert found.has("spacing") and not found.offers("spacing")
+    assert "Make the other repairs first" in next(r.message for r in found.reasons if r.kind == "spacing")
+    spacing = [f for f in run_doctor(home).findings if "blank lines or spaces" in f.what]
+    assert spacing and all(not f.repair and "--fix" not in f.fix for f in spacing)
+
+
+def test_what_an_add_takes_is_never_called_a_stray_section_line(home):
+    """A review: an add of "§\\nfoo" was taken, then doctor and repair called its first line a delimiter
+    an edit left behind and offered to drop what was just typed. Only a '§' line at an entry's end is
+    stray (it takes the next entry appended), and an add refuses that."""
+    added = home.memory.add("memory", "foo\n§", user())
+    assert not added["success"] and "Content contains the entry delimiter" in added["error"]
+    assert home.memory.add("memory", "§\nfoo", user())["success"]  # (it reads back as written)
+    assert home.memory.add("memory", "bar", user())["success"]
+    assert not repair.examine(home.memory, "memory").reasons

@@ -44,6 +44,14 @@ def breaks_delimiter(entry: str) -> bool:
     return pieces != ["a", entry.strip(), "b"] or _looks_like_delimiter(entry)
 
 
+def ends_with_delimiter_line(entry: str) -> bool:
+    """Whether the last of an entry's lines (it has several) holds only '§': a delimiter an edit left
+    behind, which the next entry appended after it takes (``breaks_delimiter`` refuses such a text
+    as an entry; one at an entry's start reads back as written, so it is an entry's own)."""
+    body = entry.strip()
+    return body.endswith("\n§")
+
+
 _LINE_BREAK = re.compile(r"\r\n?|\n")  # what Hermes's universal-newline reading takes for a line end
 
 

@@ -108,10 +108,10 @@ def _limit_findings(target: str, state, limit: int) -> list[Finding]:
 
 def _edge_findings(target: str, diagnosis: repair.Diagnosis) -> list[Finding]:
     """What a file that round-trips for the workbench still needs: space around entries (Hermes refuses
-    every replace and remove) and a stray '§' line at an entry's edge (an add after it is misread)."""
+    every replace and remove) and a stray '§' line at an entry's end (an add after it is misread)."""
     findings = []
     for reason in diagnosis.reasons:
-        if reason.kind == "spacing":
+        if reason.kind == "spacing" and diagnosis.offers("spacing"):
             fix = "Trim it (`workbench doctor --fix`, or `workbench memory repair --target {0} --trim-spacing`)"
             findings.append(
                 Finding(
@@ -120,6 +120,16 @@ def _edge_findings(target: str, diagnosis: repair.Diagnosis) -> list[Finding]:
                     reason.message,
                     fix.format(target) + "; journaled, undoable with `workbench memory undo`.",
                     repair="memory-spacing",
+                )
+            )
+        elif reason.kind == "spacing":
+            findings.append(
+                Finding(
+                    "memory",
+                    "warning",
+                    reason.message,
+                    f"`workbench memory repair --target {target}` lists the other repairs to make first (or r on "
+                    "the Memory screen); the trim is offered once they are made.",
                 )
             )
         elif reason.kind == "stray":

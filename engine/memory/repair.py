@@ -31,6 +31,7 @@ from .format import (
     ENTRY_DELIMITER,
     FILE_NAMES,
     TARGETS,
+    ends_with_delimiter_line,
     has_crlf,
     has_drift,
     hermes_drift,
@@ -88,7 +89,7 @@ class Piece:
 class Reason:
     """One thing to repair: ``kind`` is crlf, bom, lookalike, over_limit (an entry longer than the whole store) or
     empty (causes of drift); spacing (blank lines or spaces around entries: Hermes refuses to edit the file,
-    the workbench does not); stray (a line holding only '§' at an entry's edge: the next add after it is
+    the workbench does not); stray (a line holding only '§' at an entry's end: the next add after it is
     misread); or store_over_limit (the entries fit one by one but not together, so Hermes refuses every add;
     not drift). ``piece`` and ``line`` say where."""
 
@@ -161,6 +162,10 @@ class Diagnosis:
         """Whether one of the reasons is of ``kind``."""
         return any(r.kind == kind for r in self.reasons)
 
+    def offers(self, kind: str) -> bool:
+        """Whether one of the repairs on offer is of ``kind``."""
+        return any(r.kind == kind for r in self.repairs)
+
     @property
     def title(self) -> str:
         """The headline in a few words (a banner's)."""
@@ -194,8 +199,8 @@ class Diagnosis:
             )
         if self.has("stray"):
             return (
-                f"{self.file_name} has a line holding only '§' at the edge of an entry, a delimiter an edit left "
-                "behind: both programs read it as part of that entry."
+                f"{self.file_name} has a line holding only '§' at the end of an entry, a delimiter an edit left "
+                "behind: the next entry added after it would be misread."
             )
         if self.store_over is not None:
             return (
@@ -209,7 +214,8 @@ class Diagnosis:
     @property
     def needs_repair(self) -> bool:
         """The one rule for whether a store needs a repair (the Memory screen's banner and ``r``, the
-        CLI's listing, doctor): drift, CR/CRLF line endings, a byte-order mark, or a store over its limit."""
+        CLI's listing, doctor): drift, CR/CRLF line endings, a byte-order mark, space Hermes refuses to
+        edit, a stray '§' line, or a store over its limit."""
         return bool(self.reasons)
 
     @property
@@ -235,14 +241,20 @@ class Diagnosis:
             after = normalise_line_endings(self.text)
         elif repair.kind == "bom":
             after = self.text.removeprefix(BOM)
-        elif repair.kind == "spacing":
-            after = _unspaced(self)
         elif self.crlf:
             raise refuse(
                 f"{self.file_name} uses {line_endings(self.text)} line endings, and entries are repaired by "
                 "their place in the file: normalise the line endings first (that is its own repair, undoable), "
                 "then choose this repair again. Nothing was changed."
             )
+        elif repair.kind == "spacing":
+            trimmed = _unspaced(self.text)
+            if trimmed is None:
+                raise refuse(
+                    f"Trimming the space around {self.file_name}'s entries would change what one of them reads "
+                    "as; make its other repairs first. Nothing was changed."
+                )
+            after = trimmed
         else:
             after = _rewrite(self, self.piece(repair.piece), repair.text or "")
         if after == self.text:
@@ -355,6 +367,7 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
             repairs.append(fitting_trim(pieces, piece, limit))
             repairs.append(remove(piece))
     if spaced := _spaced(pieces):
+        trimmable = _unspaced(text) is not None
         numbers = ", ".join(str(p.number) for p in spaced)
         reasons.append(
             Reason(
@@ -363,38 +376,36 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
                 f"{'has' if len(spaced) == 1 else 'have'} blank lines or spaces around "
                 f"{'it' if len(spaced) == 1 else 'them'}. The workbench reads past them, but Hermes wants the "
                 'file exactly as it writes it: it refuses every replace and remove here ("wouldn\'t round-trip"), '
-                "saving a .bak copy each time. Trimming them changes no entry's text.",
+                "saving a .bak copy each time. "
+                + (
+                    "Trimming them changes no entry's text."
+                    if trimmable
+                    else "Make the other repairs first: trimming now would change what an entry reads as."
+                ),
                 f"space around entr{'y' if len(spaced) == 1 else 'ies'} {numbers}",
                 spaced[0].number,
                 spaced[0].line,
             )
         )
-        repairs.append(unspace())
+        if trimmable:
+            repairs.append(unspace())
     if not any(r.kind == "over_limit" for r in reasons):  # (an entry over it alone has its own reason and trims)
         _store_over(name, text, limit, pieces, reasons, repairs)
     return Diagnosis(target, text, limit, pieces, reasons, list(dict.fromkeys(repairs)))
 
 
 def _stray(name: str, piece: Piece, reasons: list[Reason], repairs: list[Repair]) -> None:
-    """A line holding only '§' at the start or end of an entry: a delimiter an edit left behind. At
-    the file's end it takes the next entry added (Hermes's and ours alike); at an entry's start
-    Hermes reads it into that entry's text."""
-    lines = piece.entry.split("\n")
-    if len(lines) < 2 or "§" not in (lines[0], lines[-1]):
+    """A line holding only '§' at the end of an entry: a delimiter an edit left behind, which takes the
+    next entry added (Hermes's and ours alike; the workbench refuses such a write)."""
+    if not ends_with_delimiter_line(piece.entry):
         return
-    end = lines[-1] == "§"
-    at = piece.body_line(len(lines) - 1 if end else 0)
-    where = (
-        "ends with a line holding only '§', a delimiter with no entry after it: an entry added after it would "
-        "be read with that line at its start, and this one without it, so adds are refused until it is dropped"
-        if end
-        else "starts with a line holding only '§', a delimiter left behind: Hermes reads it into the entry, "
-        "and its prompt shows it"
-    )
+    at = piece.body_line(piece.entry.count("\n"))
     reasons.append(
         Reason(
             "stray",
-            f"Entry {piece.number} ({piece.preview}) {where} (line {at}).",
+            f"Entry {piece.number} ({piece.preview}) ends with a line holding only '§' (line {at}), a delimiter an "
+            "edit left behind: an entry added after it would be read with that line at its start, and this one "
+            "without it (the workbench refuses such an add; Hermes's goes through).",
             f"entry {piece.number}, line {at}: a stray '§' line",
             piece.number,
             at,
@@ -414,18 +425,13 @@ def _spaced(pieces: list[Piece]) -> list[Piece]:
     ]
 
 
-def _unspaced(diagnosis: Diagnosis) -> str:
-    """The file with the whitespace around its entries trimmed as Hermes writes it (the two ends too);
-    refused when that would change what an entry reads as (a look-alike '§' at an edge: split it first)."""
-    mark = BOM if diagnosis.text.startswith(BOM) else ""
-    body = diagnosis.text[len(mark) :]
+def _unspaced(text: str) -> str | None:
+    """The file ``text`` with the whitespace around its entries trimmed as Hermes writes it (the two ends
+    too); None when that would change what an entry reads as (a look-alike '§' at an edge: split it first)."""
+    mark = BOM if text.startswith(BOM) else ""
+    body = text[len(mark) :]
     after = ENTRY_DELIMITER.join(piece.strip() for piece in body.split(ENTRY_DELIMITER))
-    if split_pieces(after) != split_pieces(body):
-        raise refuse(
-            f"Trimming the space around {diagnosis.file_name}'s entries would change what one of them reads as; "
-            "make its other repairs first. Nothing was changed."
-        )
-    return mark + after
+    return mark + after if split_pieces(after) == split_pieces(body) else None
 
 
 def _store_over(name: str, text: str, limit: int, pieces: list[Piece], reasons: list[Reason], repairs: list) -> None:
@@ -732,7 +738,7 @@ def unmark_all(home: Home) -> str:
 
 def unspace_all(home: Home) -> str:
     """Doctor --fix: trim the space around the entries of every memory file Hermes refuses to edit for it."""
-    done = _repair_every(home, lambda d: d.has("spacing"), unspace(), "trimming the space around entries failed")
+    done = _repair_every(home, lambda d: d.offers("spacing"), unspace(), "trimming the space around entries failed")
     return f"Trimmed the space around entries of {', '.join(done)}." if done else "No memory file has space to trim."
 
 
