@@ -155,3 +155,14 @@ def test_a_commands_own_parser_reads_as_the_whole_one_does(words):
     unknown = run("memroy")
     assert unknown.returncode == 2
     assert all(command in unknown.stderr for command in COMMANDS)
+
+
+def test_the_top_levels_help_and_usage_name_every_command_whatever_follows():
+    """A review: with only the named command's parser built, `workbench --help memory` listed memory
+    alone, and a usage error before a command read `workbench … [memory]`."""
+    page = run("--help", "memory")
+    assert page.returncode == 0 and all(f"    {name}" in page.stdout for name in ("memory", "sessions", "revert"))
+    wrong = run("--bogus", "memory", "show")
+    assert wrong.returncode == 2 and wrong.stderr.startswith(
+        "usage: workbench [-h] [--home HOME] [--json] [COMMAND ...]"
+    )

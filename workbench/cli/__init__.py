@@ -88,7 +88,7 @@ class _Usage(argparse.HelpFormatter):
         if action.nargs != argparse.PARSER or action.required:
             return super()._format_args(action, default_metavar)
         choices = getattr(action, "choices", None) or {}
-        if len(choices) == 1:
+        if len(choices) == 1 and action.dest != "command":  # (the top level may hold one: see build_parser)
             [(name, sub)] = choices.items()
             needed = [a.metavar or a.dest for a in sub._actions if not a.option_strings and a.required]
             return "[" + " ".join([name, *needed]) + "]"
@@ -205,12 +205,13 @@ def common_options() -> argparse.ArgumentParser:
 
 
 def _command_word(argv: list[str]) -> str | None:
-    """The command ``argv`` names: its first word that is neither an option nor --home's value."""
+    """The command ``argv`` names: its first word that is neither an option nor --home's value (none
+    when a help option comes first: that is the top level's help, listing every command)."""
     words = iter(argv)
     for word in words:
         if word == "--home":
             next(words, None)
-        elif word == "--":
+        elif word in ("--", "-h", "--help"):
             return None
         elif not word.startswith("-"):
             return word
