@@ -731,7 +731,7 @@ class ApprovalQueue:
                     f"Pending record {inline(str(path))} cannot be rejected: {why} Nothing was changed."
                 )
             try:
-                raw = self.store.raw(path)
+                raw, own = self.store.raw(path)
             except FileNotFoundError:
                 raise NoSuchRecord(pending_id) from None
             except (OSError, WorkbenchError) as exc:
@@ -741,7 +741,7 @@ class ApprovalQueue:
                 ) from exc
             # (read once, so the bytes judged are the bytes kept: fixed since they were shown, a record is
             # rejected as one, and seen first)
-            if not path.is_symlink() and self.store.parses(raw, pending_id, subsystem):
+            if own and self.store.parses(raw, pending_id, subsystem):
                 raise _readable_now(pending_id)
             entry = self.home.journal.begin(
                 "approvals",

@@ -252,11 +252,12 @@ class PendingStore:
         """Remove a record's file; already gone (say, decided by Hermes itself) is fine."""
         self.links.unlink(self.path_for(record.subsystem, record.id), missing_ok=True, sealed=self.root)
 
-    def raw(self, path: Path) -> bytes:
-        """A record file's bytes for the journal; a link's are its target's name, never its target's content."""
+    def raw(self, path: Path) -> tuple[bytes, bool]:
+        """A record file's bytes for the journal, and whether they are the file's own: a link's are its
+        target's name, never its target's content (the link is looked at once, so the two agree)."""
         if path.is_symlink():
-            return f"(a link to {os.readlink(path)}, never followed)".encode()
-        return self.links.read_bytes(path, sealed=self.root)
+            return f"(a link to {os.readlink(path)}, never followed)".encode(), False
+        return self.links.read_bytes(path, sealed=self.root), True
 
     def read(self, path: Path, subsystem: str) -> PendingRecord:
         """Parse one record file; raises ``ValueError`` saying what is wrong with it."""
