@@ -718,12 +718,12 @@ def _undoable(memory: MemoryStore, event_id: Any) -> JournalEntry:
     try:
         number = int(event_id)
     except (TypeError, ValueError):
-        raise refuse(f"Event id must be a number, got {event_id!r}. See `workbench memory history`.") from None
+        raise refuse(f"A row id must be a number, got {event_id!r}. See `workbench memory history`.") from None
     row = memory.home.journal.get(number)
     if row is None or row.subsystem != SUBSYSTEM:
         raise refuse(f"No memory journal row {number}. See `workbench memory history` for row ids.")
     if row.status != "done":
-        raise refuse(f"Event {number} was never applied (status: {row.status}); there is nothing to undo.")
+        raise refuse(f"Row {number} was never applied (status: {row.status}); there is nothing to undo.")
     return row
 
 
