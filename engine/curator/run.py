@@ -288,35 +288,41 @@ class Curator:
     def _move(
         self,
         found: Found,
-        dest: Path,
         action: str,
         actor: str,
         evidence: dict[str, Any],
-        fields: dict[str, Any],
+        plan: Callable[[], tuple[Path, dict[str, Any]]],
         check: Callable[[], None] | None = None,
-    ) -> str | None:
-        """Move a skill folder and set its usage ``fields``: both, with their ledger row, or neither
-        (``check``, under the skills lock first, may refuse)."""
+    ) -> tuple[Path, str | None]:
+        """Move a skill folder to where ``plan`` says and set the usage fields it gives: both, with their
+        ledger row, or neither. ``check`` (may refuse), then ``plan``, run under the skills lock: the
+        destination and the fields come from the folders and the usage record as they are then, so a
+        move another process made meanwhile (an archive of another copy of the name) is never written
+        over. Returns the destination and the ledger row."""
         check_inside(found.path, self.skills.dir, f"Skill folder '{found.rel}'")
-        try:
-            self.home.links.resolve(dest.parent)  # never into a folder behind a refused link (.archive/)
-        except UnsafePath as exc:
-            raise SkillError(exc.message) from None
-
-        def mutate() -> None:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(found.path, dest)
-            remove_empty_parents(found.path.parent, self.skills.dir)
-
-        def undo() -> None:
-            found.path.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(dest, found.path)
-            remove_empty_parents(dest.parent, self.skills.dir)
-
         with self.skills.write_lock():
             if check is not None:
                 check()
-            return record_change(
+            dest, fields = plan()
+            try:
+                self.home.links.resolve(dest.parent)  # never into a folder behind a refused link (.archive/)
+            except UnsafePath as exc:
+                raise SkillError(exc.message) from None
+            to = dest.relative_to(self.skills.dir).as_posix()
+
+            def mutate() -> None:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                if dest.exists():  # (another program, one that takes no skills lock, made it just now)
+                    raise SkillError(f"skills/{to} was made meanwhile by another program; run it again")
+                os.rename(found.path, dest)
+                remove_empty_parents(found.path.parent, self.skills.dir)
+
+            def undo() -> None:
+                found.path.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(dest, found.path)
+                remove_empty_parents(dest.parent, self.skills.dir)
+
+            return dest, record_change(
                 self.home,
                 self.skills.ledger,
                 Change(
@@ -328,16 +334,21 @@ class Curator:
                     undo=undo,
                     usage=lambda: self.skills.usage.set_fields(found.name, **fields),
                     keep_blobs=False,
-                    evidence={"from": found.rel, "to": dest.relative_to(self.skills.dir).as_posix(), **evidence},
+                    evidence={
+                        "from": found.rel,
+                        "to": to,
+                        **evidence,
+                        "usage": self._usage_change(found.name, fields),
+                    },
                 ),
             ).ledger_id
 
     def _archive_found(self, found: Found, actor: str, now: float, evidence: dict[str, Any]) -> tuple[Path, str | None]:
-        dest = destination(self.skills.archive_dir, found.dir_name, now)
-        fields = self._archived_fields(found, dest, now)
-        return dest, self._move(
-            found, dest, "archive", actor, {**evidence, "usage": self._usage_change(found.name, fields)}, fields
-        )
+        def plan() -> tuple[Path, dict[str, Any]]:
+            dest = destination(self.skills.archive_dir, found.dir_name, now)
+            return dest, self._archived_fields(found, dest, now)
+
+        return self._move(found, "archive", actor, evidence, plan)
 
     def _usage_change(self, name: str, fields: dict[str, Any]) -> dict[str, Any]:
         """The usage record before and after ``fields`` are set: a rollback sets exactly those keys back."""
@@ -419,28 +430,29 @@ class Curator:
         records = self.skills.usage.load()
         record = records.get(found.name) or {}
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "restore")
-        origin = archived_origin(found, record)
-        dest = self.skills.dir / (origin or base_name(found.dir_name))
-        check_inside(dest, self.skills.dir, f"Restore destination '{dest}'")
+        seen: dict[str, Any] = {}
 
-        def free() -> None:  # (again under the lock: a skill of that name made meanwhile is found)
+        def plan() -> tuple[Path, dict[str, Any]]:  # (again under the lock: as the record and the folders are then)
+            seen["record"] = record = self.skills.usage.load().get(found.name) or {}
+            dest = self.skills.dir / (archived_origin(found, record) or base_name(found.dir_name))
+            check_inside(dest, self.skills.dir, f"Restore destination '{dest}'")
             self._refuse_active_clash(found.name, "restoring this copy")  # (first: why dest is taken)
             if dest.exists():
                 raise SkillError(f"destination already exists: {dest}. Move it aside or archive it first.")
+            seen["fields"] = fields = {
+                "state": "active",
+                "archived_at": None,
+                "archive_dir": None,
+                "archived_from": None,
+                "archived_from_at": None,
+                "archived_copies": copy_origins(record, self._copies(found.name), leaving=found.dir_name),
+                "restored_at": iso(self.home.clock.now()),
+            }
+            return dest, fields
 
-        free()
-        fields = {
-            "state": "active",
-            "archived_at": None,
-            "archive_dir": None,
-            "archived_from": None,
-            "archived_from_at": None,
-            "archived_copies": copy_origins(record, self._copies(found.name), leaving=found.dir_name),
-            "restored_at": iso(self.home.clock.now()),
-        }
-        ledger_id = self._move(
-            found, dest, "restore", actor, {"usage": self._usage_change(found.name, fields)}, fields, check=free
-        )
+        plan()  # (refused before the lock is waited for, when it would be)
+        dest, ledger_id = self._move(found, "restore", actor, {}, plan)
+        record, fields = seen["record"], seen["fields"]
         return {
             "success": True,
             "message": f"Skill '{found.name}' restored to {dest}.{self._aged_again(found, record, fields)}",

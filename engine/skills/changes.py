@@ -226,9 +226,9 @@ def _roll_back(home, journal_id: int, change: Change, undos: list[Undo], exc: Ba
             "run the action again."
         )
     home.journal.abandon(journal_id, f"rolled back: {_reason(exc)}")
-    raise SkillError(
-        f"{what} Every step was rolled back, so nothing was changed. Check free space and permissions, then retry."
-    )
+    # (a refusal says its own cause: only a failed file operation points at space and permissions)
+    hint = "" if isinstance(exc, WorkbenchError) else " Check free space and permissions, then retry."
+    raise SkillError(f"{what} Every step was rolled back, so nothing was changed.{hint}")
 
 
 def reconcile(home, ledger: Ledger, usage) -> list[int]:
