@@ -144,13 +144,18 @@ def _outside_skill_refusal(entry: JournalEntry, skills: SkillLibrary) -> str:
     """Why an outside skill change is not reverted, and, for a creation, an archive or a pin, the command
     that takes it back (a skill made outside is archived: the workbench deletes no skill)."""
     if not entry.detail.get("file") and entry.detail.get("change") == CREATED:
+        # the very skill created, by the folder the row names (its SKILL.md): another active skill of that
+        # name is not it, and makes the bare name ambiguous (the command then names the folder)
+        path = str(entry.detail.get("path") or "")
+        folder = path.removesuffix("/SKILL.md") if path.endswith("/SKILL.md") else None
         try:
-            skills.find(entry.target)  # the skill archive would take out of use, still there
+            found = skills.find(entry.target) if folder is None else skills.at(folder, entry.target)
         except WorkbenchError:
-            return f"{_OUTSIDE}; it is no active skill now, so nothing is left to take out of use"
+            where = f" in skills/{folder}" if folder else ""
+            return f"{_OUTSIDE}; it is no active skill{where} now, so nothing is left to take out of use"
         return (
             f"created outside the workbench, which saved nothing of it to put back; to take it out of use, "
-            f"archive it: `{skills.command('archive', entry.target)}` (or a in Skills; restorable)"
+            f"archive it: `{skills.command('archive', found)}` (or a in Skills; restorable)"
         )
     way = None if entry.detail.get("file") else _OUTSIDE_WAYS.get(str(entry.detail.get("change")))
     if way is None:

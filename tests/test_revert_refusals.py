@@ -53,7 +53,8 @@ def test_a_skill_hermes_created_is_refused_with_the_archive_command_that_works(t
     assert cli(root, "skills", "archive", "standup").returncode == 0  # the command it names does it
     assert not (root / "skills" / "standup").exists() and (root / "skills" / ".archive" / "standup").is_dir()
     again = said(cli(root, "revert", str(row)))
-    assert "it is no active skill now, so nothing is left to take out of use" in again and "archive it" not in again
+    assert "it is no active skill in skills/standup now, so nothing is left to take out of use" in again
+    assert "archive it" not in again
 
 
 def test_a_proposal_hermes_staged_is_not_called_a_decision(tmp_path, hermes):

@@ -897,3 +897,30 @@ def test_a_state_changed_by_hand_is_outside_and_one_alone_is_no_group(home):
     assert _outside_rows(home) == [("external", "grind", "marked stale", "grind/SKILL.md")]
     assert "group" not in json.dumps(home.journal.query(subsystem="skills")[0].detail)
     assert Timeline(home).page(subsystem="skills", limit=1)[0].group is None
+
+
+def test_a_skill_made_by_hand_beside_its_twin_is_refused_naming_its_own_folder(home):
+    """Two active skills share the name: the refusal finds the one the row created, by its folder, and
+    names that folder in the archive command (the bare name is ambiguous)."""
+    twin = BREW.replace("How to brew tea", "The other brew")
+    (home.skills_dir / "devops" / "brew").mkdir(parents=True)
+    (home.skills_dir / "devops" / "brew" / "SKILL.md").write_text(BREW, encoding="utf-8")
+    assert home.skills.outside.record() == []  # (the first look)
+    (home.skills_dir / "ops" / "brew").mkdir(parents=True)
+    (home.skills_dir / "ops" / "brew" / "SKILL.md").write_text(twin, encoding="utf-8")
+    [created] = home.skills.outside.record()
+    refused = Timeline(home).preview(created)["refused"][0]["error"]
+    assert refused == (
+        "created outside the workbench, which saved nothing of it to put back; to take it out of use, "
+        "archive it: `workbench skills archive ops/brew` (or a in Skills; restorable)"
+    )
+    command = refused.split("`")[1].split()[1:]  # the command it names does it, in another process
+    done = subprocess.run(workbench_cmd(*command, "--home", str(home.root)), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not (home.skills_dir / "ops" / "brew").exists()
+    assert (home.skills_dir / "devops" / "brew" / "SKILL.md").read_text(encoding="utf-8") == BREW  # (its twin stays)
+    assert (
+        Timeline(home)
+        .preview(created)["refused"][0]["error"]
+        .endswith("it is no active skill in skills/ops/brew now, so nothing is left to take out of use")
+    )
