@@ -642,3 +642,19 @@ def test_a_pass_names_the_folder_of_each_skill_whose_name_two_share(home, clock)
 
 def report_copy(home) -> str:
     return next(p.name for p in (home.skills_dir / ".archive").iterdir() if p.name.startswith("k8s-rollout-"))
+
+
+@pytest.mark.slow  # Hermes's own skill_manage in its own process
+def test_a_pass_leaves_a_skill_hermes_made_again_with_the_archived_copys_record(home, hermes, clock):
+    """A trial: Hermes's create of a name the Curator had archived keeps that copy's usage record (its
+    old last use, state archived), and the next pass archived the new skill seconds after it was made."""
+    write_skill(home, "k8s-rollout", category="devops")
+    home.skills.usage.set_fields("k8s-rollout", created_by="agent")
+    clock.advance(100 * DAY)
+    assert home.curator.run().archived == ("k8s-rollout",)
+    assert hermes.json(home.root, HERMES_CREATES_K8S) is True  # ops/k8s-rollout, the old record kept
+    assert home.skills.usage.load()["k8s-rollout"]["state"] == "archived"
+    clock.advance(60)
+    report = home.curator.run(dry_run=True)
+    assert report.plan == () and report.archived == ()
+    assert (home.skills_dir / "ops" / "k8s-rollout" / "SKILL.md").exists()

@@ -541,6 +541,7 @@ class Curator:
         records = self.skills.usage.load()
         classify = self.skills.provenance_of()
         active = self.skills.scanner.active()
+        archived_dirs = {found.dir_name for found in self.skills.scanner.archived()}
         decided = _Pass(shared=frozenset(name for name, n in Counter(f.name for f in active).items() if n > 1))
         checked = 0
         cron_named = named_skills(self.home)
@@ -550,8 +551,10 @@ class Curator:
             if not self._managed(classify(found, record)):
                 continue
             checked += 1
-            if record and record.get("state") == "archived":  # moved back by hand: its folder says active
-                record = {**record, "state": "active"}
+            if record and record.get("state") == "archived":
+                if record.get("archive_dir") in archived_dirs:  # the record is that copy's: this one was made anew
+                    continue  # (its age is unknown: Hermes's create keeps the old record, last use and all)
+                record = {**record, "state": "active"}  # moved back by hand: its folder says active
             decision = decide(record, now, policy)
             if found.name in cron_named:  # in use while a job names it, fired lately or not: left as it is
                 kept_for_cron += [found.name] * (decision in (STALE, ARCHIVE))
