@@ -289,6 +289,22 @@ def test_ledger_columns_line_up_whatever_the_action_and_skill():
     assert rows[1][2] == "x" * (SKILL_CELLS - 1) + "…"
 
 
+def test_the_ledger_names_the_folder_of_a_skill_it_lists_in_two():
+    """A trial: two rows read `archive  agent-tool  by curator`, one for each of two folders."""
+    from engine.curator.ledger import FileRef, LedgerEntry, columns
+
+    def archive(entry_id: str, folder: str) -> LedgerEntry:
+        before = (FileRef(f"skills/{folder}/SKILL.md", "0" * 64),)
+        after = (FileRef(f"skills/.archive/{entry_id}/SKILL.md", "0" * 64),)
+        return LedgerEntry(
+            entry_id, "2026-12-04T05:52:19+00:00", "curator", "archive", "tool", before=before, after=after
+        )
+
+    rows = columns([archive("a", "ops/tool"), archive("b", "tool"), archive("c", "ops/tool")])
+    assert [skill.rstrip() for _, _, skill, _ in rows] == ["tool (ops/tool)", "tool (tool)", "tool (ops/tool)"]
+    assert [skill.rstrip() for _, _, skill, _ in columns([archive("a", "ops/tool")])] == ["tool"]
+
+
 def test_the_text_listing_keeps_its_columns_for_a_pinned_skill(tmp_path):
     """A pinned row pushed its provenance, uses and description one word to the right."""
     home = open_home(tmp_path / "h")

@@ -42,10 +42,22 @@ def sha256(data: bytes) -> str:
 
 def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
     """Each entry's (time, action, skill, actor), the first three padded to the widest shown, so a
-    listing's columns line up in either skin (a skill name is cut to ``SKILL_CELLS``); a control
-    character or lone surrogate is padded as the symbol it is shown as."""
+    listing's columns line up in either skin (a skill name is cut to ``SKILL_CELLS``; one the listing
+    shows in two folders comes with its folder, by ``skill_label``); a control character or lone
+    surrogate is padded as the symbol it is shown as."""
+    from ..skills.library import skill_label  # (the library reads the ledger)
+
+    entries = list(entries)
+    folders: dict[str, set[str | None]] = {}
+    for entry in entries:
+        folders.setdefault(entry.skill, set()).add(entry.folder)
     rows = [
-        (visible(e.when), visible(e.action), cut(visible(e.skill), SKILL_CELLS), visible(e.shown_actor))
+        (
+            visible(e.when),
+            visible(e.action),
+            cut(visible(skill_label(e.skill, e.folder if len(folders[e.skill]) > 1 else None)), SKILL_CELLS),
+            visible(e.shown_actor),
+        )
         for e in entries
     ]
     widths = [max((len(row[i]) for row in rows), default=0) for i in range(3)]
@@ -80,6 +92,14 @@ class LedgerEntry:
     def when(self) -> str:
         """Its time as listings show it: ``2026-12-04 18:07`` (local time)."""
         return shown_time(self.ts) or self.ts[:16].replace("T", " ")
+
+    @property
+    def folder(self) -> str | None:
+        """The skill's folder under skills/ as the change found it (its SKILL.md before, else after)."""
+        for ref in (*self.before, *self.after):
+            if ref.path.startswith("skills/") and ref.path.endswith("/SKILL.md"):
+                return ref.path[len("skills/") : -len("/SKILL.md")]
+        return None
 
     @property
     def shown_actor(self) -> str:
