@@ -81,12 +81,14 @@ def _limit_findings(target: str, state, limit: int) -> list[Finding]:
                 "memory",
                 "warning",
                 f"{name} holds text that does not round-trip through the memory tool; the workbench "
-                "refuses every replace and remove until it is resolved (Hermes does for most causes). "
+                "refuses every replace and remove until it is resolved (Hermes refuses them too, except for a "
+                "look-alike '§', where it edits the merged entry as one). "
                 # (being over the limit is its own finding, below: said once)
                 + " ".join(r.message for r in diagnosis.reasons if r.kind != "store_over_limit"),
                 ("Normalise its line endings first (`workbench doctor --fix`); then " if has_crlf(state.raw) else "")
                 + f"`workbench memory repair --target {target}` lists the repairs (split, trim or remove an "
-                "entry; journaled, undoable), as does the TUI's Memory screen (r).",
+                "entry; journaled, undoable), as does the TUI's Memory screen (r). `doctor --fix` makes none "
+                "of them: each is a choice about the file's text.",
             )
         )
     else:
