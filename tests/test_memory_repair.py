@@ -470,3 +470,11 @@ def test_what_an_add_takes_is_never_called_a_stray_section_line(home):
     assert home.memory.add("memory", "§\nfoo", user())["success"]  # (it reads back as written)
     assert home.memory.add("memory", "bar", user())["success"]
     assert not repair.examine(home.memory, "memory").reasons
+
+
+def test_the_removal_of_an_empty_entry_says_it_is_empty(home):
+    """A trial: `--remove 2` of an empty entry said `Remove entry 2 ()`."""
+    put(home, "alpha\n§\n\n§\nbeta")
+    found = repair.examine(home.memory, "memory")
+    assert repair.remove(found.piece(2)).label == "Remove entry 2 (empty)"
+    assert repair.remove(found.piece(1)).label == "Remove entry 1 (alpha)"

@@ -563,7 +563,8 @@ def fitting_trim(pieces: list[Piece], piece: Piece, limit: int) -> Repair:
 
 
 def remove(piece: Piece) -> Repair:
-    return Repair("remove", f"Remove entry {piece.number} ({piece.preview})", piece.number, "")
+    what = f"({piece.preview})" if piece.preview else "(empty)"
+    return Repair("remove", f"Remove entry {piece.number} {what}", piece.number, "")
 
 
 def rewrite(piece: Piece, text: str) -> Repair:

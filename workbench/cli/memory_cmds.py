@@ -339,6 +339,7 @@ def show_history(home: Home, args) -> Output:
                 )
                 + ([f"found {history.when(seen)}"] if iso_time(seen) else [])
                 + ([history.first_look(row)] if row.action == "seen" else [])
+                + ([detail["label"]] if row.action == "repair" and isinstance(detail.get("label"), str) else [])
             )
             tail = "  (" + "; ".join(notes) + ")" if notes else ""
             lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {e['action']:<8} {e['target']:<6}{where}{tail}")
