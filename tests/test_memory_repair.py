@@ -407,6 +407,7 @@ def test_space_around_entries_that_hermes_refuses_to_edit_is_found_and_trimmed(h
     [reason] = found.reasons
     assert reason.kind == "spacing" and reason.message.startswith("Entries 1, 2 of MEMORY.md have blank lines")
     assert found.title == "Hermes refuses to edit MEMORY.md" and found.needs_repair
+    assert found.flagged == {1, 2}  # (the repair list marks each entry with space around it, not the first alone)
     assert [r.kind for r in found.repairs] == ["spacing"]
     report = run_doctor(home)
     [finding] = [f for f in report.findings if f.area == "memory"]

@@ -162,6 +162,12 @@ class Diagnosis:
         """Whether one of the reasons is of ``kind``."""
         return any(r.kind == kind for r in self.reasons)
 
+    @property
+    def flagged(self) -> set[int]:
+        """The entries the reasons name, each marked in a list of them (for space around entries, every one)."""
+        marked = {r.piece for r in self.reasons if r.piece is not None}
+        return marked | {p.number for p in _spaced(self.pieces)} if self.has("spacing") else marked
+
     def offers(self, kind: str) -> bool:
         """Whether one of the repairs on offer is of ``kind``."""
         return any(r.kind == kind for r in self.repairs)

@@ -102,9 +102,8 @@ class RepairDialog(Dialog[Choice | None]):
         ]
         if found.crlf:
             return options
-        marked = {r.piece for r in found.reasons}
         for piece in found.pieces:
-            mark = ("⚠ ", "bold $warning") if piece.number in marked else ("  ", "")
+            mark = ("⚠ ", "bold $warning") if piece.number in found.flagged else ("  ", "")
             options.append(
                 Option(
                     assemble(
