@@ -347,7 +347,7 @@ async def test_the_run_question_says_where_each_kind_of_change_is_recorded(home,
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
         said = app.screen.detail
-        assert app.screen.question == "Run the curator now? It would make 1 change(s), exactly these:"
+        assert app.screen.question == "Run the curator now? It would make 1 change, exactly this one:"
         assert said.startswith("mark stale  tomato-care\n\n")  # (what it would do, before anything is done)
         assert "every change is in the ledger" not in said
         assert "Every change it makes is on the Timeline. Those that move or write files" in said

@@ -546,7 +546,12 @@ class SkillsScreen(WorkbenchScreen):
 
         self.ask(
             ConfirmDialog(
-                f"{before}Run the curator now? It would make {len(message.actions)} change(s), exactly these:",
+                f"{before}Run the curator now? It would make "
+                + (
+                    "1 change, exactly this one:"
+                    if len(message.actions) == 1
+                    else f"{len(message.actions)} changes, exactly these:"
+                ),
                 "\n".join([*plan, "", f"{WHERE_RECORDED}."]),
             ),
             answered,
