@@ -218,6 +218,8 @@ def test_idle_upkeep_merges_every_index_in_bounded_steps_and_doctor_reports_it(t
     assert archive.merge_work() == [] and max(archive.fragmentation().values()) <= 3
     assert {q: [h.match_message_id for h in archive.search(q, limit=50)] for q in queries} == before
     assert not any(f.area == "archive" and f.severity == "warning" for f in examine(home))
+    [said] = [f.what for f in examine(home) if f.area == "archive"]  # (it said "merged" of 7 segments)
+    assert said.startswith("Search indexes need no merging (each has fewer than 8 segments, or no merge step")
     home.close()
 
 

@@ -132,7 +132,8 @@ def check_fragmentation(home: Home) -> list[Finding]:
                 Finding(
                     "archive",
                     "info",
-                    "Search indexes are merged: " + ", ".join(f"{t} {n} segment(s)" for t, n in counts.items()) + ".",
+                    f"Search indexes need no merging (each has fewer than {FRAGMENTED} segments, or no merge "
+                    "step would shrink it): " + ", ".join(f"{t} {n} segment(s)" for t, n in counts.items()) + ".",
                 )
             ]
             if counts
