@@ -305,6 +305,28 @@ async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_p
         assert screen.query_one(Input).value == "" and screen.query_one(ContentSwitcher).current == "sessions-tree"
 
 
+async def test_a_transcript_whose_session_a_new_search_leaves_out_says_so(home, tmp_path):
+    """A trial: after opening a hit, a new query's hits were all of other sessions while the transcript
+    kept the one opened, with nothing saying it was not among them (previews follow the cursor in the
+    list, not each refresh while typing)."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash", *"ラーメン")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.hits, what="search hits")
+        await pilot.press("enter")
+        transcript = screen.query_one(Transcript)
+        await wait_for(pilot, lambda: screen.wanted_session == TOKYO and transcript.items, what="the hit opened")
+        assert "not among the hits" not in str(transcript.border_subtitle)
+        await pilot.press("slash", *["backspace"] * 4, *"tomatoes")
+        await wait_for(pilot, lambda: "not among the hits" in str(transcript.border_subtitle), what="the note")
+        await pilot.press("enter")  # the highlighted hit opens: the note goes
+        await wait_for(pilot, lambda: screen.wanted_session != TOKYO, what="the hit's session")
+        assert "not among the hits" not in str(transcript.border_subtitle)
+
+
 async def test_a_not_with_nothing_before_it_is_said_over_the_results_not_searched_for(home, tmp_path):
     """Typing ``NOT tomatoes`` listed the tomato sessions; now nothing is searched and the row says why."""
     seed_sessions(home)

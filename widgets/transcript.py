@@ -188,6 +188,7 @@ class Transcript(ScrollView, can_focus=True):
     cursor: reactive[int] = reactive(-1, init=False)
     follow: reactive[bool] = reactive(True, init=False)
     unseen: reactive[int] = reactive(0, init=False)
+    elsewhere: reactive[bool] = reactive(False, init=False)  # its session is not among a search's hits shown
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -317,6 +318,9 @@ class Transcript(ScrollView, can_focus=True):
     def watch_unseen(self) -> None:
         self._update_subtitle()
 
+    def watch_elsewhere(self) -> None:
+        self._update_subtitle()
+
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
         if self.unseen and self.is_vertical_scroll_end:
@@ -324,6 +328,8 @@ class Transcript(ScrollView, can_focus=True):
 
     def _update_subtitle(self) -> None:
         parts = [] if self.follow else ["follow off (f)"]
+        if self.elsewhere:
+            parts.insert(0, "not among the hits: enter opens the one highlighted")
         if self.unseen:
             parts.insert(0, f"↓ {self.unseen} new")
         self.border_subtitle = " · ".join(parts)

@@ -326,6 +326,7 @@ class SessionsScreen(SessionActions):
         switcher = self.query_one(ContentSwitcher)
         if not query:  # a search still running finishes unseen (its result no longer matches the box)
             switcher.current = "sessions-tree"
+            self.transcript.elsewhere = False
             self.query_one(SearchResults).show("", [])  # the next first letter opens an empty list: less to draw
             return
         # The results take the tree's place when they arrive (_search_done): one relayout and one frame per key.
@@ -375,6 +376,8 @@ class SessionsScreen(SessionActions):
         hits = message.hits[:SEARCH_LIMIT]
         results = self.query_one(SearchResults)  # a failed search says so there, in place of the hits, never "no match"
         results.show(message.query, hits, message.note, more=more, again=message.again, error=message.error)
+        shown = {h.session_id for h in hits} | {sid for h in hits for sid in h.segments}
+        self.transcript.elsewhere = self.wanted_session is not None and self.wanted_session not in shown
         if hits:
             untitled = list(dict.fromkeys(h.session_id for h in hits if not h.title))
             rows = {h.session_id: h.segments or (h.session_id,) for h in hits}
@@ -454,6 +457,7 @@ class SessionsScreen(SessionActions):
     def load_transcript(self, session_id: str, select_id: int | None) -> None:
         """Show a session (the newest request wins; older loads are dropped)."""
         self.wanted_session = session_id
+        self.transcript.elsewhere = False
         self._load_transcript(session_id, select_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="transcript")
