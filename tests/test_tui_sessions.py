@@ -319,12 +319,12 @@ async def test_a_transcript_whose_session_a_new_search_leaves_out_says_so(home, 
         await pilot.press("enter")
         transcript = screen.query_one(Transcript)
         await wait_for(pilot, lambda: screen.wanted_session == TOKYO and transcript.items, what="the hit opened")
-        assert "not among the hits" not in str(transcript.border_subtitle)
+        assert "not a hit: enter opens" not in str(transcript.border_subtitle)
         await pilot.press("slash", *["backspace"] * 4, *"tomatoes")
-        await wait_for(pilot, lambda: "not among the hits" in str(transcript.border_subtitle), what="the note")
+        await wait_for(pilot, lambda: "not a hit: enter opens" in str(transcript.border_subtitle), what="the note")
         await pilot.press("enter")  # the highlighted hit opens: the note goes
         await wait_for(pilot, lambda: screen.wanted_session != TOKYO, what="the hit's session")
-        assert "not among the hits" not in str(transcript.border_subtitle)
+        assert "not a hit: enter opens" not in str(transcript.border_subtitle)
 
 
 async def test_a_not_with_nothing_before_it_is_said_over_the_results_not_searched_for(home, tmp_path):

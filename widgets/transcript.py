@@ -329,7 +329,7 @@ class Transcript(ScrollView, can_focus=True):
     def _update_subtitle(self) -> None:
         parts = [] if self.follow else ["follow off (f)"]
         if self.elsewhere:
-            parts.insert(0, "not among the hits: enter opens the one highlighted")
+            parts.insert(0, "not a hit: enter opens the highlighted one")
         if self.unseen:
             parts.insert(0, f"↓ {self.unseen} new")
         self.border_subtitle = " · ".join(parts)
