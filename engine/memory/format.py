@@ -230,7 +230,10 @@ def hermes_drift(raw: str, limit: int) -> bool:
 def misread_at(entries: list[str]) -> int | None:
     """The index of the first of ``entries`` that, written, would not read back as itself (an entry
     ending in a line holding only '§' joins the next one's delimiter: the next then reads with that
-    line at its start), or None when all of them would."""
+    line at its start), or None when all of them would. Stripped entries free of the delimiter can
+    only be misread so, so a write with no such entry (nearly every one) skips the re-split."""
+    if not any(map(ends_with_delimiter_line, entries[:-1])):
+        return None
     read = split_pieces(serialize(entries))
     if read == entries:
         return None
