@@ -433,7 +433,8 @@ def test_a_stray_section_line_at_the_end_refuses_adds_until_it_is_dropped(home):
     found = repair.examine(home.memory, "memory")
     [reason] = found.reasons
     assert reason.kind == "stray" and reason.piece == 2 and reason.line == 4
-    assert found.title == "MEMORY.md has a stray '§' line"
+    assert found.title == "An add to MEMORY.md would be misread"
+    assert reason.short == "a stray '§' on line 4, ending entry 2"  # (the banner's title and cause say two things)
     [drop] = found.repairs
     assert drop.label == "Drop the stray '§' line 4 from entry 2"
     assert repair.apply(home.memory, "memory", drop, found.sha)["success"]

@@ -182,7 +182,7 @@ class Diagnosis:
         if self.has("spacing"):
             return f"Hermes refuses to edit {self.file_name}"
         if self.has("stray"):
-            return f"{self.file_name} has a stray '§' line"
+            return f"An add to {self.file_name} would be misread"
         if self.store_over is not None:
             return f"{self.file_name} is over its limit"
         if self.reasons:
@@ -412,7 +412,7 @@ def _stray(name: str, piece: Piece, reasons: list[Reason], repairs: list[Repair]
             f"Entry {piece.number} ({piece.preview}) ends with a line holding only '§' (line {at}), a delimiter an "
             "edit left behind: an entry added after it would be read with that line at its start, and this one "
             "without it (the workbench refuses such an add; Hermes's goes through).",
-            f"entry {piece.number}, line {at}: a stray '§' line",
+            f"a stray '§' on line {at}, ending entry {piece.number}",
             piece.number,
             at,
         )
