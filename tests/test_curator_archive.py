@@ -649,7 +649,7 @@ def test_a_pass_leaves_a_skill_hermes_made_again_with_the_archived_copys_record(
     """A trial: Hermes's create of a name the Curator had archived keeps that copy's usage record (its
     old last use, state archived), and the next pass archived the new skill seconds after it was made."""
     write_skill(home, "k8s-rollout", category="devops")
-    home.skills.usage.set_fields("k8s-rollout", created_by="agent")
+    home.skills.usage.set_fields("k8s-rollout", created_by="agent", use_count=7, last_used_at="2026-01-02T00:00:00Z")
     clock.advance(100 * DAY)
     assert home.curator.run().archived == ("k8s-rollout",)
     assert hermes.json(home.root, HERMES_CREATES_K8S) is True  # ops/k8s-rollout, the old record kept
@@ -658,3 +658,12 @@ def test_a_pass_leaves_a_skill_hermes_made_again_with_the_archived_copys_record(
     report = home.curator.run(dry_run=True)
     assert report.plan == () and report.archived == ()
     assert (home.skills_dir / "ops" / "k8s-rollout" / "SKILL.md").exists()
+    # the Skills table: the new skill has no use yet (the old copy's 7 uses and last use are that copy's)
+    new, old = sorted(home.skills.list(include_archived=True), key=lambda s: s.state)
+    assert (new.state, new.use_count, new.last_used_at, new.created_at) == ("active", 0, None, None)
+    assert new.provenance == "agent"
+    assert (old.state, old.use_count, old.last_used_at) == ("archived", 7, "2026-01-02T00:00:00Z")
+    clock.advance(60)
+    home.skills.usage.bump_use("k8s-rollout")  # a use of the new one bumps the same record
+    new = next(s for s in home.skills.list() if s.name == "k8s-rollout")
+    assert new.use_count == 8 and new.last_used_at is not None and new.last_used_at > "2026-01-02"

@@ -26,7 +26,7 @@ from ..skills.changes import Change, Undo, looked_around, record_change, remove_
 from ..skills.discovery import ARCHIVE_DIR, Found
 from ..skills.frontmatter import read_frontmatter
 from ..skills.library import READ_ONLY_PROVENANCE, skill_command, skill_label
-from ..skills.usage import archived_origin, copy_origins, default_record, iso, origin_fields
+from ..skills.usage import archived_origin, copy_origins, default_record, iso, made_anew, origin_fields
 from ..skills.validation import SkillError, check_inside
 from ..textsafety import inline
 from .archive import archived_time, base_name, destination, restore_matches
@@ -552,8 +552,8 @@ class Curator:
                 continue
             checked += 1
             if record and record.get("state") == "archived":
-                if record.get("archive_dir") in archived_dirs:  # the record is that copy's: this one was made anew
-                    continue  # (its age is unknown: Hermes's create keeps the old record, last use and all)
+                if made_anew(record, archived_dirs):  # the record is that copy's: its age is unknown
+                    continue
                 record = {**record, "state": "active"}  # moved back by hand: its folder says active
             decision = decide(record, now, policy)
             if found.name in cron_named:  # in use while a job names it, fired lately or not: left as it is

@@ -34,7 +34,17 @@ from .frontmatter import parse_frontmatter, tags_of, validate_skill_md
 from .index import index_problem, render_index
 from .outside import OutsideChanges
 from .threats import check_plan
-from .usage import UsageStore, UsageUnreadable, archived_origin, copy_origins, default_record, iso, last_activity
+from .usage import (
+    UsageStore,
+    UsageUnreadable,
+    archived_origin,
+    copy_origins,
+    default_record,
+    iso,
+    last_activity,
+    made_anew,
+    since_made,
+)
 from .validation import (
     OldStringMissing,
     SkillError,
@@ -255,9 +265,14 @@ class SkillLibrary:
         classify = self.provenance_of()
         # who proposed a skill is the journal's to say; without it the library on disk is still listed
         proposers = self.home.journal.read_or(lambda: self.home.journal.proposers("skills", "create"), {})
-        return [
-            self._info(f, records.get(f.name), classify(f, records.get(f.name)), proposers.get(f.name)) for f in found
-        ]
+        adopted = any(not f.archived and (records.get(f.name) or {}).get("state") == "archived" for f in found)
+        archived_dirs = {a.dir_name for a in self.scanner.archived()} if adopted else set()
+
+        def own(f: Found) -> dict[str, Any] | None:
+            record = records.get(f.name)
+            return since_made(record) if not f.archived and made_anew(record, archived_dirs) else record
+
+        return [self._info(f, own(f), classify(f, records.get(f.name)), proposers.get(f.name)) for f in found]
 
     def list(self, include_archived: bool = False) -> list[SkillInfo]:
         """Every active skill (and archived ones); a refused ``skills/`` link is an error naming it."""

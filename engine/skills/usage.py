@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..clock import Clock
 from ..fileio import LinkPolicy, UnsafePath
@@ -145,6 +145,34 @@ def last_activity(record: dict[str, Any]) -> float | None:
     parsed = (parse_iso(record.get(k)) for k in ("last_used_at", "last_viewed_at", "last_patched_at"))
     moments = [m for m in parsed if m is not None]
     return max(moments) if moments else None
+
+
+def made_anew(record: dict[str, Any] | None, archived_dirs: set[str]) -> TypeGuard[dict[str, Any]]:
+    """Whether an active skill's record is an archived copy's: Hermes's create under an archived name
+    keeps that copy's record (state archived, ``archive_dir`` naming it), so its counts and stamps
+    are the old copy's until the new one is used."""
+    return record is not None and record.get("state") == "archived" and record.get("archive_dir") in archived_dirs
+
+
+def since_made(record: dict[str, Any]) -> dict[str, Any]:
+    """What a record ``made_anew`` says of the new skill: the stamps after the archive (a use of the
+    new one bumps the same record), the counts only once it has some (they then include the old
+    copy's), no creation time (the record's is the old copy's) and its pin and creator as they are."""
+    archived = parse_iso(record.get("archived_at"))
+    later = {
+        k: record.get(k)
+        for k in ("last_used_at", "last_viewed_at", "last_patched_at")
+        if archived is None or (parse_iso(record.get(k)) or 0) > archived
+    }
+    counts = {k: record.get(k) for k in COUNTERS} if any(later.values()) else {}
+    return {
+        **default_record(""),
+        **counts,
+        **later,
+        "created_at": None,
+        "pinned": record.get("pinned"),
+        "created_by": record.get("created_by"),
+    }
 
 
 class UsageUnreadable(SkillError):
