@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 
 import pytest
 
+from engine import lock_waits
 from engine.curator.run import PlanChanged
 from engine.events import SkillChanged
 from engine.skills.manage import skill_manage_tool
 from engine.skills.validation import SkillError
 from engine.tools import BACKGROUND_REVIEW, ToolContext
+from tests.lock_support import holding_flock
+from tests.test_lock_cancel import in_thread, wait_until_waiting
 from tests.test_skills_support import ctx, skill_md, tree_state, write_skill
 
 DAY = 86400
@@ -667,3 +671,64 @@ def test_a_pass_leaves_a_skill_hermes_made_again_with_the_archived_copys_record(
     home.skills.usage.bump_use("k8s-rollout")  # a use of the new one bumps the same record
     new = next(s for s in home.skills.list() if s.name == "k8s-rollout")
     assert new.use_count == 8 and new.last_used_at is not None and new.last_used_at > "2026-01-02"
+
+
+def test_an_archive_that_waited_for_the_skills_lock_reads_the_pin_again(home):
+    """A pin set while an archive waited for the skills lock (after its first read) was not read again:
+    the pinned skill was archived. Hermes's pin takes only the usage lock, as ``set_fields`` does here."""
+    write_skill(home, "deploy", category="ops")
+    lock = home.skills_dir / ".locks" / "skills.lock"
+    lock.parent.mkdir(exist_ok=True)
+    holder = holding_flock(lock)
+    try:
+        thread, outcome = in_thread(lambda: waiting_visibly(lambda: home.curator.archive("deploy")))
+        wait_until_waiting(lock, thread)
+        home.skills.usage.set_fields("deploy", pinned=True)
+    finally:
+        holder.stdin.close()
+        holder.wait()
+    thread.join(timeout=10)
+    assert isinstance(outcome.get("error"), SkillError) and "pinned" in str(outcome["error"])
+    assert (home.skills_dir / "ops" / "deploy" / "SKILL.md").exists() and not home.curator.ledger()
+
+
+def test_a_pass_leaves_a_skill_pinned_while_it_waited_for_the_skills_lock(home, clock):
+    write_skill(home, "deploy", category="ops")
+    home.skills.usage.set_fields("deploy", created_by="agent")
+    clock.advance(100 * DAY)
+    lock = home.skills_dir / ".locks" / "skills.lock"
+    lock.parent.mkdir(exist_ok=True)
+    holder = holding_flock(lock)
+    try:
+        thread, outcome = in_thread(lambda: waiting_visibly(home.curator.run))
+        wait_until_waiting(lock, thread)
+        home.skills.usage.set_fields("deploy", pinned=True)
+    finally:
+        holder.stdin.close()
+        holder.wait()
+    thread.join(timeout=10)
+    report = outcome["result"]
+    assert report.archived == () and report.errors == ("deploy: pinned since the pass began; left as it is",)
+    assert (home.skills_dir / "ops" / "deploy" / "SKILL.md").exists()
+
+
+def test_a_pin_takes_the_skills_lock_an_archive_reads_it_under(home):
+    write_skill(home, "deploy", category="ops")
+    lock = home.skills_dir / ".locks" / "skills.lock"
+    lock.parent.mkdir(exist_ok=True)
+    holder = holding_flock(lock)
+    try:
+        thread, outcome = in_thread(lambda: waiting_visibly(lambda: home.curator.pin("deploy")))
+        wait_until_waiting(lock, thread)
+        assert not home.skills.get("deploy").pinned  # (not written while an archive may hold the lock)
+    finally:
+        holder.stdin.close()
+        holder.wait()
+    thread.join(timeout=10)
+    assert outcome["result"]["changed"] and home.skills.get("deploy").pinned
+
+
+def waiting_visibly(call):
+    """``call`` with its lock waits listed in ``lock_waits.under_way`` (a cancellable scope never cancelled)."""
+    with lock_waits.cancellable(threading.Event()):
+        return call()

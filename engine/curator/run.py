@@ -343,12 +343,14 @@ class Curator:
                 ),
             ).ledger_id
 
-    def _archive_found(self, found: Found, actor: str, now: float, evidence: dict[str, Any]) -> tuple[Path, str | None]:
+    def _archive_found(
+        self, found: Found, actor: str, now: float, evidence: dict[str, Any], check: Callable[[], None] | None = None
+    ) -> tuple[Path, str | None]:
         def plan() -> tuple[Path, dict[str, Any]]:
             dest = destination(self.skills.archive_dir, found.dir_name, now)
             return dest, self._archived_fields(found, dest, now)
 
-        return self._move(found, "archive", actor, evidence, plan)
+        return self._move(found, "archive", actor, evidence, plan, check)
 
     def _usage_change(self, name: str, fields: dict[str, Any]) -> dict[str, Any]:
         """The usage record before and after ``fields`` are set: a rollback sets exactly those keys back."""
@@ -393,10 +395,14 @@ class Curator:
             raise SkillError(f"Skill '{found.name}' is already archived in skills/{found.rel}; nothing was changed.")
         record = self.skills.usage.load().get(found.name)
         self._refuse_read_only(found, self.skills.provenance_of()(found, record), "archive")
-        if (record or {}).get("pinned"):
-            raise SkillError(pinned_refusal(found.name, self.skills.command_arg("unpin", found)))
+
+        def unpinned() -> None:  # (again under the skills lock, which a pin of ours takes too)
+            if (self.skills.usage.load().get(found.name) or {}).get("pinned"):
+                raise SkillError(pinned_refusal(found.name, self.skills.command_arg("unpin", found)))
+
+        unpinned()
         now = self.home.clock.now()
-        dest, ledger_id = self._archive_found(found, actor, now, {})
+        dest, ledger_id = self._archive_found(found, actor, now, {}, unpinned)
         jobs = jobs_naming(self.home, found.name)
         left = f" Cron job(s) {', '.join(map(repr, jobs))} name it and run without it until it is restored." * bool(
             jobs
@@ -494,9 +500,11 @@ class Curator:
         verb = "pin" if pinned else "unpin"
         if bool((record or {}).get("pinned")) == pinned:  # as asked already (Hermes's pin, or ours): no row
             return _pin_unchanged(found.name, pinned)
-        # pending until written: a look at the pins meanwhile knows the change is ours
+        # pending until written: a look at the pins meanwhile knows the change is ours. Under the skills
+        # lock, so an archive or a Curator pass, which read the pin under it, never archives it meanwhile.
         try:
             with (
+                self.skills.write_lock(),
                 looked_around(self.home, [found.name], [self.skills.ledger.rel(found.path)]) as scope,
                 self.home.journal.recording(
                     "skills", verb, found.name, actor="user", before=str(not pinned), after=str(pinned)
@@ -580,7 +588,7 @@ class Curator:
             return report_of(True)
         if expected is not None and set(map(tuple, expected)) != set(decided.plan()):
             raise PlanChanged(report_of(True))
-        report = report_of(False, tuple(self._apply(decided, now, iso(now))))
+        report = report_of(False, tuple(self._apply(decided, now, iso(now), policy)))
         report = replace(report, report_path=str(self._write_report(report, policy).absolute()))
         self._save_state(report, now)
         self.home.journal.append(
@@ -593,13 +601,21 @@ class Curator:
         )
         return report
 
-    def _apply(self, decided: _Pass, now: float, run_id: str) -> list[str]:
+    def _apply(self, decided: _Pass, now: float, run_id: str, policy: Policy) -> list[str]:
         """Archive (each a recorded move), then one usage update for every state change (rows carry ``run``)."""
         fields: dict[str, dict[str, Any]] = {}
         errors = []
         for found in decided.decisions.get(ARCHIVE, []):  # each archive sets its own usage record
+
+            def still_due(name: str = found.name) -> None:  # (under the skills lock, which a pin of ours takes)
+                record = self.skills.usage.load().get(name) or {}
+                if decide({**record, "state": "active"}, now, policy) != ARCHIVE:
+                    raise SkillError(
+                        f"{'pinned' if record.get('pinned') else 'used'} since the pass began; left as it is"
+                    )
+
             try:
-                self._archive_found(found, "curator", now, {"reason": "inactive", "run": run_id})
+                self._archive_found(found, "curator", now, {"reason": "inactive", "run": run_id}, still_due)
             except (SkillError, OSError) as exc:
                 errors.append(f"{found.name}: {exc}")
                 decided.decisions[ARCHIVE] = [f for f in decided.decisions[ARCHIVE] if f is not found]
