@@ -158,11 +158,52 @@ def test_a_commands_own_parser_reads_as_the_whole_one_does(words):
 
 
 def test_the_top_levels_help_and_usage_name_every_command_whatever_follows():
-    """A review: with only the named command's parser built, `workbench --help memory` listed memory
-    alone, and a usage error before a command read `workbench … [memory]`."""
-    page = run("--help", "memory")
+    """A review: with only the named command's parser built, a usage error before a command read
+    `workbench … [memory]`. The top level's help lists every command."""
+    page = run("--help")
     assert page.returncode == 0 and all(f"    {name}" in page.stdout for name in ("memory", "sessions", "revert"))
     wrong = run("--bogus", "memory", "show")
     assert wrong.returncode == 2 and wrong.stderr.startswith(
         "usage: workbench [-h] [--home HOME] [--json] [COMMAND ...]"
     )
+
+
+@pytest.mark.parametrize(
+    "words, usage",
+    [
+        (["--help", "memory"], "usage: workbench memory [-h]"),
+        (["-h", "memory", "add"], "usage: workbench memory add [-h]"),
+        (["--home", "H", "--help", "sessions", "search"], "usage: workbench sessions search [-h]"),
+    ],
+)
+def test_a_help_option_before_a_command_gives_that_commands_help(tmp_path, words, usage):
+    """A trial: `workbench --help memory` printed the top level's page (argparse acts on the first
+    help option it meets), not memory's. Nothing is run and no home is made."""
+    words = [str(tmp_path / "h") if w == "H" else w for w in words]
+    page = run(*words)
+    assert page.returncode == 0 and page.stdout.startswith(usage) and not (tmp_path / "h").exists()
+
+
+def test_a_help_option_after_two_dashes_is_text(tmp_path):
+    added = run("--home", str(tmp_path / "h"), "memory", "add", "--", "--help")
+    assert added.returncode == 0 and (tmp_path / "h" / "memories" / "MEMORY.md").read_text() == "--help"
+
+
+@pytest.mark.parametrize(
+    "words, listed, close",
+    [
+        (["memroy"], "invalid choice: 'memroy' (choose from 'tui', ", "memory"),
+        (["memory", "shwo"], "invalid choice: 'shwo' (choose from 'show', ", "show"),
+        (["memory", "add", "--target", "usr", "x"], "invalid choice: 'usr' (choose from 'memory', 'user')", "user"),
+    ],
+)
+def test_a_mistyped_command_action_or_choice_is_offered_the_closest(words, listed, close):
+    """A trial: a mistyped word got argparse's whole list and no "did you mean"."""
+    result = run(*words)
+    assert result.returncode == 2 and listed in result.stderr
+    assert result.stderr.rstrip().endswith(f"). Did you mean {close!r}?")
+
+
+def test_a_word_like_no_choice_gets_no_guess():
+    result = run("xyz")
+    assert result.returncode == 2 and "Did you mean" not in result.stderr

@@ -9,7 +9,9 @@ usage errors to 2, never showing a traceback for either.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
+import re
 import shlex
 import sqlite3
 import sys
@@ -108,7 +110,7 @@ class _Parser(argparse.ArgumentParser):
             raise _ArgumentError(self, message)
         self._advising = True
         try:
-            advice = self._dash_hint(message) or self._dashed_value_hint(message)
+            advice = self._dash_hint(message) or self._dashed_value_hint(message) or _choice_hint(message)
         finally:
             self._advising = False
         raise _ArgumentError(self, message + advice)
@@ -190,6 +192,15 @@ class _Parser(argparse.ArgumentParser):
         return f" ({hint})"
 
 
+def _choice_hint(message: str) -> str:
+    """For a mistyped command, action or option value (``memroy``): the choices most like it."""
+    found = re.fullmatch(r"argument .*: invalid choice: '(.*)' \(choose from (.*)\)", message, re.S)
+    if found is None:
+        return ""
+    close = difflib.get_close_matches(found[1], re.findall(r"'([^']*)'", found[2]), n=2, cutoff=0.7)
+    return f". Did you mean {' or '.join(map(repr, close))}?" if close else ""
+
+
 def common_options() -> argparse.ArgumentParser:
     """Options every command accepts, before or after the subcommand name."""
     common = argparse.ArgumentParser(add_help=False)
@@ -216,6 +227,19 @@ def _command_word(argv: list[str]) -> str | None:
         elif not word.startswith("-"):
             return word
     return None
+
+
+def _help_moved(argv: list[str]) -> list[str]:
+    """``workbench --help memory add``: the help of the command named, not the top level's (argparse
+    acts on the first help option it meets). Words after ``--`` are text, never a help option."""
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    helps = [i for i, word in enumerate(head) if word in ("-h", "--help")]
+    rest = [word for i, word in enumerate(argv) if i not in helps]
+    word = _command_word(rest)
+    if not helps or word not in COMMANDS or rest.index(word) < helps[0]:
+        return argv
+    cut = rest.index("--") if "--" in rest else len(rest)
+    return [*rest[:cut], "--help", *rest[cut:]]
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -317,7 +341,7 @@ def _layout_progress(step: str, done: int, total: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _help_moved(list(sys.argv[1:] if argv is None else argv))
     typed.set(tuple(argv))
     as_json = "--json" in argv
     parser = build_parser(argv)
