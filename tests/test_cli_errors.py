@@ -546,3 +546,20 @@ def test_a_lock_holder_that_rewrote_its_title_is_named_without_its_arguments(tmp
         for process in (titled, script, blank):
             process.kill()
             process.wait()
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["memory", "undo", "-1"], "-1 is out of range: give an id of 1 or more"),
+        (["timeline", "show", "0"], "0 is out of range: give an id of 1 or more"),
+        (["memory", "undo", str(2**63)], f"{2**63} is out of range: give an id from 1 to 9,223,372,036,854,775,807"),
+    ],
+)
+def test_an_id_below_one_is_refused_without_sqlites_bound(tmp_path, argv, said, capsys):
+    """A trial: `memory undo -1` answered `give an id from 1 to 9,223,372,036,854,775,807`, a bound
+    only SQLite has in mind; it is named only for an id past it."""
+    from workbench.cli import main
+
+    assert main(["--home", str(tmp_path / "h"), "--json", *argv]) == 2
+    assert json.loads(capsys.readouterr().out)["error"].endswith(said)

@@ -19,6 +19,8 @@ def whole(low: int = 0, high: int = INT_MAX, what: str = "a whole number"):
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if high == INT_MAX and value < low:  # (SQLite's bound is no range a person has in mind)
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give {what} of {low:,} or more")
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"{text} is out of range: give {what} from {low:,} to {high:,}")
         return value
