@@ -273,7 +273,13 @@ class SessionsScreen(SessionActions):
         tree = self.tree
         more = "+" if tree.more_roots else ""
         roots = f"{tree.root_count}{more} root{'s' * (tree.root_count != 1 or bool(more))}"
-        tree.border_title = f"Lineage · {roots} · by {LISTED_BY}"  # (newest first; the date each row shows)
+        listed = f"{roots} · by {LISTED_BY}"  # (newest first; the date each row shows)
+        # the pane's name gives way first, so a narrow pane (80 columns) keeps the order whole
+        tree.border_title = f"Lineage · {listed}" if len(listed) + 14 <= tree.size.width else listed
+
+    def on_resize(self) -> None:
+        if self.tree.root_count or self.tree.more_roots:
+            self.call_after_refresh(self._count_roots)
 
     @on(LineageTree.MoreRootsWanted)
     def _more_roots(self, message: LineageTree.MoreRootsWanted) -> None:
