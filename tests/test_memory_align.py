@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.memory import history
 from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, Row, align
 from engine.tools import ToolContext
+from tests.hermes_support import MEMORY_TURNS
 
 AGENT = ToolContext(actor="agent", session_id="s-1")
 
@@ -193,3 +197,28 @@ def test_entries_edited_in_place_each_stay_on_their_predecessors_row(frozen, dat
     rows = align(frozen, live, links)
     assert [(r.frozen, r.live) for r in rows] == [(i, i) for i in range(len(frozen))]
     assert [r.status for r in rows] == [CHANGED if i in edited else UNCHANGED for i in range(len(frozen))]
+
+
+@pytest.mark.slow  # Hermes's own memory tool and SessionDB in their own process
+def test_a_replace_hermes_made_past_pairing_is_followed_to_its_new_text(home, hermes, clock):
+    """A trial: an editor opened on the last entry, which Hermes then replaced with unlike text, said
+    "another writer removed this entry" (the look journals a removal and an add when the texts are too
+    unlike to pair); state.db's call says it was replaced, and what by."""
+    memory = home.memory
+    assert memory.add("memory", "Kettle descales monthly", AGENT)["success"]
+    assert memory.add("memory", "Prefers pytest over unittest", AGENT)["success"]
+    script = (
+        MEMORY_TURNS
+        + 'db.create_session("s-tea", source="cli", model="m")\n'
+        + 'turn("s-tea", "cat", {"action": "replace", "target": "memory", "content": "Owns a cat called Miso", '
+        + '"old_text": "pytest over"})\n'
+        + "print(json.dumps(ids))\n"
+    )
+    hermes.json(home.root, script)
+    clock.advance(time.time() - clock.now())  # (the look's time against state.db's, stamped by Hermes)
+    memory.catch_up()  # the look the TUI's watcher makes: a removal and an add, the texts too unlike to pair
+    assert [(r.action, r.actor) for r in memory.history("memory", limit=2)] == [
+        ("add", "external"),
+        ("remove", "external"),
+    ]
+    assert history.successor(memory, "memory", "Prefers pytest over unittest") == "Owns a cat called Miso"

@@ -485,16 +485,34 @@ def successors(memory: MemoryStore, target: str, entries: list[str]) -> dict[str
         return {}
     current: dict[str, str | None] = {entry: entry for entry in entries}
     held = dict(current)  # the text each chain last had, which a later add or undo can put back
-    for row in reversed(memory.history(target, limit=500)):
+    rows = memory.history(target, limit=500)
+    for row in reversed(rows):
         for entry, now in current.items():
             if now is None and row.after is not None and row.after == held[entry]:  # removed, then put back
                 current[entry] = row.after
             elif now is not None and row.before == now and row.after != now:
-                current[entry] = row.after
-                if row.after is not None:  # (a removal keeps the text it had)
-                    held[entry] = row.after
+                current[entry] = row.after if row.after is not None else _replaced_by(memory, row, rows)
+                if current[entry] is not None:  # (a removal keeps the text it had)
+                    held[entry] = current[entry]
     live = set(memory.entries(target))
     return {entry: now for entry, now in current.items() if now is None or now in live}
+
+
+def _replaced_by(memory: MemoryStore, removal: JournalEntry, rows: list[JournalEntry]) -> str | None:
+    """The entry one Hermes replace call put in place of the entry an outside look found removed (the
+    texts too unlike to pair on disk, so the look journaled a removal and an add): that add's text,
+    when state.db shows the same call behind both; else None (a removal it is)."""
+    edit = removal.detail.get("edit")
+    if removal.actor != "external" or edit is None:
+        return None
+    halves = [r for r in rows if r.action == "add" and r.actor == "external" and r.detail.get("edit") == edit]
+    call = hermes_call(memory, removal) if halves else None
+    if call is None or call.action != "replace":
+        return None
+    key = (call.session_id, call.message_id)
+    return next(
+        (r.after for r in halves if (c := hermes_call(memory, r)) and (c.session_id, c.message_id) == key), None
+    )
 
 
 # -- undo ----------------------------------------------------------------------------
