@@ -940,3 +940,55 @@ def test_a_file_read_on_from_the_one_before_reads_as_a_fresh_read_of_it(home, me
     assert mem.read("memory").entries == read_as_hermes(text)
     assert mem.read("memory").raw == text  # and once more, the very same bytes
     assert mem.read("memory").entries == read_as_hermes(text)
+
+
+def test_a_replace_to_another_entrys_exact_text_is_refused(mem, home):
+    """A trial: `memory replace --old Beta "Alpha fact one"` stored Alpha twice (Hermes keeps one copy
+    when it reads the file), then the replace's undo took out the one copy left: Alpha was lost."""
+    mem.add("memory", "Alpha fact one", u())
+    mem.add("memory", "Beta fact two", u())
+    before = mem.path("memory").read_bytes()
+    refused = mem.replace("memory", "Beta", "Alpha fact one", u())
+    assert refused["error"] == (
+        "'Alpha fact one' is already entry 1: the file would hold it twice. Remove this entry instead, or give it "
+        "different text. Nothing was changed."
+    )
+    assert not mem.replace_exact("memory", "Beta fact two", "Alpha fact one")["success"]  # (the editor's save)
+    said = mem.replace("memory", "Beta", "Alpha fact one", agent())["error"]
+    assert said.startswith("The new content is already an entry ('Alpha fact one'): the store would hold it twice.")
+    batch = [{"action": "replace", "old_text": "Beta", "content": "Alpha fact one"}]
+    assert "would hold it twice" in mem.batch("memory", batch, agent())["error"]
+    assert mem.path("memory").read_bytes() == before and len(mem.history()) == 2
+    # a batch that ends with one copy (a merge into the other entry's text, then its removal) goes through
+    merge = [
+        {"action": "replace", "old_text": "Beta", "content": "Alpha fact one"},
+        {"action": "remove", "old_text": "Alpha"},
+    ]
+    assert mem.batch("memory", merge, agent())["success"] and mem.entries("memory") == ["Alpha fact one"]
+
+
+@pytest.mark.slow  # Hermes's own memory tool in its own process
+def test_an_undo_never_takes_out_a_copy_another_writer_made(mem, home, hermes):
+    """Hermes's replace may write an entry's exact text again (it checks nothing); an undo of our add of
+    that text would then take out both copies, so it is refused, and the file is left as it is."""
+    mem.add("memory", "Alpha fact one", u())
+    mem.add("memory", "Beta fact two", u())
+    hermes.run(
+        home.root,
+        """
+        from tools.memory_tool import MemoryStore, memory_tool
+        store = MemoryStore()
+        store.load_from_disk()
+        print(memory_tool(store=store, action="replace", target="memory", old_text="Beta", content="Alpha fact one"))
+        """,
+    )
+    raw = mem.path("memory").read_text(encoding="utf-8")
+    assert raw.count("Alpha fact one") == 2
+    added = mem.history()[-1]
+    assert added.action == "add" and added.after == "Alpha fact one"
+    refused = mem.undo(added.id)
+    assert refused["error"] == (
+        f"Cannot undo row {added.id}: MEMORY.md holds 'Alpha fact one' twice (another writer wrote it again since), "
+        "and undoing would take out both copies. Nothing was changed: edit or remove the entry by hand."
+    )
+    assert mem.path("memory").read_text(encoding="utf-8") == raw

@@ -33,7 +33,7 @@ from ..textsafety import one_line, visible
 from ..values import iso_time
 from . import ops, repair
 from .archive_writes import REMOVE, TAKING_ACTIONS, WRITING_ACTIONS
-from .format import FILE_NAMES, read_as_hermes
+from .format import FILE_NAMES, read_as_hermes, split_pieces
 from .ops import Outcome, Refusal, refuse
 from .rebuild import LEFT_ROW
 from .store import SUBSYSTEM, _Plan, _scan, _Writer
@@ -757,11 +757,23 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
         "or removed since). Nothing was changed."
     )
     extra = {"op": kind}
+
+    def one_copy() -> None:
+        """(Under the lock.) Refuse to take out an entry the file holds twice: another writer wrote its
+        text again since (a Hermes replace to an entry's exact text), and the write would take out both."""
+        if split_pieces(memory.read(row.target).raw).count(row.after or "") > 1:
+            raise refuse(
+                f"Cannot undo row {row.id}: {file_name} holds '{ops.preview(row.after or '')}' twice (another "
+                "writer wrote it again since), and undoing would take out both copies. Nothing was changed: "
+                "edit or remove the entry by hand."
+            )
+
     if kind == "add":
 
         def op(entries: list[str], limit: int) -> Outcome:
             if row.after not in entries:
                 raise gone
+            one_copy()
             return ops.remove(entries, row.after, pin=row.after)
 
         extra["op"] = "remove"
@@ -786,6 +798,7 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
         def op(entries: list[str], limit: int) -> Outcome:
             if row.after not in entries:
                 raise gone
+            one_copy()
             return ops.replace(entries, row.after, old, limit, pin=row.after)
 
         return _Plan("replace", op, {}, old, journal_action="undo", extra_detail=extra)

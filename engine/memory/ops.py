@@ -258,11 +258,28 @@ def add(entries: list[str], content: str, limit: int) -> Outcome:
     return Outcome(new, "Entry added.", [Change("add", None, content)])
 
 
+def _refuse_twice(entries: list[str], after: list[str], operation: str = "") -> None:
+    """Refuse a replace that would leave an entry's text in the file twice: Hermes keeps one copy when it
+    next reads the file, so the write's own row (and its undo) would speak of an entry that is not there,
+    and undoing it would take out the one copy left."""
+    twice = next((text for text in after if after.count(text) > 1 and entries.count(text) < 2), None)
+    if twice is None:
+        return
+    number = next(n for n, text in enumerate(after, 1) if text == twice)
+    raise refuse(
+        f"{operation}The new content is already an entry ('{preview(twice)}'): the store would hold it twice. "
+        "To drop the entry being replaced, use 'remove'; to change it, give different content.",
+        person=f"'{preview(twice)}' is already entry {number}: the file would hold it twice. Remove this entry "
+        "instead, or give it different text. Nothing was changed.",
+    )
+
+
 def replace(entries: list[str], old_text: str, content: str, limit: int, pin: str | None = None) -> Outcome:
     index = locate(entries, old_text, "replace", pin)
     old = entries[index]
     new = list(entries)
     new[index] = content
+    _refuse_twice(entries, new)
     _refuse_too_long(entries, content, limit, size_of(new))
     if size_of(new) > limit:
         raise refuse(
@@ -511,6 +528,7 @@ def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -
             changes.append(Change("remove", old, None, index, preceding(where, at), succeeding(where, at)))
             del work[index]
             removed[str(i)] = old
+    _refuse_twice(entries, work, "After these operations: ")
     if entries and not work:
         file_name = FILE_NAMES[target]
         raise refuse(
