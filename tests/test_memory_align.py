@@ -88,6 +88,23 @@ def test_successors_follow_the_journal_to_what_is_live_now(home):
     ]
 
 
+def test_an_edit_kept_after_another_writer_removed_its_entry_is_one_change(home):
+    """A trial: after Keep mine (the entry removed meanwhile, the draft added back as an edit of it) the
+    columns showed `−` and `+`; the add's row names the entry it is an edit of."""
+    memory = home.memory
+    memory.add("memory", "CI has 2 cores", AGENT)
+    memory.add("memory", "Deploys on Fridays", AGENT)
+    frozen = memory.entries("memory")
+    memory.remove("memory", "Fridays", AGENT)  # another writer, while the editor was open
+    assert memory.add_edit_of("memory", "Deploys on Fridays", "Deploys on Thursdays")["success"]
+    links = history.successors(memory, "memory", ["Deploys on Fridays"])
+    assert links == {"Deploys on Fridays": "Deploys on Thursdays"}
+    assert shown(frozen, memory.entries("memory"), links) == [
+        (UNCHANGED, "CI has 2 cores", "CI has 2 cores"),
+        (CHANGED, "Deploys on Fridays", "Deploys on Thursdays"),
+    ]
+
+
 def test_a_removal_and_an_unrelated_look_alike_add_stay_two_rows(home):
     """The journal says the old entry was removed and the new one added: similar text does not
     make them one change (it did: the trial saw a `~` for a removal beside someone's add)."""

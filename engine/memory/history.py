@@ -488,8 +488,8 @@ def successors(memory: MemoryStore, target: str, entries: list[str]) -> dict[str
     rows = memory.history(target, limit=500)
     for row in reversed(rows):
         for entry, now in current.items():
-            if now is None and row.after is not None and row.after == held[entry]:  # removed, then put back
-                current[entry] = row.after
+            if now is None and row.after is not None and held[entry] in (row.after, row.detail.get("edit_of")):
+                current[entry] = held[entry] = row.after  # removed, then put back (or an edit of it kept: Keep mine)
             elif now is not None and row.before == now and row.after != now:
                 current[entry] = row.after if row.after is not None else _replaced_by(memory, row, rows)
                 if current[entry] is not None:  # (a removal keeps the text it had)
