@@ -626,7 +626,7 @@ async def test_ages_move_on_with_the_clock_and_leave_the_diff_where_it_was(gated
         scrolled = body.scroll_y
         assert scrolled > 0 and "1s ago" in text_of(app, "#proposal-info")
         heading = text_of(app, "#proposal-info").split("\n")  # one line of summary: the diff has it all
-        assert len(heading) == 2 and heading[1].startswith("add to memory: line 0 of a long proposal ⏎ line 1")
+        assert len(heading) == 2 and heading[1].startswith("add to memory: line 0 of a long proposal⏎line 1")
         clock.advance(2 * 3600)
         queue = app.screen.query_one("#queue", OptionList)
         await wait_for(pilot, lambda: "2h" in str(queue.get_option_at_index(0).prompt), what="the queue's age")

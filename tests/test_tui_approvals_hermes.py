@@ -60,7 +60,7 @@ async def test_hermes_batch_shows_the_entries_it_hits_and_an_ambiguous_remove_is
         assert text_of(app, "#proposal-info").startswith("from agent, staged by Hermes · ")
         queue = app.screen.query_one("#queue", OptionList)
         # its own summary is not what it does in words: the payload's is shown
-        assert "\nagent · Hermes · apply 3 op(s) to memory: - replace: tea -> User likes green tea ⏎ - remove" in str(
+        assert "\nagent · Hermes · apply 3 op(s) to memory: - replace: tea -> User likes green tea⏎- remove" in str(
             queue.get_option_at_index(0).prompt
         )
         assert "- User likes tea" in diff and "- Project uses uv" in diff and "+ CI on GitHub" in diff

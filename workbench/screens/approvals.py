@@ -25,6 +25,7 @@ from textual.widgets.option_list import Option
 
 from engine import lock_waits
 from engine.approvals.editing import edit_draft
+from engine.approvals.labels import summary_line
 from engine.approvals.preview import Seen, refusal_now, seen_entries, seen_in, target_line
 from engine.approvals.queue import NOT_APPLIED, DryRun, NoSuchRecord
 from engine.approvals.records import HERMES_SEES, KINDS, PendingRecord, RecordProblem
@@ -444,7 +445,7 @@ class ApprovalsScreen(WorkbenchScreen):
             seen = seen_in(preview)  # approved against what it shows, or refused if that changed meanwhile
             self.confirm(
                 f"Approve {record.subsystem} {record.action} {record.id}?",
-                "\n".join([one_line(record.summary, 300), *hits, *cautions(preview)]),
+                "\n".join([summary_line(record.summary, 300), *hits, *cautions(preview)]),
                 lambda: self._decide(record.id, approve=True, seen=seen),
             )
 
@@ -457,7 +458,7 @@ class ApprovalsScreen(WorkbenchScreen):
         if record is not None:
             self.confirm(
                 f"Reject {record.subsystem} {record.action} {record.id}?",
-                one_line(record.summary, 300) + "\nThe journal keeps it: u puts it back right after.",
+                summary_line(record.summary, 300) + "\nThe journal keeps it: u puts it back right after.",
                 lambda: self._decide(record.id, approve=False, unreadable=False),
             )
 
@@ -629,7 +630,7 @@ class ApprovalsScreen(WorkbenchScreen):
         lines, seen, refused = [], {}, 0
         run = DryRun()
         for record in records:
-            lines.append(f"{record.id}  {'Hermes · ' if record.by_hermes else ''}{one_line(record.summary, 70)}")
+            lines.append(f"{record.id}  {'Hermes · ' if record.by_hermes else ''}{summary_line(record.summary, 70)}")
             if not approve:
                 continue
             try:
@@ -825,7 +826,7 @@ def _queue_row(record: PendingRecord, now: float):
         ("⚠ not what it says · " if record.claim_problem else "", "bold $error"),  # (its file's claims lie)
         (f"{record.origin_label} · ", "$text-muted"),
         ("Hermes · " if record.by_hermes else "", "$secondary"),
-        (one_line(record.summary, 120), ""),
+        (summary_line(record.summary, 120), ""),
     )
 
 
@@ -843,5 +844,5 @@ def _info(record: PendingRecord, now: float, session_id: str | None):
     if session_id:
         parts.append((f" · session {inline(session_id)}", ""))
     parts.append(("\n", ""))
-    parts.append((one_line(record.summary, 240), ""))  # a heading: the diff below holds the whole text
+    parts.append((summary_line(record.summary, 240), ""))  # a heading: the diff below holds the whole text
     return assemble(*parts)
