@@ -23,7 +23,9 @@ async def edit_proposal(pilot, line: str) -> EditDialog:
     await pilot.press("4")
     await wait_for(pilot, lambda: line in text_of(pilot.app, "#proposal-diff"), what="the diff")
     await pilot.press("e")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, EditDialog), what="the editor")
+    await wait_for(  # (composed: on a loaded machine the box is the screen a moment before its parts are)
+        pilot, lambda: isinstance(pilot.app.screen, EditDialog) and pilot.app.screen.query("#error"), what="the editor"
+    )
     return pilot.app.screen
 
 
