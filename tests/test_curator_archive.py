@@ -677,17 +677,7 @@ def test_an_archive_that_waited_for_the_skills_lock_reads_the_pin_again(home):
     """A pin set while an archive waited for the skills lock (after its first read) was not read again:
     the pinned skill was archived. Hermes's pin takes only the usage lock, as ``set_fields`` does here."""
     write_skill(home, "deploy", category="ops")
-    lock = home.skills_dir / ".locks" / "skills.lock"
-    lock.parent.mkdir(exist_ok=True)
-    holder = holding_flock(lock)
-    try:
-        thread, outcome = in_thread(lambda: waiting_visibly(lambda: home.curator.archive("deploy")))
-        wait_until_waiting(lock, thread)
-        home.skills.usage.set_fields("deploy", pinned=True)
-    finally:
-        holder.stdin.close()
-        holder.wait()
-    thread.join(timeout=10)
+    outcome = waiting_for_the_skills_lock(home, lambda: home.curator.archive("deploy"), meanwhile=pin_of(home))
     assert isinstance(outcome.get("error"), SkillError) and "pinned" in str(outcome["error"])
     assert (home.skills_dir / "ops" / "deploy" / "SKILL.md").exists() and not home.curator.ledger()
 
@@ -696,39 +686,43 @@ def test_a_pass_leaves_a_skill_pinned_while_it_waited_for_the_skills_lock(home, 
     write_skill(home, "deploy", category="ops")
     home.skills.usage.set_fields("deploy", created_by="agent")
     clock.advance(100 * DAY)
-    lock = home.skills_dir / ".locks" / "skills.lock"
-    lock.parent.mkdir(exist_ok=True)
-    holder = holding_flock(lock)
-    try:
-        thread, outcome = in_thread(lambda: waiting_visibly(home.curator.run))
-        wait_until_waiting(lock, thread)
-        home.skills.usage.set_fields("deploy", pinned=True)
-    finally:
-        holder.stdin.close()
-        holder.wait()
-    thread.join(timeout=10)
-    report = outcome["result"]
+    report = waiting_for_the_skills_lock(home, home.curator.run, meanwhile=pin_of(home))["result"]
     assert report.archived == () and report.errors == ("deploy: pinned since the pass began; left as it is",)
     assert (home.skills_dir / "ops" / "deploy" / "SKILL.md").exists()
 
 
 def test_a_pin_takes_the_skills_lock_an_archive_reads_it_under(home):
     write_skill(home, "deploy", category="ops")
+
+    def not_yet() -> None:  # (not written while an archive may hold the lock)
+        assert not home.skills.get("deploy").pinned
+
+    outcome = waiting_for_the_skills_lock(home, lambda: home.curator.pin("deploy"), meanwhile=not_yet)
+    assert outcome["result"]["changed"] and home.skills.get("deploy").pinned
+
+
+def pin_of(home):
+    """Hermes's pin of 'deploy', as it takes only the usage lock."""
+    return lambda: home.skills.usage.set_fields("deploy", pinned=True)
+
+
+def waiting_for_the_skills_lock(home, call, meanwhile) -> dict:
+    """``call`` in a thread while another process holds the skills lock; once it waits, ``meanwhile``,
+    then the lock is let go. What ``call`` returned (``result``) or raised (``error``)."""
     lock = home.skills_dir / ".locks" / "skills.lock"
     lock.parent.mkdir(exist_ok=True)
     holder = holding_flock(lock)
     try:
-        thread, outcome = in_thread(lambda: waiting_visibly(lambda: home.curator.pin("deploy")))
+
+        def visibly():  # (its wait listed in ``lock_waits.under_way``: a cancellable scope never cancelled)
+            with lock_waits.cancellable(threading.Event()):
+                return call()
+
+        thread, outcome = in_thread(visibly)
         wait_until_waiting(lock, thread)
-        assert not home.skills.get("deploy").pinned  # (not written while an archive may hold the lock)
+        meanwhile()
     finally:
         holder.stdin.close()
         holder.wait()
     thread.join(timeout=10)
-    assert outcome["result"]["changed"] and home.skills.get("deploy").pinned
-
-
-def waiting_visibly(call):
-    """``call`` with its lock waits listed in ``lock_waits.under_way`` (a cancellable scope never cancelled)."""
-    with lock_waits.cancellable(threading.Event()):
-        return call()
+    return outcome
