@@ -953,6 +953,7 @@ def test_a_replace_to_another_entrys_exact_text_is_refused(mem, home):
         "'Alpha fact one' is already entry 1: the file would hold it twice. Remove this entry instead, or give it "
         "different text. Nothing was changed."
     )
+    assert "is already entry 2:" in mem.replace("memory", "Alpha", "Beta fact two", u())["error"]  # (the other one's)
     assert not mem.replace_exact("memory", "Beta fact two", "Alpha fact one")["success"]  # (the editor's save)
     said = mem.replace("memory", "Beta", "Alpha fact one", agent())["error"]
     assert said.startswith("The new content is already an entry ('Alpha fact one'): the store would hold it twice.")

@@ -265,7 +265,7 @@ def _refuse_twice(entries: list[str], after: list[str], operation: str = "") -> 
     twice = next((text for text in after if after.count(text) > 1 and entries.count(text) < 2), None)
     if twice is None:
         return
-    number = next(n for n, text in enumerate(after, 1) if text == twice)
+    number = (entries if twice in entries else after).index(twice) + 1  # (the copy there already, else the first)
     raise refuse(
         f"{operation}The new content is already an entry ('{preview(twice)}'): the store would hold it twice. "
         "To drop the entry being replaced, use 'remove'; to change it, give different content.",
