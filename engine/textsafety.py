@@ -234,3 +234,25 @@ def json_text(value: object, indent: int | None = None) -> str:
     """``value`` as a JSON document that keeps every text exact and holds no character ``visible``
     would change (``json.dumps`` writes DEL, C1 controls and bidi controls raw when non-ASCII is kept)."""
     return _CONTROLS.sub(_escaped, json.dumps(value, ensure_ascii=False, indent=indent, default=str))
+
+
+def readable_json(value: object) -> str | None:
+    """``value`` as a person reads JSON, when it is (or is the text of) a JSON object or array: indented,
+    with every script's letters as themselves, not ``\\uXXXX`` (Hermes stores tool calls with ``json.dumps``
+    defaults, so Japanese arguments arrive escaped); else None (also when nested past Python's stack).
+    What would drive a terminal is left to ``visible``. The Markdown export and the TUI's transcript
+    both show a tool call's arguments so."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if not stripped or stripped[0] not in "[{":
+            return None
+        try:
+            value = json.loads(stripped)
+        except (ValueError, RecursionError):
+            return None
+    if not isinstance(value, (dict, list)):
+        return None
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return None

@@ -15,7 +15,6 @@ yanking the view.
 
 from __future__ import annotations
 
-import json
 import textwrap
 from bisect import bisect_right
 from collections.abc import Iterable
@@ -35,6 +34,7 @@ from textual.strip import Strip
 from textual.visual import Visual
 
 from engine.clock import shown_time
+from engine.textsafety import readable_json
 
 from .literal import visible
 
@@ -76,18 +76,9 @@ def _clip(text: str) -> str:
 
 
 def _json_text(value: Any) -> str | None:
-    """Pretty JSON if ``value`` is (or parses as) a JSON object or array."""
-    if isinstance(value, str):
-        stripped = value.strip()
-        if not stripped or stripped[0] not in "[{":
-            return None
-        try:
-            value = json.loads(stripped)
-        except ValueError:
-            return None
-    if not isinstance(value, (dict, list)):
-        return None
-    return _clip(sanitize(json.dumps(value, indent=2, ensure_ascii=False)))
+    """Pretty JSON if ``value`` is (or parses as) a JSON object or array (the engine's reading of it)."""
+    pretty = readable_json(value)
+    return None if pretty is None else _clip(sanitize(pretty))
 
 
 def _call_parts(call: Any) -> tuple[str, Any]:

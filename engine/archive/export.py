@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import WorkbenchError
-from ..textsafety import json_text, visible
+from ..textsafety import json_text, readable_json, visible
 from ..values import json_value, number_value, text_value
 from .lineage import LineageMixin
 from .messages import MessagesMixin
@@ -154,6 +154,9 @@ def _markdown(session: Session, heading: str | None, messages: list[Message]) ->
         if message.text:
             lines.append(message.text)
         for call in message.tool_calls or []:
-            function = call.get("function", {}) if isinstance(call, dict) else {}
-            lines += ["", f"```tool-call {function.get('name', '?')}", str(function.get("arguments", "")), "```"]
+            nested = call.get("function") if isinstance(call, dict) else None
+            function = nested if isinstance(nested, dict) else call if isinstance(call, dict) else {}
+            arguments = function.get("arguments", "")
+            shown = readable_json(arguments) or str(arguments)  # (decoded: `ユーザー`, not `\u30e6\u30fc`)
+            lines += ["", f"```tool-call {function.get('name', '?')}", shown, "```"]
     return "\n".join(lines)

@@ -1,0 +1,47 @@
+"""A user trial of `workbench sessions`, `memory` and `curator` on a Hermes-written home: what the
+commands said, run in process (the words, not the process, are the point here)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from engine import open_home
+from workbench.cli import main
+
+ESCAPED = json.dumps({"action": "add", "target": "memory", "content": "ユーザーは渋谷で働いている\u202e"})
+
+
+@pytest.fixture
+def home_dir(tmp_path, clock):
+    """A Japanese session whose tool call Hermes stored with `json.dumps` defaults, and an English one."""
+    home = open_home(tmp_path / "h", clock=clock)
+    archive = home.archive
+    archive.create_session("s-ja-1", source="cli")
+    archive.append_message("s-ja-1", "user", "私は渋谷で働いています")
+    call = {"id": "c1", "type": "function", "function": {"name": "memory", "arguments": ESCAPED}}
+    archive.append_message("s-ja-1", "assistant", None, tool_calls=[call])
+    archive.end_session("s-ja-1", "cli_close")
+    archive.create_session("s-en-1", source="cli", title="Deploys")
+    archive.append_message("s-en-1", "user", "I deploy with make")
+    archive.end_session("s-en-1", "cli_close")
+    home.close()
+    return tmp_path / "h"
+
+
+def cli(capsys, home_dir, *words):
+    code = main([*words, "--home", str(home_dir)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_markdown_export_shows_a_hermes_tool_calls_arguments_decoded(capsys, home_dir):
+    """A trial: the Markdown export showed `"content": "\\u30e6\\u30fc…"`; the TUI showed the words."""
+    code, markdown, _ = cli(capsys, home_dir, "sessions", "export", "s-ja-1", "--format", "markdown")
+    assert code == 0 and '"content": "ユーザーは渋谷で働いている<U+202E>"' in markdown and "\\u30e6" not in markdown
+    code, exact, _ = cli(capsys, home_dir, "sessions", "export", "s-ja-1")  # JSON: exactly as stored
+    stored = sqlite3.connect(home_dir / "state.db").execute("SELECT tool_calls FROM messages WHERE id = 2").fetchone()
+    assert code == 0 and json.loads(exact)["messages"][1]["tool_calls"] == json.loads(stored[0])
+    assert json.loads(exact)["messages"][1]["tool_calls"][0]["function"]["arguments"] == ESCAPED
