@@ -45,3 +45,18 @@ def test_markdown_export_shows_a_hermes_tool_calls_arguments_decoded(capsys, hom
     stored = sqlite3.connect(home_dir / "state.db").execute("SELECT tool_calls FROM messages WHERE id = 2").fetchone()
     assert code == 0 and json.loads(exact)["messages"][1]["tool_calls"] == json.loads(stored[0])
     assert json.loads(exact)["messages"][1]["tool_calls"][0]["function"]["arguments"] == ESCAPED
+
+
+def test_curator_status_while_paused_leads_with_paused_and_says_why_in_one_sentence(capsys, home_dir):
+    """A trial: `curator status` led with `curator: ENABLED` while paused, PAUSED came at the end of the
+    schedule line, and the next line read `not scheduled (paused (`workbench curator resume` lifts it).)`."""
+    assert cli(capsys, home_dir, "curator", "pause")[0] == 0
+    code, out, _ = cli(capsys, home_dir, "curator", "status")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("curator: PAUSED") and "ENABLED" not in out
+    assert "PAUSED" not in "\n".join(lines[1:]) and "((" not in out and ".)" not in out
+    assert (
+        "  next pass: not scheduled — paused: no automatic passes until `workbench curator resume` lifts it." in lines
+    )
+    cli(capsys, home_dir, "curator", "resume")
+    assert cli(capsys, home_dir, "curator", "status")[1].startswith("curator: ENABLED  runs: 0")

@@ -67,7 +67,7 @@ def check(
     if not schedule.enabled:
         return Due(False, "curator.enabled is off in config.yaml; no automatic passes.", None)
     if state.get("paused"):
-        return Due(False, "paused (`workbench curator resume` lifts it).", None)
+        return Due(False, "paused: no automatic passes until `workbench curator resume` lifts it.", None)
     last = parse_iso(state.get("last_run_at"))
     if last is None:  # (no time to give yet: one counted from now would move on with every look)
         return Due(

@@ -69,8 +69,7 @@ def curator_status(home: Home, args) -> Output:
     status = home.curator.status()
     counts, settings = status["counts"], status["settings"]
     lines = [
-        f"curator: {'ENABLED' if status['enabled'] else 'DISABLED'}  runs: {status['run_count']}  "
-        f"last run: {_last_run(status)}",
+        f"curator: {_state(status)}  runs: {status['run_count']}  last run: {_last_run(status)}",
         f"  last summary: {status['last_run_summary'] or '-'}",
         f"  skills: {counts['active']} active, {counts['stale']} stale, {counts['archived']} archived "
         f"({sum(status['managed'].values())} curator-managed, the ones the Curator ages; `hermes curator "
@@ -78,13 +77,19 @@ def curator_status(home: Home, args) -> Output:
         f"  pinned: {', '.join(status['pinned']) or '-'}",
         f"  stale after {settings['stale_after_days']} d, archive after {settings['archive_after_days']} d",
         f"  schedule: every {settings['interval_hours']:g} h after {settings['min_idle_hours']:g} h idle; "
-        f"automatic consolidation {'on' if settings['consolidate'] else 'off'}"
-        f"{'; PAUSED' if status['paused'] else ''}",
-        f"  next pass: {stamped(status['next']['next_at']) or 'not scheduled'} ({status['next']['reason']})",
+        f"automatic consolidation {'on' if settings['consolidate'] else 'off'}",
+        f"  next pass: {stamped(status['next']['next_at']) or 'not scheduled'} — {status['next']['reason']}",
     ]
     if status["usage_problem"]:
         lines.append(f"⚠ {inline(status['usage_problem'])}")
     return Output(status, text="\n".join(lines))
+
+
+def _state(status: dict) -> str:
+    """What governs automatic passes, first: off in config.yaml, else paused, else on."""
+    if not status["enabled"]:
+        return "DISABLED" + (" (and paused)" if status["paused"] else "")
+    return "PAUSED (enabled in config.yaml)" if status["paused"] else "ENABLED"
 
 
 def _last_run(status: dict) -> str:
