@@ -162,6 +162,7 @@ def test_the_top_levels_help_and_usage_name_every_command_whatever_follows():
     `workbench … [memory]`. The top level's help lists every command."""
     page = run("--help")
     assert page.returncode == 0 and all(f"    {name}" in page.stdout for name in ("memory", "sessions", "revert"))
+    assert "    help" not in page.stdout  # (`workbench help` is --help, no command of its own)
     wrong = run("--bogus", "memory", "show")
     assert wrong.returncode == 2 and wrong.stderr.startswith(
         "usage: workbench [-h] [--home HOME] [--json] [COMMAND ...]"
@@ -174,11 +175,18 @@ def test_the_top_levels_help_and_usage_name_every_command_whatever_follows():
         (["--help", "memory"], "usage: workbench memory [-h]"),
         (["-h", "memory", "add"], "usage: workbench memory add [-h]"),
         (["--home", "H", "--help", "sessions", "search"], "usage: workbench sessions search [-h]"),
+        (["memory", "--help", "add"], "usage: workbench memory add [-h]"),
+        (["sessions", "-h", "search", "--limit", "5", "words"], "usage: workbench sessions search [-h]"),
+        (["--help", "memory", "add", "--target", "usr"], "usage: workbench memory add [-h]"),
+        (["help"], "usage: workbench [-h]"),
+        (["help", "memory"], "usage: workbench memory [-h]"),
+        (["--home", "H", "help", "memory", "add"], "usage: workbench memory add [-h]"),
     ],
 )
 def test_a_help_option_before_a_command_gives_that_commands_help(tmp_path, words, usage):
     """A trial: `workbench --help memory` printed the top level's page (argparse acts on the first
-    help option it meets), not memory's. Nothing is run and no home is made."""
+    help option it meets), not memory's; `memory --help add` printed memory's, not add's; and `help`,
+    a common guess, was an invalid choice. Nothing is run and no home is made."""
     words = [str(tmp_path / "h") if w == "H" else w for w in words]
     page = run(*words)
     assert page.returncode == 0 and page.stdout.startswith(usage) and not (tmp_path / "h").exists()

@@ -215,31 +215,77 @@ def common_options() -> argparse.ArgumentParser:
     return common
 
 
-def _command_word(argv: list[str]) -> str | None:
-    """The command ``argv`` names: its first word that is neither an option nor --home's value (none
-    when a help option comes first: that is the top level's help, listing every command)."""
-    words = iter(argv)
-    for word in words:
-        if word == "--home":
-            next(words, None)
-        elif word in ("--", "-h", "--help"):
+HELP = ("-h", "--help")
+
+
+def _command_at(argv: list[str]) -> int | None:
+    """Where the command ``argv`` names is: its first word that is neither an option nor --home's
+    value (none when a help option comes first: that is the top level's help, listing every command)."""
+    skip = False
+    for at, word in enumerate(argv):
+        if skip:
+            skip = False
+        elif word == "--home":
+            skip = True
+        elif word == "--" or word in HELP:
             return None
         elif not word.startswith("-"):
-            return word
+            return at
     return None
 
 
-def _help_moved(argv: list[str]) -> list[str]:
-    """``workbench --help memory add``: the help of the command named, not the top level's (argparse
-    acts on the first help option it meets). Words after ``--`` are text, never a help option."""
-    head = argv[: argv.index("--")] if "--" in argv else argv
-    helps = [i for i, word in enumerate(head) if word in ("-h", "--help")]
-    rest = [word for i, word in enumerate(argv) if i not in helps]
-    word = _command_word(rest)
-    if not helps or word not in COMMANDS or rest.index(word) < helps[0]:
+def _command_word(argv: list[str]) -> str | None:
+    """The command ``argv`` names (``_command_at``)."""
+    at = _command_at(argv)
+    return None if at is None else argv[at]
+
+
+def _help_word(argv: list[str]) -> list[str]:
+    """``workbench help [COMMAND [ACTION]]``, a common guess, as ``workbench [COMMAND [ACTION]] --help``
+    (``help`` is no command: it needs no home and is not listed)."""
+    at = _command_at(argv)
+    if at is None or argv[at] != "help":
         return argv
+    rest = argv[:at] + argv[at + 1 :]
     cut = rest.index("--") if "--" in rest else len(rest)
     return [*rest[:cut], "--help", *rest[cut:]]
+
+
+def _help_moved(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """``workbench --help memory add``, ``workbench memory --help add``: the help of the innermost
+    action named, not of the first parser that meets a help option (argparse acts on the first it
+    meets). Words after ``--`` are text, never a help option; a help option after the last command or
+    action word is argparse's already."""
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    helps = [i for i, word in enumerate(head) if word in HELP]
+    last = _last_action_at(parser, head)
+    if not helps or last is None or helps[0] > last:
+        return argv
+    kept = [word for i, word in enumerate(argv) if not (i in helps and i < last)]
+    at = last - sum(1 for i in helps if i < last)
+    return [*kept[: at + 1], "--help", *kept[at + 1 :]]
+
+
+def _last_action_at(parser: argparse.ArgumentParser, words: list[str]) -> int | None:
+    """Where the last command or action word of ``words`` is (``memory`` then ``add``), walking the
+    parsers as argparse would: options (and the values of those that take one) and help options are
+    passed over; the first other word that names no action of the parser reached ends the walk."""
+    at, current, skip = None, parser, False
+    for i, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if word in HELP:
+            continue
+        if word.startswith("-") and word != "-":
+            action = current._option_string_actions.get(word)
+            skip = action is not None and action.nargs != 0
+            continue
+        subs = next((a for a in current._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if subs is None or word not in subs.choices:
+            break
+        current, at = subs.choices[word], i
+    return at
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -341,10 +387,11 @@ def _layout_progress(step: str, done: int, total: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = _help_moved(list(sys.argv[1:] if argv is None else argv))
+    argv = _help_word(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser([word for word in argv if word not in HELP])  # (the command's, wherever help is)
+    argv = _help_moved(argv, parser)
     typed.set(tuple(argv))
     as_json = "--json" in argv
-    parser = build_parser(argv)
     problem = _argument_problem(argv)
     if problem:
         return _usage_error(parser, problem, as_json)
