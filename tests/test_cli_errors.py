@@ -482,8 +482,6 @@ def test_a_word_argparse_calls_ambiguous_is_a_usage_error_not_a_crash(tmp_path, 
 REFUSALS = [
     ["memory", "remove", "--old", "zzz"],
     ["memory", "replace", "--old", "zzz", "new text"],
-    ["memory", "add", ""],
-    ["memory", "add", "--target", "user", "   "],
     ["memory", "undo", "999"],
     ["memory", "repair", "--remove", "9"],
     ["pending", "approve", "nope"],

@@ -60,3 +60,30 @@ def test_curator_status_while_paused_leads_with_paused_and_says_why_in_one_sente
     )
     cli(capsys, home_dir, "curator", "resume")
     assert cli(capsys, home_dir, "curator", "status")[1].startswith("curator: ENABLED  runs: 0")
+
+
+@pytest.mark.parametrize(
+    "words, also",
+    [
+        (["memory", "add", ""], ""),
+        (["memory", "add", "  "], ""),
+        (["memory", "add", "--target", "user", ""], ""),
+        (["memory", "add", "memory", ""], " ('memory' was read as TEXT; if it was meant for --target: workbench "),
+        (["memory", "replace", "--old", "make", " "], "; to delete the entry, use `workbench memory remove --old OLD`"),
+    ],
+)
+def test_an_empty_memory_text_is_wrong_usage_said_one_way(capsys, home_dir, words, also):
+    """A trial: `memory add memory ""` advised `memory add 'memory '` (quoting the blank word in), and
+    `memory add ""` said the tool's `Content cannot be empty.` (exit 1): both now say TEXT is empty."""
+    cli(capsys, home_dir, "memory", "add", "I deploy with make")
+    before = (home_dir / "memories" / "MEMORY.md").read_bytes()
+    code, out, err = cli(capsys, home_dir, *words)
+    said = err.splitlines()[-1].split(": error: ", 1)[1]
+    assert code == 2 and out == "" and said.startswith("TEXT is empty: give it words, in quotes when there are several")
+    assert also in said and "'memory '" not in said and "Content cannot be empty" not in said
+    assert (home_dir / "memories" / "MEMORY.md").read_bytes() == before
+
+
+def test_blank_words_left_over_are_named_not_quoted_in(capsys, home_dir):
+    code, _, err = cli(capsys, home_dir, "memory", "add", "tea", "")
+    assert code == 2 and err.splitlines()[-1].endswith("error: unrecognized arguments: '' (empty: leave it out)")

@@ -80,6 +80,11 @@ PROG = "workbench"
 FREE_TEXT = ("TEXT", "QUERY", "TITLE")  # positionals that take any words: the likeliest to be left unquoted
 
 
+def empty_text(metavar: str) -> str:
+    """The one wording of a TEXT (or QUERY) given empty or blank, where it needs words."""
+    return f"{metavar} is empty: give it words, in quotes when there are several"
+
+
 class _Usage(argparse.HelpFormatter):
     """Usage lines that read truly where a command's action may be left out (``workbench``, ``memory``,
     ``sessions``, ``timeline`` alone each do something): argparse writes ``ACTION ...`` as if one were
@@ -163,18 +168,46 @@ class _Parser(argparse.ArgumentParser):
         namespace, extras = super().parse_known_args(args, namespace)
         if self.prog != PROG:
             if extras:
-                words = echoed(" ".join(extras))
-                self.error(f"unrecognized arguments: {words}{self._quoting_hint(namespace, extras)}")
+                blank = not any(word.strip() for word in extras)  # ('' shows as itself, not as nothing)
+                words = (
+                    " ".join(map(shlex.quote, extras)) + " (empty: leave it out)" if blank else echoed(" ".join(extras))
+                )
+                self.error(
+                    self._empty_text(namespace, extras)
+                    or f"unrecognized arguments: {words}{self._quoting_hint(namespace, extras)}"
+                )
             if not hasattr(namespace, "usage_parser"):  # the innermost command's, for a UsageError later
                 namespace.usage_parser = self
         return namespace, extras
 
+    def _free_text(self, namespace) -> tuple[argparse.Action | None, object]:
+        """The positional that takes any words (TEXT, QUERY, TITLE), and what it took."""
+        free = next((a for a in self._actions if not a.option_strings and a.metavar in FREE_TEXT), None)
+        return free, getattr(namespace, free.dest, None) if free else None
+
+    def _empty_text(self, namespace, extras: list[str]) -> str:
+        """For ``memory add memory ""``: the words left over are blank and the one TEXT took is an
+        option's choice, so TEXT was meant empty (and the word for the option). Said as an empty TEXT
+        is said, never as quoting advice (``memory add 'memory '``)."""
+        free, value = self._free_text(namespace)
+        if free is None or not isinstance(value, str) or any(word.strip() for word in extras):
+            return ""
+        option = next((a for a in self._actions if a.option_strings and a.choices and value in a.choices), None)
+        if option is None:
+            return ""
+        flag = option.option_strings[-1]
+        takes_value = {f for f, action in self._option_string_actions.items() if action.nargs != 0}
+        example = retyped(PROG, value, extras, [flag, value, free.metavar], takes_value)
+        meant = f"; if it was meant for {flag}: {example}" if example else ""
+        return f"{empty_text(free.metavar)} ({value!r} was read as {free.metavar}{meant})"
+
     def _quoting_hint(self, namespace, extras: list[str]) -> str:
         """For a command whose TEXT or QUERY took only the first word: how to pass all of them, as the
         command typed with its options (never one that drops ``--target user`` or ``--home``)."""
-        free = next((a for a in self._actions if not a.option_strings and a.metavar in FREE_TEXT), None)
-        value = getattr(namespace, free.dest, None) if free else None
-        if not isinstance(value, str) or any(word.startswith("-") for word in extras):
+        free, value = self._free_text(namespace)
+        if free is None or not isinstance(value, str) or any(word.startswith("-") for word in extras):
+            return ""
+        if not any(word.strip() for word in extras):  # (quoting them in would only add spaces)
             return ""
         whole = " ".join([value, *extras])
         if len(whole) > ECHO_LIMIT:  # an example as long as the text would bury the advice

@@ -21,7 +21,7 @@ from engine.textsafety import apart, one_line
 from engine.tools import ToolContext
 from engine.values import iso_time
 
-from . import Output, UsageError
+from . import Output, UsageError, empty_text
 from .numbers import ID, ROWS
 
 GAUGE_CELLS = 24
@@ -242,10 +242,13 @@ def _user() -> ToolContext:
 STDIN_LIMIT = 1 << 20  # bytes: far beyond any store's limit, short of reading a runaway pipe whole
 
 
-def _text(args) -> str:
+def _text(args, replaced: str = "") -> str:
     """TEXT as given, or, for ``-``, what stdin holds (one final line break dropped: ``echo`` adds it).
-    A text too long for the shell's argument list goes this way."""
+    A text too long for the shell's argument list goes this way. An empty or blank TEXT is wrong usage
+    (``replaced``: what to do instead, said after it)."""
     if args.text != "-":
+        if not args.text.strip():  # (the engine's refusal names the tool's `content`, not TEXT)
+            raise UsageError(empty_text("TEXT") + replaced)
         return args.text
     if sys.stdin is None:  # (started with stdin closed: `<&-`)
         raise WorkbenchError(
@@ -281,7 +284,8 @@ def _old(args) -> str:
 
 
 def replace_entry(home: Home, args) -> Output:
-    return _write(home.memory.replace(args.target, _old(args), _text(args), _user()))
+    removing = "; to delete the entry, use `workbench memory remove --old OLD`"
+    return _write(home.memory.replace(args.target, _old(args), _text(args, removing), _user()))
 
 
 def remove_entry(home: Home, args) -> Output:
