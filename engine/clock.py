@@ -55,3 +55,8 @@ class FixedClock(Clock):
 
     def set(self, when: float) -> None:
         self._now = float(when)
+
+
+def days(count: float) -> str:
+    """A number of days as words: ``1 day``, ``0.5 days``, ``30 days`` (for every skin, and the journal's summaries)."""
+    return f"{count:g} day" + ("" if count == 1 else "s")

@@ -33,7 +33,7 @@ from .approvals.outside import cited_rows, citing_approvals
 from .approvals.records import is_pending_id, proposed
 from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import like_escape
-from .clock import stamped
+from .clock import days, stamped
 from .curator.ledger import sha256
 from .diffs import line_diff
 from .errors import WorkbenchError
@@ -388,8 +388,11 @@ def _session_summary(entry: JournalEntry) -> str:
         messages = f", {count} message{'s' * (count != 1)}" if type(count) is int else ""
         return f"deleted session {name}{messages}"
     if action == "prune":
-        count, days = detail.get("count"), detail.get("older_than_days")
-        return f"pruned {count if type(count) is int else 'the'} ended sessions older than {days} days"
+        count, days_old = detail.get("count"), detail.get("older_than_days")
+        number = isinstance(days_old, (int, float)) and not isinstance(days_old, bool)
+        older = days(days_old) if number and isinstance(days_old, (int, float)) else f"{days_old} days"
+        what = f"{count} ended session{'s' * (count != 1)}" if type(count) is int else "the ended sessions"
+        return f"pruned {what} older than {older}"
     if action == "title":
         return f"renamed session {entry.target}: {_quoted(entry.before, 55)} → {_quoted(entry.after, 55)}"
     return f"sessions {action} {entry.target}"

@@ -87,3 +87,32 @@ def test_an_empty_memory_text_is_wrong_usage_said_one_way(capsys, home_dir, word
 def test_blank_words_left_over_are_named_not_quoted_in(capsys, home_dir):
     code, _, err = cli(capsys, home_dir, "memory", "add", "tea", "")
     assert code == 2 and err.splitlines()[-1].endswith("error: unrecognized arguments: '' (empty: leave it out)")
+
+
+def test_prune_says_one_day_and_a_dry_run_lists_every_one_and_deletes_nothing(capsys, home_dir):
+    """A trial: `prune` said "older than 1 days", and had no --dry-run while `revert` and `curator` do."""
+    code, out, _ = cli(capsys, home_dir, "sessions", "prune", "--days", "1", "--source", "nosuch")
+    assert code == 0 and out == "No ended session from nosuch is older than 1 day; nothing to prune.\n"
+    before = (home_dir / "state.db").read_bytes()
+    for extra in ([], ["--yes"]):  # (--dry-run wins over --yes: nothing is deleted either way)
+        code, out, _ = cli(capsys, home_dir, "sessions", "prune", "--days", "0", "--dry-run", *extra)
+        head, *listed = out.splitlines()  # (both started at the same time: in either order)
+        assert code == 0 and head == "would prune 2 ended sessions older than 0 days (nothing was deleted):"
+        assert sorted(listed) == ["  s-en-1  Deploys", "  s-ja-1  “私は渋谷で働いています”"]
+    code, out, _ = cli(capsys, home_dir, "sessions", "prune", "--days", "0", "--dry-run", "--source", "cli", "--json")
+    doc = json.loads(out)
+    doc["sessions"].sort(key=lambda s: s["id"])
+    assert code == 0 and doc == {
+        "success": True,
+        "dry_run": True,
+        "would_prune": 2,
+        "pruned": 0,
+        "sessions": [
+            {"id": "s-en-1", "title": "Deploys", "preview": "I deploy with make"},
+            {"id": "s-ja-1", "title": None, "preview": "私は渋谷で働いています"},
+        ],
+    }
+    assert (home_dir / "state.db").read_bytes() == before
+    assert json.loads(cli(capsys, home_dir, "sessions", "list", "--json")[1])["count"] == 2
+    code, out, _ = cli(capsys, home_dir, "sessions", "prune", "--days", "0", "--source", "telegram", "--dry-run")
+    assert code == 0 and out == "No ended session from telegram is older than 0 days; nothing to prune.\n"

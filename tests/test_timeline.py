@@ -447,7 +447,7 @@ def test_archiving_deleting_and_pruning_sessions_are_on_the_timeline_and_archivi
     archive.prune(30, "telegram")
     timeline = Timeline(home)
     assert [r.summary for r in timeline.page(subsystem="sessions")] == [
-        "pruned 1 ended sessions older than 30 days",
+        "pruned 1 ended session older than 30 days",
         "deleted session 'Renamed', 1 message",
         "archived session 'Talk s1' with 1 more of its conversation: hidden from lists and session_search",
     ]

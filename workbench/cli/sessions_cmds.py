@@ -14,7 +14,7 @@ from rich.cells import cell_len
 
 from engine.archive import Session
 from engine.archive.sessions import LISTED_BY, titled
-from engine.clock import shown_time
+from engine.clock import days, shown_time
 from engine.errors import SessionLive, WorkbenchError
 from engine.fileio import atomic_write_text
 from engine.home import Home
@@ -107,6 +107,9 @@ def register(subparsers, common) -> None:
     )
     prune.add_argument("--source", help="only sessions from this source (cli, telegram, workbench, ...)")
     prune.add_argument("--yes", action="store_true", help="confirm the deletion")
+    prune.add_argument(
+        "--dry-run", action="store_true", help="list every session it would delete, delete nothing (even with --yes)"
+    )
     prune.set_defaults(handler=prune_sessions, read_only=False, creates_home=False)
 
     rebuild = sub.add_parser("reindex", parents=[common], help="rebuild the CJK search index (workbench.db)")
@@ -341,25 +344,41 @@ def delete_session(home: Home, args) -> Output:
 def prune_sessions(home: Home, args) -> Output:
     if args.days < 0:
         raise UsageError("--days must be zero or more")
-    if not args.yes:  # what it would delete, so the confirmation is an informed one
+    older = f"{_of_source(args)} older than {days(args.days)}"
+    if args.dry_run or not args.yes:  # what it would delete, so the confirmation is an informed one
         ids = home.archive.prunable(args.days, source=args.source)
         if not ids:
-            said = f"No ended session{_of_source(args)} is older than {args.days:g} days; nothing to prune."
-            return Output({"success": True, "would_prune": 0, "pruned": 0}, said)
-        previews = home.archive.previews(ids[:10])
-        shown = []
-        for session_id in ids[:10]:
-            session = home.archive.get_session(session_id)
-            label = titled(session.title if session else None, previews.get(session_id))
-            shown.append(f"{session_id} ({one_line(label, 40)})" if label else session_id)
+            said = f"No ended session{_of_source(args)} is older than {days(args.days)}; nothing to prune."
+            data = {"success": True, "would_prune": 0, "pruned": 0}
+            return Output({**data, "dry_run": True, "sessions": []} if args.dry_run else data, said)
+        named = _named(home, ids if args.dry_run else ids[:10])
+        if args.dry_run:  # every one, a line each: nothing is asked, so nothing is cut
+            lines = [f"would prune {len(ids):,} ended session{'s' * (len(ids) != 1)}{older} (nothing was deleted):"]
+            lines += [f"  {n['id']}  {one_line(n['label'], 60)}".rstrip() for n in named]
+            sessions = [{key: n[key] for key in ("id", "title", "preview")} for n in named]
+            data = {"success": True, "dry_run": True, "would_prune": len(ids), "pruned": 0, "sessions": sessions}
+            return Output(data, "\n".join(lines))
+        listed = [f"{n['id']} ({one_line(n['label'], 40)})" if n["label"] else n["id"] for n in named]
         more = f" and {len(ids) - 10:,} more" if len(ids) > 10 else ""
         raise WorkbenchError(
-            f"Pruning would delete {len(ids):,} ended session(s){_of_source(args)} older than {args.days:g} days: "
-            f"{', '.join(shown)}{more}. Their child sessions stay, as roots. Add --yes to delete them.",
+            f"Pruning would delete {len(ids):,} ended session(s){older}: "
+            f"{', '.join(listed)}{more}. Their child sessions stay, as roots. Add --yes to delete them "
+            "(--dry-run lists them all).",
             would_prune=len(ids),
         )
     count = home.archive.prune(args.days, source=args.source, actor="user")
-    return Output({"success": True, "pruned": count}, f"pruned {count} session(s)")
+    return Output({"success": True, "pruned": count}, f"pruned {count} session{'s' * (count != 1)}")
+
+
+def _named(home: Home, ids: list[str]) -> list[dict]:
+    """Each session's id, title and first message's start, and its label as lists show it."""
+    previews = home.archive.previews(ids)
+    named = []
+    for session_id in ids:
+        session = home.archive.get_session(session_id)
+        title, preview = (session.title if session else None), previews.get(session_id)
+        named.append({"id": session_id, "title": title, "preview": preview, "label": titled(title, preview) or ""})
+    return named
 
 
 def _of_source(args) -> str:
