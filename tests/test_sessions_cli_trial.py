@@ -116,3 +116,24 @@ def test_prune_says_one_day_and_a_dry_run_lists_every_one_and_deletes_nothing(ca
     assert json.loads(cli(capsys, home_dir, "sessions", "list", "--json")[1])["count"] == 2
     code, out, _ = cli(capsys, home_dir, "sessions", "prune", "--days", "0", "--source", "telegram", "--dry-run")
     assert code == 0 and out == "No ended session from telegram is older than 0 days; nothing to prune.\n"
+
+
+def test_a_session_asked_for_by_the_preview_a_list_shows_is_named_by_its_id(capsys, home_dir, clock):
+    """A trial: `sessions export 私は渋谷で働いています` said only "No session matches", though
+    `sessions list` shows that text where the title goes (an untitled session's first message)."""
+    listed = cli(capsys, home_dir, "sessions", "list")[1]
+    assert "“私は渋谷で働いています”" in listed
+    for asked in ("私は渋谷で働いています", "“私は渋谷で働いています”"):
+        code, out, err = cli(capsys, home_dir, "sessions", "export", asked)
+        assert code == 1 and out == "" and "that is how lists show untitled session s-ja-1" in err
+        assert "Give its id, s-ja-1" in err
+    code, out, _ = cli(capsys, home_dir, "sessions", "show", "渋谷", "--json")
+    error = json.loads(out)["error"]  # (a part of a preview is no preview: said as any other miss)
+    assert code == 1 and "Sessions are named by id, or by a title set with `workbench sessions rename`" in error
+    assert "`workbench sessions search TEXT` finds one by its words" in error
+    home = open_home(home_dir, clock=clock)  # two shown alike: neither is named
+    home.archive.create_session("s-ja-2", source="cli")
+    home.archive.append_message("s-ja-2", "user", "私は渋谷で働いています")
+    home.close()
+    code, _, err = cli(capsys, home_dir, "sessions", "show", "私は渋谷で働いています")
+    assert code == 1 and "s-ja-" not in err and "`workbench sessions search TEXT`" in err

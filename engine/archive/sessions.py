@@ -205,9 +205,18 @@ class SessionsMixin(LineageMixin):
             named = ", ".join(f"{title!r} ({sid})" for sid, title in close)
             hint = f" Titles holding it: {named}; give the id or the whole title." if close else ""
             by = "by whole id or exact title" if exact else "by id, unique id prefix or title"
+            shown = self.previewed_as(text) if not close else []
+            if len(shown) == 1:  # copied from a list's title column, where an untitled session shows its start
+                raise WorkbenchError(
+                    f"No session matches {text!r} ({by}): that is how lists show untitled session {shown[0]} "
+                    f"(the start of its first message, not a title). Give its id, {shown[0]}, or name it "
+                    f"with `workbench sessions rename {shown[0]} TITLE`.",
+                    close_matches=shown,
+                )
             raise WorkbenchError(
-                f"No session matches {text!r} ({by}).{hint} "
-                "Find it with `workbench sessions list` or `sessions search`.",
+                f"No session matches {text!r} ({by}).{hint} Sessions are named by id, or by a title set "
+                "with `workbench sessions rename`: `workbench sessions search TEXT` finds one by its words, "
+                "`workbench sessions list` shows the ids.",
                 close_matches=[sid for sid, _ in close],
             )
         return session
@@ -223,6 +232,24 @@ class SessionsMixin(LineageMixin):
             (f"%{like_escape(text)}%", limit),
         )
         return [(str(sid), str(title)) for sid, title in rows]
+
+    def previewed_as(self, text: str, limit: int = 20) -> list[str]:
+        """The untitled sessions a list shows as ``text`` (``previews``; its quotes optional): what a
+        person who copied a list's title column meant. Cheap: one index look-up per untitled session
+        for its first user message, and only the few that start so are read whole."""
+        shown = (text or "").strip().removeprefix("“").removesuffix("”").strip()
+        start = shown.removesuffix("…")
+        if not start:
+            return []
+        rows = self.conn().execute(
+            "SELECT id FROM sessions s WHERE coalesce(s.title, '') = '' AND ltrim((SELECT content FROM messages m "
+            "WHERE m.session_id = s.id AND m.role = 'user' ORDER BY m.timestamp, m.id LIMIT 1)) LIKE ? ESCAPE '\\' "
+            "ORDER BY started_at DESC LIMIT ?",
+            (like_escape(start) + "%", limit),
+        )
+        ids = [str(r[0]) for r in rows]
+        previews = self.previews(ids)
+        return [sid for sid in ids if previews.get(sid) == shown]
 
     def ids_with_prefix(self, prefix: str, limit: int = 5) -> list[str]:
         """Session ids starting with ``prefix`` (to explain an ambiguous short id)."""
