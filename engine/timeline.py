@@ -39,7 +39,7 @@ from .diffs import line_diff
 from .errors import WorkbenchError
 from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
-from .skills.outside import CREATED, EDITED, RECORD_ONLY, REMOVED, STATE_CHANGES
+from .skills.outside import ARCHIVED, CREATED, EDITED, RECORD_ONLY, REMOVED, STATE_CHANGES
 from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
 from .textsafety import apart, inline, one_line, visible
@@ -47,6 +47,7 @@ from .tools import ToolContext
 from .values import iso_time, row_id, text_value
 
 if TYPE_CHECKING:
+    from .skills.discovery import Found
     from .skills.library import SkillLibrary
 
 SUBSYSTEMS = ("memory", "skills", "approvals", "curator", "providers", "sessions")
@@ -1003,6 +1004,26 @@ def _name_free(skills: Any, *names: str) -> None:
             )
 
 
+def opens_line(found: Found, skills: SkillLibrary) -> str:
+    """The skill a row opens (``Timeline.skill_opened``), by its folder, and the command that shows it."""
+    where = "the archived copy in" if found.archived else "the skill in"
+    return (
+        f"opens: {where} skills/{inline(found.rel)} (enter on the Timeline selects it on Skills; "
+        f"`{skills.command('show', found)}`)"
+    )
+
+
+def _folders_named(row: Row, detail: dict[str, Any]) -> list[str]:
+    """The folders (under skills/) a skills row names as the skill it is about, most telling first: where
+    an archive or restore moved it, where an outside creation or edit saw its SKILL.md or file."""
+    folders = [detail.get("to")] if row.action in ("archive", "restore") else []
+    path, inside = detail.get("path"), detail.get("file")
+    if row.action == "external" and isinstance(path, str) and row.change != ARCHIVED:
+        tail = f"/{inside}" if isinstance(inside, str) else "/SKILL.md"
+        folders.append(path.removesuffix(tail) if path.endswith(tail) else None)
+    return [folder for folder in folders if isinstance(folder, str) and folder]
+
+
 def _outside_skill(row: Row) -> bool:
     return (row.subsystem, row.action) == ("skills", "external")
 
@@ -1475,6 +1496,51 @@ class Timeline:
         except (KeyError, UnicodeDecodeError):
             return None
         return before, after
+
+    def skill_opened(self, row: Row) -> Found | None:
+        """The skill a skills row opens (Enter on the Timeline; ``timeline show`` names it): the very folder
+        the row names while it still holds that skill (the copy an archive moved, the folder a creation or
+        edit was seen in), else the skill its name finds now (the active one before archived copies).
+        An archive Hermes made (seen from outside, its folder unrecorded) opens the archived copy of that
+        name archived last by the time the row was seen: never the active skill Hermes made anew under it.
+        None when nothing answers to the row's name any more."""
+        if row.subsystem != "skills":
+            return None
+        skills = self.home.skills
+        entry = self.home.journal.get(row.id)
+        detail = entry.detail if entry is not None else {}
+        for folder in _folders_named(row, detail):
+            try:
+                return skills.at(folder, row.target)
+            except SkillError:
+                continue
+        if row.action == "external" and row.change == ARCHIVED:
+            copy = self._archived_copy(row, detail)
+            if copy is not None:
+                return copy
+        try:
+            return skills.find_any(row.target)
+        except SkillError:
+            return None
+
+    def _archived_copy(self, row: Row, detail: dict[str, Any]) -> Found | None:
+        """The archived copy of ``row.target`` an outside archive row is about: the one archived last by
+        the time the row was seen (Hermes's record and dated folders say when), else the newest."""
+        from .curator.archive import archived_time, candidates
+
+        skills = self.home.skills
+        try:
+            copies = candidates(skills.scanner.archived(), row.target)
+        except SkillError:
+            return None
+        if not copies:
+            return None
+        record = skills.usage.load().get(row.target)
+        seen_at = detail.get("seen_at")
+        seen = float(seen_at) if isinstance(seen_at, (int, float)) else row.at
+        dated = sorted(((archived_time(copy, record), copy) for copy in copies), key=lambda pair: pair[0])
+        before = [copy for when, copy in dated if when <= seen + HERMES_SLACK_S]
+        return (before or [dated[-1][1]])[-1]
 
     def skill_diff(self, row: Row) -> list[tuple[str, str]] | None:
         """The line diff of an outside SKILL.md edit (before → after), or of a removal (every line removed);

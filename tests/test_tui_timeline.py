@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 from textual.widgets import Input, Static, TextArea
 
 from engine.skills.manage import skill_manage_tool
+from engine.timeline import summarize
 from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
 from tests.screens_seed import open_mode, screen_text
@@ -173,6 +178,67 @@ async def test_enter_opens_the_entry_in_memory_the_skill_and_the_proposal(home, 
             lambda: live.current is not None and live.current.text == "Project uses Postgres 16",
             what="the entry selected in Memory",
         )
+
+
+HERMES_ARCHIVES_THEN_MAKES_AGAIN = """
+import json
+from tools.skill_usage import archive_skill
+from tools.skill_manager_tool import skill_manage
+import sys
+content = "---\\nname: %s\\ndescription: Made again\\n---\\n# %s\\n\\nSteps.\\n"
+for name in sys.argv[1:]:
+    if name.startswith("archive:"):
+        assert archive_skill(name[8:])[0]
+    else:
+        assert json.loads(skill_manage("create", name, content=content % (name, name), category="devops"))["success"]
+print(json.dumps(True))
+"""
+
+
+def hermes_does(hermes, home, *steps: str) -> None:
+    code = HERMES_ARCHIVES_THEN_MAKES_AGAIN.replace("sys.argv[1:]", repr(list(steps)))
+    assert hermes.json(home.root, code) is True
+    home.skills.outside.record()
+
+
+@pytest.mark.slow  # Hermes's own archive and skill_manage in its own process
+async def test_enter_on_an_archive_row_opens_the_archived_copy_not_the_skill_made_anew(home, tmp_path, hermes):
+    """The trial: enter on "skill 'git-rebase' archived outside the workbench" (Hermes's archive) and on
+    "archived skill 'trial8-backup'" (ours) opened the active skill Hermes had made again under the name."""
+    write_skill(home, "git-rebase", category="devops")
+    write_skill(home, "trial8-backup", category="misc")
+    home.skills.outside.record()
+    hermes_does(hermes, home, "archive:git-rebase")
+    home.curator.archive("trial8-backup")
+    hermes_does(hermes, home, "git-rebase", "trial8-backup")
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        for row, copy in (
+            ("skill 'git-rebase' archived outside", ".archive/git-rebase"),
+            ("archived skill 'trial8-backup'", ".archive/trial8-backup"),
+            ("skill 'git-rebase' created outside", "devops/git-rebase"),
+        ):
+            screen = await open_mode(pilot, "6", TimelineScreen)
+            await cursor_to(pilot, screen, row)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, SkillsScreen), what="Skills")
+            skills = pilot.app.screen
+            await wait_for(pilot, lambda: skills.current is not None and skills.current.path == copy, what=copy)
+    # the CLI names what enter opens
+    rows = {summarize(entry).split(" (")[0]: entry.id for entry in home.journal.query(subsystem="skills")}
+    outside = rows["skill 'git-rebase' archived outside the workbench"]
+    text = cli(home, "timeline", "show", str(outside))
+    assert "opens: the archived copy in skills/.archive/git-rebase" in text
+    assert "`workbench skills show .archive/git-rebase`" in text
+    ours = json.loads(cli(home, "timeline", "show", str(rows["archived skill 'trial8-backup'"]), "--json"))
+    assert ours["row"]["opens"] == ".archive/trial8-backup"
+
+
+def cli(home, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", *args, "--home", str(home.root)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
 
 
 async def revert_question(pilot, screen, text: str) -> str:

@@ -29,11 +29,13 @@ class ShowEntry(Message):
 
 
 class ShowSkill(Message):
-    """Select this skill on the Skills screen (posted to that screen by the Timeline)."""
+    """Select this skill on the Skills screen (posted to that screen by the Timeline): the one in folder
+    ``path`` (under skills/) while it is listed, else the one its name finds (the active one first)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, path: str | None = None) -> None:
         super().__init__()
         self.name = name
+        self.path = path
 
 
 class ShowProposal(Message):

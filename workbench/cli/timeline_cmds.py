@@ -22,6 +22,7 @@ from engine.timeline import (
     detail_lines,
     filter_value,
     has_skill_diff,
+    opens_line,
     outcome_lines,
     parse_since,
     preview_lines,
@@ -129,9 +130,12 @@ def show_row(home: Home, args) -> Output:
     row = timeline.with_sources(timeline.rows_of(str(args.row)))[0]
     diff = timeline.skill_diff(row)
     kept = dropped_text(home, row)
+    opened = timeline.skill_opened(row)
 
     def text() -> str:
         lines = detail_lines(row)  # (as the Timeline screen's detail shows it: why and source too)
+        if opened is not None:  # (what enter on the Timeline selects on Skills)
+            lines.append(opens_line(opened, home.skills))
         if kept is not None:
             lines += ["", "the file's text, kept in this row (--json gives it as kept):", *visible(kept).splitlines()]
         if diff is not None:
@@ -142,7 +146,11 @@ def show_row(home: Home, args) -> Output:
             lines.append("(what it read before was not kept: it was last seen by an earlier version, or first seen)")
         return "\n".join(lines)
 
-    shown = {**row.to_dict(), "why": why_line(row)}  # (how the workbench knows of it, as the text says)
+    shown = {
+        **row.to_dict(),
+        "why": why_line(row),
+        **({"opens": opened.rel} if opened is not None else {}),
+    }  # (how the workbench knows of it, as the text says)
     return Output({"row": shown, "diff": diff, **({"kept_text": kept} if kept is not None else {})}, text=text)
 
 

@@ -260,7 +260,7 @@ class SkillsScreen(WorkbenchScreen):
         super().__init__(*args, **kwargs)
         self.all_rows: list[SkillRow] = []
         self.shown: tuple[str, str] | None = None
-        self._wanted: str | None = None  # a skill to select once the next load shows (ShowSkill)
+        self._wanted: ShowSkill | None = None  # a skill to select once the next load shows
         self._files_stale = False  # the selected skill changed since its files were read
 
     def compose_body(self) -> Iterable[Widget]:
@@ -303,14 +303,16 @@ class SkillsScreen(WorkbenchScreen):
         self._apply_filter()
         self.refresh_bindings()  # the row kept may have changed state (restored, archived elsewhere)
         wanted, self._wanted = self._wanted, None
-        key = self.skill_list.key_of(wanted) if wanted else None
+        key = None
+        if wanted is not None:  # the very folder asked for while it is listed, else the name's skill
+            key = wanted.path if wanted.path in self.skill_list.rows_by_key else self.skill_list.key_of(wanted.name)
         if key is not None:
             self.skill_list.focus()
             self.skill_list.move_cursor(row=self.skill_list.get_row_index(key))
 
     @on(ShowSkill)
     def _show_skill(self, message: ShowSkill) -> None:
-        self._wanted = message.name
+        self._wanted = message
         self.query_one("#skills-filter", Input).value = ""
         self.load_skills()
 

@@ -68,6 +68,12 @@ class SourceFound(Message):
 
 
 @dataclass
+class SkillOpened(Message):
+    name: str
+    path: str | None  # the folder under skills/ the row is about (``Timeline.skill_opened``), None: by name
+
+
+@dataclass
 class DiffFound(Message):
     row_id: int
     lines: list[tuple[str, str]] | None  # None: what the row changed is not known
@@ -355,13 +361,27 @@ class TimelineScreen(WorkbenchScreen):
             text = (entry.after if entry and entry.after is not None else entry.before if entry else "") or ""
             self._open_mode("memory", ShowEntry(row.target, text))
         elif row.subsystem == "skills":
-            self._open_mode("skills", ShowSkill(row.target))
+            self._open_skill(row)
         elif row.subsystem == "approvals":
             self._open_mode("approvals", ShowProposal(row.target))
         elif row.session_id or row.subsystem == "sessions":
             self.action_open_message()
         else:
             self.show_status(f"Row {row.id} has no source to open.")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-open")
+    def _open_skill(self, row: Row) -> None:
+        """The very skill a skills row is about (an archived copy, not the skill made anew under its
+        name), found off the UI thread; the Skills screen selects it by its folder."""
+        try:
+            found = Timeline(self.home).skill_opened(row)
+        except (WorkbenchError, OSError):  # (unreadable meanwhile: the name still finds the skill)
+            found = None
+        self.post_result(SkillOpened(row.target, found.rel if found is not None else None))
+
+    @on(SkillOpened)
+    def _skill_opened(self, message: SkillOpened) -> None:
+        self._open_mode("skills", ShowSkill(message.name, message.path))
 
     def _open_mode(self, mode: str, message: Message) -> None:
         async def go() -> None:
