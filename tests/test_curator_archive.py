@@ -609,6 +609,25 @@ def test_an_older_copy_keeps_its_category_when_hermes_makes_the_name_again(home,
     assert home.curator.restore(".archive/k8s-rollout")["restored_to"] == str(home.skills_dir / "devops/k8s-rollout")
 
 
+@pytest.mark.slow  # Hermes's own skill_manage in its own process
+def test_a_pin_of_a_skill_made_again_is_its_own_not_the_archived_copys(home, hermes):
+    """The trial: after `skills pin trial8-backup` (the active one, made again by Hermes over our archive),
+    `skills list --all` showed the archived copy pinned too, `curator status` said `pinned: trial8-backup,
+    trial8-backup`, and doctor said all good."""
+    write_skill(home, "k8s-rollout", category="devops")
+    home.curator.archive("k8s-rollout")
+    assert hermes.json(home.root, HERMES_CREATES_K8S) is True  # ops/k8s-rollout, the copy's record kept
+    home.curator.pin("k8s-rollout")
+    pins = {s.path: s.pinned for s in home.skills.list(include_archived=True) if s.name == "k8s-rollout"}
+    assert pins == {"ops/k8s-rollout": True, ".archive/k8s-rollout": False}
+    assert home.skills.get(".archive/k8s-rollout").pinned is False
+    assert home.curator.status()["pinned"] == ["k8s-rollout"]
+    with pytest.raises(SkillError, match="restore it first"):
+        home.curator.pin(".archive/k8s-rollout")
+    home.curator.unpin("k8s-rollout")
+    assert home.curator.status()["pinned"] == []
+
+
 def test_a_skill_made_again_by_our_agent_leaves_the_archived_copy_its_category(home):
     """Our create wrote a fresh record over the archived copy's, so the copy lost its category."""
     write_skill(home, "k8s-rollout", category="devops")

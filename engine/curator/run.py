@@ -749,7 +749,7 @@ class Curator:
             "next": self.due().to_dict(),
             "counts": counts,
             "managed": managed,
-            "pinned": sorted(s.name for s in skills if s.pinned),
+            "pinned": sorted({s.name for s in skills if s.pinned}),  # (a record, and its pin, is a name's)
             "usage_problem": self.skills.usage_warning(),
             "run_count": int(state.get("run_count") or 0),
             "seeded_only": seeded_only(state),  # ``last_run_at`` is a first check's seed, not a pass

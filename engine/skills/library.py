@@ -268,8 +268,15 @@ class SkillLibrary:
         adopted = any(not f.archived and (records.get(f.name) or {}).get("state") == "archived" for f in found)
         archived_dirs = {a.dir_name for a in self.scanner.archived()} if adopted else set()
 
+        # a record is keyed by name: while an active skill has the name, its pin is that skill's (an
+        # archived skill cannot be pinned: restore it first), so no archived copy of the name shows it
+        pins_kept = any(f.archived and (records.get(f.name) or {}).get("pinned") for f in found)
+        active_names = {a.name for a in self.scanner.active()} if pins_kept else set()
+
         def own(f: Found) -> dict[str, Any] | None:
             record = records.get(f.name)
+            if f.archived and record is not None and f.name in active_names:
+                return {**record, "pinned": False}
             return since_made(record) if not f.archived and made_anew(record, archived_dirs) else record
 
         return [self._info(f, own(f), classify(f, records.get(f.name)), proposers.get(f.name)) for f in found]
