@@ -10,6 +10,7 @@ import pytest
 
 from engine import lock_waits
 from engine.curator.run import PlanChanged
+from engine.doctor import run_doctor
 from engine.events import SkillChanged
 from engine.skills.manage import skill_manage_tool
 from engine.skills.validation import SkillError
@@ -626,6 +627,21 @@ def test_a_pin_of_a_skill_made_again_is_its_own_not_the_archived_copys(home, her
         home.curator.pin(".archive/k8s-rollout")
     home.curator.unpin("k8s-rollout")
     assert home.curator.status()["pinned"] == []
+
+
+@pytest.mark.slow  # Hermes's own skill_manage in its own process
+def test_doctor_names_a_skill_made_again_whose_record_is_the_archived_copys(home, hermes):
+    """Doctor said "all good" on a home where a skill made again shares its record with an archived copy."""
+    write_skill(home, "k8s-rollout", category="devops")
+    assert not [f for f in run_doctor(home).findings if "made anew" in f.what]
+    home.curator.archive("k8s-rollout")
+    assert hermes.json(home.root, HERMES_CREATES_K8S) is True
+    [finding] = [f for f in run_doctor(home).findings if "made anew" in f.what]
+    assert finding.severity == "info" and not finding.repair
+    assert "skill 'k8s-rollout' (skills/ops/k8s-rollout)" in finding.what
+    assert "archived copy in skills/.archive/k8s-rollout" in finding.what
+    assert "share their use counts and pin" in finding.what and "never marks this one stale" in finding.what
+    assert "`workbench skills archive k8s-rollout`" in finding.fix
 
 
 def test_a_skill_made_again_by_our_agent_leaves_the_archived_copy_its_category(home):

@@ -15,6 +15,7 @@ from ..textsafety import inline
 from ..values import iso_time
 from .frontmatter import validate_skill_md
 from .index import index_problem
+from .usage import made_anew
 from .validation import SkillError, not_utf8
 
 if TYPE_CHECKING:
@@ -123,4 +124,40 @@ def check_index(home: Home) -> list[Finding]:
     return findings
 
 
-CHECKS.extend((check_skills, check_usage, check_index))
+def check_made_anew(home: Home) -> list[Finding]:
+    """Active skills made again under the name of an archived copy whose usage record is still that
+    copy's (``made_anew``: Hermes's create keeps it, state archived). A record is keyed by name and
+    cannot be split, so nothing is repaired: the finding says what the shared record means."""
+    skills = home.skills
+    if skills.usage.problem():  # (check_usage says the file cannot be read)
+        return []
+    records = skills.usage.load()
+    archived = skills.scanner.archived()
+    dirs = {found.dir_name for found in archived}
+    findings = []
+    for found in skills.scanner.active():
+        record = records.get(found.name)
+        if not made_anew(record, dirs):
+            continue
+        copy = next((f for f in archived if f.dir_name == record.get("archive_dir")), None)
+        where = f"skills/{inline(copy.rel)}" if copy is not None else "its archived copy"
+        uses, pin = int(record.get("use_count") or 0), "pinned" if record.get("pinned") else "unpinned"
+        findings.append(
+            Finding(
+                "skills",
+                "info",
+                f"skill '{inline(found.name)}' (skills/{inline(found.rel)}) was made anew under the name of the "
+                f"archived copy in {where}: Hermes's usage record for the name is still that copy's (state "
+                f"archived; {uses} use{'s' * (uses != 1)}, {pin}), so the two share their use counts and pin in "
+                "Hermes's records (Skills shows the new skill's own uses, and its pin as the active one's). "
+                "Hermes's Curator, whose automatic pass skips a skill its record calls archived, never marks "
+                "this one stale or archives it for disuse, however long it goes unused (nor does ours, which "
+                "cannot tell its age).",
+                "Nothing to repair (the record is keyed by name and cannot be split). Archive it by hand when it "
+                f"is no longer wanted (`{skills.command('archive', found)}`, or a in Skills).",
+            )
+        )
+    return findings
+
+
+CHECKS.extend((check_skills, check_usage, check_index, check_made_anew))
