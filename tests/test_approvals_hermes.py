@@ -468,7 +468,7 @@ def test_a_hermes_patch_found_only_loosely_is_refused_saying_where_it_may_apply(
     shown = json.loads(_workbench(root, "pending", "show", pid).stdout)
     assert shown["error"].endswith(
         f"`/skills approve {pid}` finds old_string loosely (spacing, indentation, "
-        "escapes) and may still apply it; the workbench applies only the exact text, "
+        "escapes) in SKILL.md as it reads now, and may still apply it; the workbench applies only the exact text, "
         "so approve it there or reject it."
     ), shown
     printed = subprocess.run(
@@ -483,6 +483,51 @@ def test_a_hermes_patch_found_only_loosely_is_refused_saying_where_it_may_apply(
     out = hermes.json(root, HERMES_DECIDES_SKILLS % ([pid], []))
     assert out == ["Approved 1 skills write(s)."]  # where it does apply
     assert "Steep for 4 minutes." in _skill_files(root)["brew/SKILL.md"].decode()
+
+
+HERMES_STAGES_THEN_PATCHES = """
+import json
+from tools import write_approval
+from tools.skill_manager_tool import skill_manage
+staged = json.loads(skill_manage(action="patch", name="brew", old_string="Steep for 3 minutes.",
+                                 new_string="Steep for 3 minutes, covered."))["pending_id"]
+write_approval.write_approval_enabled = lambda subsystem: False  # (then Hermes patches it itself, ungated)
+done = json.loads(skill_manage(action="patch", name="brew", old_string=%r, new_string=%r))["success"]
+print(json.dumps([staged, done]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "advice"),
+    [
+        # the passage is gone: Hermes's approve, matching loosely, finds it no more than the workbench
+        ("Steep for 3 minutes.", "Pour, wait, drink.", "Neither can apply it: Hermes's own `/skills approve"),
+        # only its spacing changed: Hermes's approve still finds it, once
+        ("Steep for 3 minutes.", "Steep  for 3   minutes.", "finds old_string loosely (spacing, indentation"),
+        # there twice, loosely: Hermes refuses a patch found in more than one place
+        ("Steep for 3 minutes.", "Steep  for 3 minutes.\nSteep for  3 minutes.", "it finds old_string in 2 places"),
+    ],
+)
+def test_a_hermes_patch_whose_text_hermes_changed_says_whether_hermes_can_apply_it(hermes, tmp_path, old, new, advice):
+    """A trial: Hermes staged a patch of deploy-stage, then patched the same passage itself. The pane said
+    Hermes's own `/skills approve` "finds old_string loosely … may still apply it … approve it there", but
+    the text was gone, so Hermes's approve failed too. The advice now follows Hermes's own matching."""
+    root = _seeded_home(tmp_path)
+    pid, done = hermes.json(root, HERMES_STAGES_THEN_PATCHES % (old, new))
+    assert done is True
+    shown = json.loads(_workbench(root, "pending", "show", pid).stdout)
+    assert shown["error"].startswith("Could not find old_string in SKILL.md") and advice in shown["error"], shown
+    applies = advice.startswith("finds")
+    assert ("approve it there" in shown["error"]) is applies
+    if not applies:
+        assert f"eject it (`workbench pending reject {pid}`, or r in Approvals)" in shown["error"]
+    before = _skill_files(root)
+    refused = _workbench(root, "pending", "approve", pid)
+    assert refused.returncode == 1 and advice in refused.stdout + refused.stderr
+    assert _skill_files(root) == before
+    [said] = hermes.json(root, HERMES_DECIDES_SKILLS % ([pid], []))  # what Hermes's own approve does
+    assert said.startswith("Approved 1") is applies, said
+    assert (_skill_files(root) == before) is not applies
 
 
 HERMES_REWRITES = """

@@ -50,6 +50,7 @@ from .sources import staging_message
 if TYPE_CHECKING:
     from ..home import Home
     from ..journal import JournalEntry
+    from ..skills.library import SkillLibrary
 
 log = logging.getLogger(__name__)
 
@@ -466,7 +467,7 @@ class ApprovalQueue:
             proposed = proposed_texts(record.payload, edit) if record.subsystem == "memory" else []
             refused = {
                 **view,
-                "error": _refusals(record, _refusal(record, str(staged["error"]))),
+                "error": _refusals(record, _refusal(record, str(staged["error"]), self.home.skills)),
                 "targets": staged.get("targets", []),
                 "proposed": proposed[:PROPOSED_SHOWN],  # a refused batch may hold thousands
                 "proposed_count": len(proposed),
@@ -570,7 +571,7 @@ class ApprovalQueue:
             except WorkbenchError as exc:
                 result, error = exc.to_dict(), exc.message
             if error is not None:
-                error = _refusal(record, error)
+                error = _refusal(record, error, self.home.skills)
                 journal.abandon(entry, error)
                 failed_id = journal.append(
                     "approvals",
@@ -894,16 +895,37 @@ def flags(record: PendingRecord) -> list[str]:
 
 
 LOOSE_MATCH = (
-    " Hermes's own `/skills approve {id}` finds old_string loosely (spacing, indentation, escapes) and may "
-    "still apply it; the workbench applies only the exact text, so approve it there or reject it."
+    " Hermes's own `/skills approve {id}` finds old_string loosely (spacing, indentation, escapes) in {file} "
+    "as it reads now, and may still apply it; the workbench applies only the exact text, so approve it there "
+    "or reject it."
+)
+LOOSE_MANY = (
+    " Hermes's own `/skills approve {id}` would refuse it too: matching loosely (spacing, indentation, escapes), "
+    "it finds old_string in {count} places in {file} as it reads now, and applies a patch found once. Neither can "
+    "apply it: reject it (`workbench pending reject {id}`, or r in Approvals), and stage the change again with "
+    "old_string copied from the current text."
+)
+LOOSE_NONE = (
+    " Neither can apply it: Hermes's own `/skills approve {id}`, which finds old_string loosely (spacing, "
+    "indentation, escapes, similar lines), does not find it in {file} as it reads now either, so the text it "
+    "patches was changed or removed since it was staged. Reject it (`workbench pending reject {id}`, or r in "
+    "Approvals), and stage the change again against the current text if it is still wanted."
 )
 
 
-def _refusal(record: PendingRecord, error: str) -> str:
-    """``error``, and for a patch Hermes staged whose text is not found as written, where it may still apply."""
-    if record.by_hermes and record.subsystem == "skills" and error.startswith("Could not find old_string"):
-        return error + LOOSE_MATCH.format(id=record.id)
-    return error
+def _refusal(record: PendingRecord, error: str, skills: SkillLibrary) -> str:
+    """``error``, and for a patch Hermes staged whose text is not found as written, what Hermes's own
+    approval would do with it (``SkillLibrary.hermes_patch_finds``): apply it there, when its loose
+    matching finds the text where it applies a patch, else that neither can."""
+    if not (record.by_hermes and record.subsystem == "skills" and error.startswith("Could not find old_string")):
+        return error
+    found = skills.hermes_patch_finds(record.payload)
+    if found is None:  # (the file cannot be read now: what Hermes would do is not known)
+        return error + LOOSE_MATCH.format(id=record.id, file="the file")
+    count, label = found
+    if count == 1 or (count and record.payload.get("replace_all")):
+        return error + LOOSE_MATCH.format(id=record.id, file=label)
+    return error + (LOOSE_MANY if count else LOOSE_NONE).format(id=record.id, file=label, count=count)
 
 
 def _refusals(record: PendingRecord, error: str) -> str:

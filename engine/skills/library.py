@@ -32,6 +32,7 @@ from .changes import Change, reconcile, record_change, remove_empty_parents, rem
 from .discovery import ARCHIVE_DIR, Found, Scanner, bundled_names, hub_names
 from .frontmatter import parse_frontmatter, tags_of, validate_skill_md
 from .index import index_problem, render_index
+from .loose_match import loose_matches
 from .outside import OutsideChanges
 from .threats import check_plan
 from .usage import (
@@ -679,6 +680,24 @@ class SkillLibrary:
             raise SkillError(f"Unknown action '{action}'. Use: create, edit, patch, delete, write_file, remove_file")
         plan.flags = check_plan(plan)
         return plan
+
+    def hermes_patch_finds(self, payload: dict[str, Any]) -> tuple[int, str] | None:
+        """Where Hermes's own patch (its ``/skills approve`` replays one) would find a patch payload's
+        old_string now: how many places its loose matching takes for it (``loose_matches``) in the file
+        it names (SKILL.md, or ``file_path``), and that file's label; None when the skill or the file
+        cannot be read now."""
+        old = payload.get("old_string")
+        if not isinstance(old, str):
+            return None
+        try:
+            found = self.find(payload.get("name"))
+            label, target = ("SKILL.md", found.path / "SKILL.md")
+            if payload.get("file_path"):
+                label, target = self._support_target(found, payload["file_path"])
+            text = self._read_text(target, found.path)
+        except (SkillError, OSError, UnicodeDecodeError, ValueError):
+            return None
+        return loose_matches(text, old), label
 
     def _written_for_absorbed(self, asked: Any, found: Found, refused: OldStringMissing) -> None:
         """A patch to a consolidated skill's old name whose old_string the umbrella lacks: it was written
