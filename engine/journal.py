@@ -19,6 +19,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -263,10 +264,49 @@ class Journal:
         self.read_only = read_only
         self._conns = ThreadConnections(path, read_only, on_connect=None if read_only else self._ensure_schema)
         self._table_seen = not read_only
+        self._wal_path = f"{path}-wal"
+        self._checkpointed_at = 0  # the WAL file's size when ``checkpoint_if_due`` last ran one
+        self._checkpoint_calls = 0  # its calls since
 
-    @staticmethod
-    def _ensure_schema(conn: sqlite3.Connection) -> None:
+    # WAL checkpoints of workbench.db (see ``checkpoint_if_due``): SQLite's own, inside a commit, only past
+    # twice its usual point; the file cut back to ``WAL_CHECKPOINT_BYTES`` when the WAL starts over (and
+    # otherwise written again from its start, in place), so a file past that size holds that many bytes
+    WAL_CHECKPOINT_BYTES = 4 << 20  # about SQLite's own 1,000 pages of 4 KiB
+    AUTOCHECKPOINT_PAGES = 2000
+    CHECKPOINT_CALLS = 100  # (``checkpoint_if_due``: a WAL that did not start over is copied again this often)
+
+    @classmethod
+    def _ensure_schema(cls, conn: sqlite3.Connection) -> None:
+        conn.execute(f"PRAGMA wal_autocheckpoint={cls.AUTOCHECKPOINT_PAGES}")
+        conn.execute(f"PRAGMA journal_size_limit={cls.WAL_CHECKPOINT_BYTES}")
         conn.executescript(_SCHEMA)
+
+    def checkpoint_if_due(self) -> None:
+        """A PASSIVE checkpoint of workbench.db on this thread's connection once its WAL file has grown past
+        ``WAL_CHECKPOINT_BYTES``: for a writer that has just let go of a lock other processes wait on (a
+        memory file's), so that the checkpoint SQLite would otherwise run inside one of its commits there
+        (about 4 ms every 130 adds) runs after it. A PASSIVE checkpoint blocks no reader or writer.
+
+        A WAL that did not start over after this process's last checkpoint (other writers raced it, or
+        a connection without the size limit wrote first and left the file long) stays past the size:
+        it is copied again only once it has grown by another quarter of it or after ``CHECKPOINT_CALLS``
+        calls, never on every write. Whatever happens here (a failure is left to the next call), SQLite's
+        own checkpoint at ``AUTOCHECKPOINT_PAGES`` bounds the WAL."""
+        self._checkpoint_calls += 1
+        try:
+            size = os.stat(self._wal_path).st_size
+        except OSError:
+            return
+        last, limit = self._checkpointed_at, self.WAL_CHECKPOINT_BYTES
+        if size <= limit or (last <= size < last + limit // 4 and self._checkpoint_calls < self.CHECKPOINT_CALLS):
+            return
+        self._checkpointed_at, self._checkpoint_calls = size, 0
+        if self._refused is not None or self.read_only:
+            return
+        with contextlib.suppress(sqlite3.Error, WorkbenchError):
+            conn = self._conns.get()
+            if not conn.in_transaction:
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
 
     @_names_the_file
     def exists(self) -> bool:

@@ -358,3 +358,44 @@ def test_a_write_commits_its_rows_after_the_rename_in_one_statement(tmp_path):
     assert {r.status for r in rows} == {"done"}
     assert_files_rebuild(home)
     home.close()
+
+
+def test_workbench_db_is_checkpointed_after_the_memory_lock_and_its_wal_stays_bounded(tmp_path, monkeypatch):
+    """SQLite's own checkpoint would copy the WAL into workbench.db inside a commit about every 130 adds,
+    with the memory file's lock held (every other writer waiting); it runs once the lock is let go
+    instead, and the WAL still never grows far past SQLite's usual 1,000 pages. In WAL mode only a
+    checkpoint writes the database file itself, so its bytes are compared as each lock is taken and let go."""
+    import contextlib
+
+    import engine.memory.store as store_module
+
+    root = tmp_path / "h"
+    root.mkdir()
+    (root / "config.yaml").write_text("memory:\n  memory_char_limit: 1000000\n")
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    ctx = ToolContext(actor="user")
+    assert home.memory.add("memory", "first", ctx)["success"]
+    db, wal = root / "workbench.db", root / "workbench.db-wal"
+    locked_writes: list[int] = []
+    real_lock = store_module.file_lock
+
+    @contextlib.contextmanager
+    def watched_lock(path):
+        with real_lock(path):
+            taken = db.read_bytes()
+            yield
+            if db.read_bytes() != taken:
+                locked_writes.append(len(taken))
+
+    monkeypatch.setattr(store_module, "file_lock", watched_lock)
+    size, wal_sizes = db.stat().st_size, []
+    for i in range(320):
+        fact = f"Fact {i:04d}: the deploy target for service {i} is staging-{i % 7}, owned by team {i % 5}"
+        assert home.memory.add("memory", fact, ctx)["success"]
+        wal_sizes.append(wal.stat().st_size)
+    assert locked_writes == []
+    assert db.stat().st_size > size  # checkpoints ran (after the lock)
+    assert max(wal_sizes) < home.journal.WAL_CHECKPOINT_BYTES + (1 << 20)
+    assert len(home.memory.entries("memory")) == 321
+    assert_files_rebuild(home)
+    home.close()

@@ -971,6 +971,8 @@ class MemoryStore:
         ``LinkPolicy.lock`` does): a write finds its file in that same folder (``_real``), walking
         the home's path to it once."""
         stack = contextlib.ExitStack()
+        # (first in, so last out: a checkpoint of workbench.db that is due runs once the lock is let go)
+        stack.callback(self.home.journal.checkpoint_if_due)
         try:
             folder = self.home.links.resolve(self._layout()[0])
             stack.enter_context(file_lock(folder / FILE_NAMES[target]))
