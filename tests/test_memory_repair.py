@@ -480,3 +480,20 @@ def test_the_removal_of_an_empty_entry_says_it_is_empty(home):
     found = repair.examine(home.memory, "memory")
     assert repair.remove(found.piece(2)).label == "Remove entry 2 (empty)"
     assert repair.remove(found.piece(1)).label == "Remove entry 1 (alpha)"
+
+
+def test_a_write_looks_at_each_entry_s_last_line_only_when_an_entry_holds_a_section_sign(home, monkeypatch):
+    """The check that refuses a stray '§' line (above) reads every entry's end only when some entry but
+    the last holds a '§' at all: a store of 100 plain entries is searched once, not entry by entry."""
+    from engine.memory import format as memory_format
+
+    looked: list[str] = []
+    real = memory_format.ends_with_delimiter_line
+    monkeypatch.setattr(memory_format, "ends_with_delimiter_line", lambda e: looked.append(e) or real(e))
+    put(home, "\n§\n".join(f"plain fact {i}" for i in range(100)))
+    assert home.memory.add("memory", "one more plain fact", user())["success"]
+    assert looked == []
+    put(home, "Deploys go through staging\n§\nkeeps a § inside\n§\nHand-added entry\n§")
+    added = home.memory.add("memory", "The team uses Terraform", user())
+    assert not added["success"] and "entry 3 ('Hand-added entry §') ends with a line holding only '§'" in added["error"]
+    assert looked

@@ -231,8 +231,10 @@ def misread_at(entries: list[str]) -> int | None:
     """The index of the first of ``entries`` that, written, would not read back as itself (an entry
     ending in a line holding only '§' joins the next one's delimiter: the next then reads with that
     line at its start), or None when all of them would. Stripped entries free of the delimiter can
-    only be misread so, so a write with no such entry (nearly every one) skips the re-split."""
-    if not any(map(ends_with_delimiter_line, entries[:-1])):
+    only be misread so, so a write with no such entry (nearly every one) skips the re-split; and one
+    with no '§' in any entry but the last (one joined text searched in C) does not look at each."""
+    head = entries[:-1]
+    if "§" not in "".join(head) or not any(map(ends_with_delimiter_line, head)):
         return None
     read = split_pieces(serialize(entries))
     if read == entries:
