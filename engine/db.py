@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from . import lock_waits  # (it imports this module's holders lazily)
 from .errors import ReadOnlyError, WorkbenchError
 from .textsafety import one_line
 
@@ -431,8 +432,6 @@ def _while_busy(step: Callable[[], object], conn: sqlite3.Connection) -> None:
     SQLite's busy handler has already waited where it can. Some answers come at once: a WAL
     snapshot race at BEGIN, and a journal mode being changed by another connection while this
     one opens (two threads opening a new workbench.db together)."""
-    from . import lock_waits  # (it imports this module's holders lazily too)
-
     cancel = lock_waits.cancel_events()
     if cancel:  # a cancellable scope (esc on a turn, the TUI's quit): SQLite's own wait would not end early
         _while_busy_cancellable(step, conn, cancel)
@@ -459,7 +458,7 @@ def _while_busy_cancellable(step: Callable[[], object], conn: sqlite3.Connection
     ``BusyWaitCancelled`` once one of ``cancel`` is set and the wait lasted ``CANCEL_GRACE_S`` (a store after
     esc, or a session's end at quit, still takes a lock that Hermes holds for one short write; nothing is
     written when it raises)."""
-    from .lock_waits import POLL_S
+    POLL_S = lock_waits.POLL_S
 
     started = time.monotonic()
     with busy_wait(conn, max(1, int(POLL_S * 1000))):

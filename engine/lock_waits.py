@@ -48,7 +48,20 @@ _waits: dict[int, Wait] = {}  # the waits under way that are listened to or canc
 _said: set[int] = set()
 _guard = threading.Lock()
 _watcher: threading.Thread | None = None
-_thread = threading.local()  # .cancel: the events of the innermost ``cancellable``; .held: locks this thread holds
+
+
+class _ThreadState(threading.local):
+    """Each thread's own: its defaults are the class's, so reading one a thread never set raises and
+    catches no ``AttributeError`` (a ``getattr`` with a default did, twice on each of a write's waits)."""
+
+    cancel: tuple[threading.Event, ...] = ()  # the events of the innermost ``cancellable``
+    asked = False
+    held = 0  # locks this thread holds
+    operation: list[bool] | None = None  # ``one_operation``'s: whether it has taken a lock
+    interrupted: Wait | None = None  # the wait last cancelled (``interrupted``)
+
+
+_thread = _ThreadState()
 _everywhere: list[threading.Event] = []  # ``cancellable_everywhere``: events that end every thread's first wait
 
 
@@ -127,7 +140,7 @@ def cancellable(*events: threading.Event, asked: bool = True) -> Iterator[None]:
     is set (before the lock is taken: a write that holds it is never interrupted). ``asked``: the waits
     within are of a write a person asked for (a skin's quit asks before cancelling those, ``Wait.asked``);
     False for an agent's turn, which its own stop cancels, and a quit without a question."""
-    before, was_asked = getattr(_thread, "cancel", ()), getattr(_thread, "asked", False)
+    before, was_asked = _thread.cancel, _thread.asked
     _thread.cancel = before + events
     _thread.asked = was_asked or (asked and bool(events))
     try:
@@ -153,7 +166,7 @@ def cancellable_everywhere(event: threading.Event) -> Callable[[], None]:
 def inner_waits_cancellable() -> Iterator[None]:
     """Within: a wait in a ``cancellable`` scope may be cancelled though this thread holds a lock; for a
     caller that undoes what it began when what it calls is refused (an approval abandons its row)."""
-    before = getattr(_thread, "held", 0)
+    before = _thread.held
     _thread.held = 0
     try:
         yield
@@ -165,8 +178,8 @@ def inner_waits_cancellable() -> Iterator[None]:
 def holding() -> Iterator[None]:
     """Around a lock this thread holds (``fileio.file_lock``): waits inside it are not cancelled, nor,
     within ``one_operation``, any wait after it."""
-    _thread.held = getattr(_thread, "held", 0) + 1
-    begun = getattr(_thread, "operation", None)
+    _thread.held = _thread.held + 1
+    begun = _thread.operation
     if begun is not None:
         begun[0] = True
     try:
@@ -180,7 +193,7 @@ def one_operation() -> Iterator[None]:
     """Around an operation of several steps that each take a lock and let it go (a Curator pass, a purge,
     a group revert): once its first lock is taken, no later wait of it is cancelled, so it never stops
     half done saying nothing was written. (Also a decorator.)"""
-    if getattr(_thread, "operation", None) is not None:  # inside another: that one decides
+    if _thread.operation is not None:  # inside another: that one decides
         yield
         return
     _thread.operation = [False]
@@ -194,7 +207,7 @@ def one_operation() -> Iterator[None]:
 def must_finish() -> Iterator[None]:
     """Within: this thread's waits are never cancelled (the last place something can be kept, workbench.db's
     ``kept.put``: cancelled, the messages it keeps would be lost)."""
-    _thread.held = getattr(_thread, "held", 0) + 1
+    _thread.held = _thread.held + 1
     try:
         yield
     finally:
@@ -206,14 +219,14 @@ def cancel_events() -> tuple[threading.Event, ...]:
     ``flock`` (a busy SQLite database, ``db.write_transaction``), which polls and checks them itself."""
     if _bound():
         return ()
-    return (*getattr(_thread, "cancel", ()), *_everywhere)
+    return (*_thread.cancel, *_everywhere)
 
 
 def _bound() -> bool:
     """Whether this thread's next wait must not be cancelled: it holds a lock, or an operation of it has
     taken one (``one_operation``)."""
-    begun = getattr(_thread, "operation", None)
-    return bool(getattr(_thread, "held", 0)) or bool(begun and begun[0])
+    begun = _thread.operation
+    return bool(_thread.held) or bool(begun and begun[0])
 
 
 @contextlib.contextmanager
@@ -221,9 +234,9 @@ def waiting(lock: Path) -> Iterator[Wait]:
     """Around a wait for ``lock``; the ``Wait`` says whether it may be cancelled (then it is polled)."""
     global _watcher
     bound = _bound()
-    asked: tuple[threading.Event, ...] = () if bound else getattr(_thread, "cancel", ())
+    asked: tuple[threading.Event, ...] = () if bound else _thread.cancel
     cancel = () if bound else (*asked, *_everywhere)
-    wait = Wait(lock, cancel, asked=bool(asked) and getattr(_thread, "asked", False))
+    wait = Wait(lock, cancel, asked=bool(asked) and _thread.asked)
     _thread.interrupted = None
     key = id(wait)
     with _guard:
@@ -253,7 +266,7 @@ def waiting(lock: Path) -> Iterator[Wait]:
 
 def interrupted() -> Wait | None:
     """The wait this thread was in when ctrl+c stopped it (the lock was never taken), if it was in one."""
-    return getattr(_thread, "interrupted", None)
+    return _thread.interrupted
 
 
 def describe_interrupted(wait: Wait) -> str:
