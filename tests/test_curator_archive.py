@@ -644,6 +644,28 @@ def test_doctor_names_a_skill_made_again_whose_record_is_the_archived_copys(home
     assert "`workbench skills archive k8s-rollout`" in finding.fix
 
 
+@pytest.mark.slow  # Hermes's own archive_skill and skill_manage in their own process
+def test_a_skill_hermes_archived_and_made_again_is_known_by_its_copys_name(home, hermes, clock):
+    """Hermes's own archive writes no ``archive_dir``: a skill it archived and then made again has a
+    record saying archived with no folder named. The pass read it as moved back by hand and archived
+    the new skill seconds after it was made; Skills showed the old copy's uses; doctor said nothing."""
+    write_skill(home, "k8s-rollout", category="devops")
+    home.skills.usage.set_fields("k8s-rollout", created_by="agent", use_count=5, last_used_at="2026-01-02T00:00:00Z")
+    code = "import json\nfrom tools.skill_usage import archive_skill\n"
+    archived = hermes.json(home.root, code + 'print(json.dumps(list(archive_skill("k8s-rollout"))))')
+    assert archived[0] is True
+    assert hermes.json(home.root, HERMES_CREATES_K8S) is True
+    record = home.skills.usage.load()["k8s-rollout"]
+    assert record["state"] == "archived" and not record.get("archive_dir")
+    clock.advance(100 * DAY)
+    report = home.curator.run(dry_run=True)
+    assert report.plan == () and report.archived == ()
+    new = next(s for s in home.skills.list() if s.name == "k8s-rollout")
+    assert (new.use_count, new.last_used_at) == (0, None)
+    [finding] = [f for f in run_doctor(home).findings if "made anew" in f.what]
+    assert "archived copy in skills/.archive/k8s-rollout" in finding.what
+
+
 def test_a_skill_made_again_by_our_agent_leaves_the_archived_copy_its_category(home):
     """Our create wrote a fresh record over the archived copy's, so the copy lost its category."""
     write_skill(home, "k8s-rollout", category="devops")

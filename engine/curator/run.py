@@ -549,7 +549,7 @@ class Curator:
         records = self.skills.usage.load()
         classify = self.skills.provenance_of()
         active = self.skills.scanner.active()
-        archived_dirs = {found.dir_name for found in self.skills.scanner.archived()}
+        archived = self.skills.scanner.archived()
         decided = _Pass(shared=frozenset(name for name, n in Counter(f.name for f in active).items() if n > 1))
         checked = 0
         cron_named = named_skills(self.home)
@@ -560,7 +560,7 @@ class Curator:
                 continue
             checked += 1
             if record and record.get("state") == "archived":
-                if made_anew(record, archived_dirs):  # the record is that copy's: its age is unknown
+                if made_anew(record, found.name, archived):  # the record is that copy's: its age is unknown
                     continue
                 record = {**record, "state": "active"}  # moved back by hand: its folder says active
             decision = decide(record, now, policy)

@@ -15,7 +15,7 @@ from ..textsafety import inline
 from ..values import iso_time
 from .frontmatter import validate_skill_md
 from .index import index_problem
-from .usage import made_anew
+from .usage import record_copy
 from .validation import SkillError, not_utf8
 
 if TYPE_CHECKING:
@@ -133,14 +133,13 @@ def check_made_anew(home: Home) -> list[Finding]:
         return []
     records = skills.usage.load()
     archived = skills.scanner.archived()
-    dirs = {found.dir_name for found in archived}
     findings = []
     for found in skills.scanner.active():
         record = records.get(found.name)
-        if not made_anew(record, dirs):
+        copy = record_copy(found.name, record, archived)
+        if record is None or copy is None:
             continue
-        copy = next((f for f in archived if f.dir_name == record.get("archive_dir")), None)
-        where = f"skills/{inline(copy.rel)}" if copy is not None else "its archived copy"
+        where = f"skills/{inline(copy.rel)}"
         uses, pin = int(record.get("use_count") or 0), "pinned" if record.get("pinned") else "unpinned"
         findings.append(
             Finding(

@@ -267,7 +267,7 @@ class SkillLibrary:
         # who proposed a skill is the journal's to say; without it the library on disk is still listed
         proposers = self.home.journal.read_or(lambda: self.home.journal.proposers("skills", "create"), {})
         adopted = any(not f.archived and (records.get(f.name) or {}).get("state") == "archived" for f in found)
-        archived_dirs = {a.dir_name for a in self.scanner.archived()} if adopted else set()
+        archived = self.scanner.archived() if adopted else []
 
         # a record is keyed by name: while an active skill has the name, its pin is that skill's (an
         # archived skill cannot be pinned: restore it first), so no archived copy of the name shows it
@@ -278,7 +278,7 @@ class SkillLibrary:
             record = records.get(f.name)
             if f.archived and record is not None and f.name in active_names:
                 return {**record, "pinned": False}
-            return since_made(record) if not f.archived and made_anew(record, archived_dirs) else record
+            return since_made(record) if not f.archived and made_anew(record, f.name, archived) else record
 
         return [self._info(f, own(f), classify(f, records.get(f.name)), proposers.get(f.name)) for f in found]
 

@@ -147,11 +147,22 @@ def last_activity(record: dict[str, Any]) -> float | None:
     return max(moments) if moments else None
 
 
-def made_anew(record: dict[str, Any] | None, archived_dirs: set[str]) -> TypeGuard[dict[str, Any]]:
-    """Whether an active skill's record is an archived copy's: Hermes's create under an archived name
-    keeps that copy's record (state archived, ``archive_dir`` naming it), so its counts and stamps
-    are the old copy's until the new one is used."""
-    return record is not None and record.get("state") == "archived" and record.get("archive_dir") in archived_dirs
+def record_copy(name: str, record: dict[str, Any] | None, archived: Iterable[Any]) -> Any:
+    """The archived copy (of ``archived``, found skills under .archive/) an active skill ``name``'s record
+    is about, when it says archived: the folder its ``archive_dir`` names (ours and the workbench's
+    archives write it), else, with none named (Hermes's own archive writes none), a copy of that name;
+    None when the record says otherwise or no such copy is left (the skill was moved back by hand)."""
+    if record is None or record.get("state") != "archived":
+        return None
+    named = record.get("archive_dir")
+    return next((f for f in archived if (f.dir_name == named if named else f.name == name)), None)
+
+
+def made_anew(record: dict[str, Any] | None, name: str, archived: Iterable[Any]) -> TypeGuard[dict[str, Any]]:
+    """Whether an active skill's record is an archived copy's (``record_copy``): Hermes's create under an
+    archived name keeps that copy's record, state archived, so its counts and stamps are the old copy's
+    until the new one is used."""
+    return record_copy(name, record, archived) is not None
 
 
 def since_made(record: dict[str, Any]) -> dict[str, Any]:
