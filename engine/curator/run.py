@@ -490,6 +490,12 @@ class Curator:
         found = self.skills.find_any(name)
         if found.archived:  # an archived skill is out of the Curator's reach already: say what to do
             verb = "pin" if pinned else "unpin"
+            active = next((f for f in self.skills.scanner.active() if f.name == found.name), None)
+            if active is not None:  # (its restore would clash: the name's one usage record is the active one's)
+                raise SkillError(
+                    f"Skill '{found.name}' in skills/{found.rel} is an archived copy: the name's pin is the active "
+                    f"skill's, in skills/{active.rel} (`{self.skills.command(verb, active)}`). Nothing was changed."
+                )
             raise SkillError(
                 f"Skill '{found.name}' is archived: restore it first (`{self.skills.command('restore', found)}`, "
                 f"or r in Skills), then {verb} it. Nothing was changed."
