@@ -239,3 +239,33 @@ def test_a_replace_hermes_made_past_pairing_is_followed_to_its_new_text(home, he
         ("remove", "external"),
     ]
     assert history.successor(memory, "memory", "Prefers pytest over unittest") == "Owns a cat called Miso"
+
+
+@pytest.mark.slow  # Hermes's own memory tool and SessionDB in their own process
+def test_of_two_calls_in_one_message_the_replace_is_the_one_followed(home, hermes, clock):
+    """A review: one Hermes message replaced an entry and added another; the removal half was followed
+    to the other call's add, so an editor's Keep mine would have re-based onto an unrelated entry."""
+    memory = home.memory
+    assert memory.add("memory", "Kettle descales monthly", AGENT)["success"]
+    assert memory.add("memory", "Prefers pytest over unittest", AGENT)["success"]
+    calls = [
+        {"action": "add", "target": "memory", "content": "Drinks oolong at noon"},
+        {"action": "replace", "target": "memory", "content": "Owns a cat called Miso", "old_text": "pytest over"},
+    ]
+    script = (
+        MEMORY_TURNS
+        + 'db.create_session("s-tea", source="cli", model="m")\n'
+        + 'db.append_message("s-tea", "user", "two")\n'
+        + f"args = {calls!r}\n"
+        + "calls = [{'id': f'call_{i}', 'type': 'function', 'function': {'name': 'memory', "
+        + "'arguments': json.dumps(a)}} for i, a in enumerate(args)]\n"
+        + 'db.append_message("s-tea", "assistant", None, tool_calls=calls)\n'
+        + "for i, a in enumerate(args):\n"
+        + '    db.append_message("s-tea", "tool", memory_tool(store=store, **a), tool_name="memory", '
+        + "tool_call_id=f'call_{i}')\n"
+        + "print(json.dumps(ids))\n"
+    )
+    hermes.json(home.root, script)
+    clock.advance(time.time() - clock.now())
+    memory.catch_up()
+    assert history.successor(memory, "memory", "Prefers pytest over unittest") == "Owns a cat called Miso"

@@ -509,9 +509,15 @@ def _replaced_by(memory: MemoryStore, removal: JournalEntry, rows: list[JournalE
     call = hermes_call(memory, removal) if halves else None
     if call is None or call.action != "replace":
         return None
-    key = (call.session_id, call.message_id)
+    # the very call: a message may hold several (a replace and an add), each found for its own row
+    key = (call.session_id, call.message_id, "replace", call.old_text)
     return next(
-        (r.after for r in halves if (c := hermes_call(memory, r)) and (c.session_id, c.message_id) == key), None
+        (
+            r.after
+            for r in halves
+            if (c := hermes_call(memory, r)) and (c.session_id, c.message_id, c.action, c.old_text) == key
+        ),
+        None,
     )
 
 
