@@ -960,6 +960,11 @@ def test_a_replace_to_another_entrys_exact_text_is_refused(mem, home):
     batch = [{"action": "replace", "old_text": "Beta", "content": "Alpha fact one"}]
     assert "would hold it twice" in mem.batch("memory", batch, agent())["error"]
     assert mem.path("memory").read_bytes() == before and len(mem.history()) == 2
+    both = [{"action": "replace", "old_text": t, "content": "delta"} for t in ("Alpha", "Beta")]
+    assert mem.batch("memory", both, agent())["error"] == (
+        "After these operations: Two operations would write 'delta': the store would hold it twice. Write it "
+        "once, and 'remove' the other entry. No operations were applied (batch is all-or-nothing)."
+    )
     # a batch that ends with one copy (a merge into the other entry's text, then its removal) goes through
     merge = [
         {"action": "replace", "old_text": "Beta", "content": "Alpha fact one"},

@@ -265,12 +265,18 @@ def _refuse_twice(entries: list[str], after: list[str], operation: str = "") -> 
     twice = next((text for text in after if after.count(text) > 1 and entries.count(text) < 2), None)
     if twice is None:
         return
-    number = (entries if twice in entries else after).index(twice) + 1  # (the copy there already, else the first)
+    if twice not in entries:  # (a batch whose two operations write the same text)
+        raise refuse(
+            f"{operation}Two operations would write '{preview(twice)}': the store would hold it twice. Write it "
+            "once, and 'remove' the other entry.",
+            person=f"Two of these changes would write '{preview(twice)}': the file would hold it twice. Nothing "
+            "was changed.",
+        )
     raise refuse(
         f"{operation}The new content is already an entry ('{preview(twice)}'): the store would hold it twice. "
         "To drop the entry being replaced, use 'remove'; to change it, give different content.",
-        person=f"'{preview(twice)}' is already entry {number}: the file would hold it twice. Remove this entry "
-        "instead, or give it different text. Nothing was changed.",
+        person=f"'{preview(twice)}' is already entry {entries.index(twice) + 1}: the file would hold it twice. "
+        "Remove this entry instead, or give it different text. Nothing was changed.",
     )
 
 
