@@ -762,6 +762,25 @@ def test_a_pin_takes_the_skills_lock_an_archive_reads_it_under(home):
     assert outcome["result"]["changed"] and home.skills.get("deploy").pinned
 
 
+def test_a_pin_that_waited_while_the_skill_was_archived_is_refused(home):
+    """A review: a pin checked that the skill was active before taking the skills lock, then wrote its pin
+    into the record an archive made meanwhile (pinned, archived)."""
+    write_skill(home, "deploy", category="ops")
+
+    def archived_by_another_process() -> None:  # (as a pass that held the lock would leave it)
+        (home.skills_dir / ".archive").mkdir(exist_ok=True)
+        (home.skills_dir / "ops" / "deploy").rename(home.skills_dir / ".archive" / "deploy")
+
+    outcome = waiting_for_the_skills_lock(
+        home, lambda: home.curator.pin("deploy"), meanwhile=archived_by_another_process
+    )
+    assert str(outcome["error"]) == (
+        "Skill 'deploy' left skills/ops/deploy while the pin waited (archived or moved by another process). "
+        "Nothing was changed."
+    )
+    assert not (home.skills.usage.load().get("deploy") or {}).get("pinned")
+
+
 def pin_of(home):
     """Hermes's pin of 'deploy', as it takes only the usage lock."""
     return lambda: home.skills.usage.set_fields("deploy", pinned=True)

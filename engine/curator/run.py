@@ -509,15 +509,20 @@ class Curator:
         # pending until written: a look at the pins meanwhile knows the change is ours. Under the skills
         # lock, so an archive or a Curator pass, which read the pin under it, never archives it meanwhile.
         try:
-            with (
-                self.skills.write_lock(),
-                looked_around(self.home, [found.name], [self.skills.ledger.rel(found.path)]) as scope,
-                self.home.journal.recording(
-                    "skills", verb, found.name, actor="user", before=str(not pinned), after=str(pinned)
-                ) as row,
-            ):
-                scope.row = row.id
-                self.skills.usage.update(partial(_set_pinned, found.name, pinned))
+            with self.skills.write_lock():
+                if not (found.path / "SKILL.md").is_file():  # archived (or moved) while it waited for the lock
+                    raise SkillError(
+                        f"Skill '{found.name}' left skills/{found.rel} while the {verb} waited (archived or moved "
+                        "by another process). Nothing was changed."
+                    )
+                with (
+                    looked_around(self.home, [found.name], [self.skills.ledger.rel(found.path)]) as scope,
+                    self.home.journal.recording(
+                        "skills", verb, found.name, actor="user", before=str(not pinned), after=str(pinned)
+                    ) as row,
+                ):
+                    scope.row = row.id
+                    self.skills.usage.update(partial(_set_pinned, found.name, pinned))
         except _PinUnchanged:  # set so meanwhile (Hermes, under the lock): its row abandoned, as nothing changed
             return _pin_unchanged(found.name, pinned)
         self._announce(found.name, verb, "user", row.id)
