@@ -752,6 +752,18 @@ def test_a_pass_leaves_a_skill_pinned_while_it_waited_for_the_skills_lock(home, 
     assert (home.skills_dir / "ops" / "deploy" / "SKILL.md").exists()
 
 
+def test_a_pass_says_why_it_left_a_skill_whose_record_went_meanwhile(home, clock):
+    write_skill(home, "deploy", category="ops")
+    home.skills.usage.set_fields("deploy", created_by="agent")
+    clock.advance(100 * DAY)
+
+    def forgot() -> None:  # (Hermes's forget)
+        home.skills.usage.update(lambda records, now: records.pop("deploy"))
+
+    report = waiting_for_the_skills_lock(home, home.curator.run, meanwhile=forgot)["result"]
+    assert report.errors == ("deploy: its usage record went since the pass began; left as it is",)
+
+
 def test_a_pin_takes_the_skills_lock_an_archive_reads_it_under(home):
     write_skill(home, "deploy", category="ops")
 

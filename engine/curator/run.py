@@ -619,7 +619,9 @@ class Curator:
         for found in decided.decisions.get(ARCHIVE, []):  # each archive sets its own usage record
 
             def still_due(name: str = found.name) -> None:  # (under the skills lock, which a pin of ours takes)
-                record = self.skills.usage.load().get(name) or {}
+                record = self.skills.usage.load().get(name)
+                if record is None:  # (another program forgot it: its age is not known now)
+                    raise SkillError("its usage record went since the pass began; left as it is")
                 if decide({**record, "state": "active"}, now, policy) != ARCHIVE:
                     raise SkillError(
                         f"{'pinned' if record.get('pinned') else 'used'} since the pass began; left as it is"
