@@ -47,3 +47,13 @@ def test_loose_matches_counts_what_hermes_fuzzy_matching_finds(hermes, tmp_path)
 
 def test_an_empty_old_string_is_found_nowhere():
     assert loose_matches(TEXT, "") == 0
+
+
+def test_a_file_too_large_to_judge_soon_is_not_judged():
+    """A review: a 3,000-line SKILL.md and a 20-line old_string found nowhere took 6 s to judge (each
+    window of lines compared line by line), on every preview of the refused patch. Past ``LINE_PAIRS``
+    the count is not known, and the refusal's advice says so instead."""
+    text = "\n".join(f"step {i}: run the thing number {i} carefully" for i in range(3000))
+    pattern = "\n".join(f"a line nothing like the others, {i}" for i in range(20))
+    assert loose_matches(text, pattern) is None
+    assert loose_matches(text, "step 7: run the thing number 7 carefully") == 1  # (found before any budget)

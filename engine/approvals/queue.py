@@ -920,7 +920,7 @@ def _refusal(record: PendingRecord, error: str, skills: SkillLibrary) -> str:
     if not (record.by_hermes and record.subsystem == "skills" and error.startswith("Could not find old_string")):
         return error
     found = skills.hermes_patch_finds(record.payload)
-    if found is None:  # (the file cannot be read now: what Hermes would do is not known)
+    if found is None:  # (the file cannot be read now, or is too large to tell soon: not known)
         return error + LOOSE_MATCH.format(id=record.id, file="the file")
     count, label = found
     if count == 1 or (count and record.payload.get("replace_all")):

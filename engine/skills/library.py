@@ -685,7 +685,7 @@ class SkillLibrary:
         """Where Hermes's own patch (its ``/skills approve`` replays one) would find a patch payload's
         old_string now: how many places its loose matching takes for it (``loose_matches``) in the file
         it names (SKILL.md, or ``file_path``), and that file's label; None when the skill or the file
-        cannot be read now."""
+        cannot be read now, or the file is too large to tell soon."""
         old = payload.get("old_string")
         if not isinstance(old, str):
             return None
@@ -697,7 +697,8 @@ class SkillLibrary:
             text = self._read_text(target, found.path)
         except (SkillError, OSError, UnicodeDecodeError, ValueError):
             return None
-        return loose_matches(text, old), label
+        count = loose_matches(text, old)
+        return None if count is None else (count, label)
 
     def _written_for_absorbed(self, asked: Any, found: Found, refused: OldStringMissing) -> None:
         """A patch to a consolidated skill's old name whose old_string the umbrella lacks: it was written

@@ -100,6 +100,7 @@ def _anchored(text: str, pattern: str) -> int:
     lines = _ascii(text).split("\n")
     first, last, size = wanted[0].strip(), wanted[-1].strip(), len(wanted)
     found = [i for i in _windows(lines, size) if lines[i].strip() == first and lines[i + size - 1].strip() == last]
+    _within(len(found) * size)
     threshold = 0.5 if len(found) == 1 else 0.7
     middle = "\n".join(wanted[1:-1])
 
@@ -109,10 +110,25 @@ def _anchored(text: str, pattern: str) -> int:
     return sum(alike(i) >= threshold for i in found)
 
 
+# the most line comparisons the two similarity strategies make (each a ``SequenceMatcher``, about 0.1 ms):
+# past it the count is not known (``TooLarge``), rather than a preview waiting seconds for it
+LINE_PAIRS = 5_000
+
+
+class TooLarge(Exception):
+    """The file and the pattern are too large to judge a similarity strategy within ``LINE_PAIRS``."""
+
+
+def _within(pairs: int) -> None:
+    if pairs > LINE_PAIRS:
+        raise TooLarge
+
+
 def _similar_lines(text: str, pattern: str) -> int:
     """Blocks where at least half the lines are 80% alike the pattern's, line for line (stripped)."""
     wanted = [line.strip() for line in pattern.split("\n")]
     lines = [line.strip() for line in text.split("\n")]
+    _within(len(_windows(lines, len(wanted))) * len(wanted))
 
     def alike(i: int) -> bool:
         block = lines[i : i + len(wanted)]  # (a window as long as the pattern)
@@ -135,16 +151,20 @@ _STRATEGIES = (
 )
 
 
-def loose_matches(text: str, old_string: str) -> int:
+def loose_matches(text: str, old_string: str) -> int | None:
     """How many places Hermes's patch takes for ``old_string`` in ``text``: the count of the first of
     its strategies that finds any (exact; lines trimmed; runs of spaces and tabs as one; indentation
     ignored; ``\\n``, ``\\t``, ``\\r`` unescaped; first and last lines trimmed; typographic quotes,
     dashes and spaces as ASCII; a block anchored on its first and last lines; half its lines alike),
-    0 when none does. Hermes applies a patch found once (or, with ``replace_all``, found at all)."""
+    0 when none does, None when a similarity strategy would take too long to tell (``LINE_PAIRS``).
+    Hermes applies a patch found once (or, with ``replace_all``, found at all)."""
     if not old_string:
         return 0
-    for strategy in _STRATEGIES:
-        count = strategy(text, old_string)
-        if count:
-            return count
+    try:
+        for strategy in _STRATEGIES:
+            count = strategy(text, old_string)
+            if count:
+                return count
+    except TooLarge:
+        return None
     return 0
