@@ -1548,3 +1548,34 @@ def test_ctrl_c_while_the_exit_waits_for_a_turn_leaves_at_once_and_says_so(home,
     waiting = "Waiting for the agent's turn to stop and its session to end… (ctrl+c leaves without waiting)"
     left_now = "Left without waiting: its session stays open in state.db, as a killed workbench leaves it."
     assert said == ([left_now] if first_second else [waiting, left_now])
+
+
+async def test_a_quit_while_a_turn_waits_to_begin_leaves_at_once(home, tmp_path):
+    """A trial: enter then ctrl+q at once left the terminal on "Waiting for the agent's turn to stop…"
+    for good: the turn's thread waited for the worker before it (an opening, a switch), which the quit
+    meant would never run, and the exit waited for the turn. The quit now stops a turn that has not
+    begun, its message given back, and the exit does not wait."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        screen._idle = threading.Event()  # the worker before the turn: one the quit keeps from ever running
+        await pilot.press(*"remember that I drink decaf", "enter")
+        await wait_for(pilot, lambda: screen.running, what="the turn, waiting for the worker before it")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running, what="the quit")
+    said: list[str] = []
+    exiting = threading.Thread(target=app.after_exit, args=(said.append,), daemon=True)
+    exiting.start()
+    exiting.join(timeout=10)
+    assert not exiting.is_alive(), f"the exit still waits for the turn: {said}"
+    assert not home.archive.list_sessions()  # the message never run, so no session was made
+
+
+def test_a_turn_whose_screen_closed_before_it_began_is_not_run():
+    from workbench.screens.run import Handover
+
+    turn = Handover()
+    assert turn.close() is False and turn.left_running is False  # (nothing for the exit to wait for)
+    assert turn.begin() is False
+    late = Handover()
+    assert late.begin() is True and late.close() is True and late.left_running is True

@@ -76,6 +76,15 @@ class Handover:
         self.finished = threading.Event()  # its thread is done (after the screen closed: the session ended)
         self.note: str | None = None  # what that end left in workbench.db, said once the terminal is back
         self.left_running = False  # the screen closed while it ran (``close``)
+        self._begun = False
+
+    def begin(self) -> bool:
+        """Worker, first: False when the screen closed before the turn's thread began (a quit right after
+        enter, whose worker Textual may start late or never): the turn is not run, and the close ended
+        the session as for no turn."""
+        with self._lock:
+            self._begun = not self._closed
+            return self._begun
 
     def turn_over(self, owed: Switch | None) -> bool:
         """Worker: the turn is over, ``owed`` the switch it could not make (the screen hears of it only
@@ -88,8 +97,12 @@ class Handover:
         """UI thread, as the screen closes: True when the turn still runs (its thread ends the session)."""
         with self._lock:
             self._closed = True
-            self.left_running = not self._over
+            self.left_running = self._begun and not self._over
             return self.left_running
+
+
+class TurnNotBegun(Exception):
+    """A turn stopped (esc, a quit) while the worker before it had not yet let it begin."""
 
 
 @dataclass
@@ -906,8 +919,14 @@ class RunScreen(WorkbenchScreen):
         ends the session once the turn has stopped, as the quit would have (``Handover``)."""
         session_id, error, unsent, unstored, why = self.session_id, None, text, 0, None
         stopped, waits = False, []
+        if not turn.begin():  # (the screen closed first: nothing to run, nobody to tell)
+            done.set()
+            turn.finished.set()
+            return
         try:
-            before.wait()
+            while not before.wait(0.05):  # the worker before it; a quit (or esc) may mean it never runs
+                if self._cancel.is_set():
+                    raise TurnNotBegun
             agent = agent or (opening.agent if opening is not None else None)
             if agent is not None and switch is not None and not switch.done:  # state.db refused it at ctrl+l
                 agent.switch_session(switch.target)  # the session left ends as Hermes ends it
@@ -927,6 +946,8 @@ class RunScreen(WorkbenchScreen):
             unstored, why = agent.unstored, result.error
             stopped = result.status == "cancelled"
             waits = [str(call["result"]["error"]) for call in result.tool_calls if _wait_cancelled(call["result"])]
+        except TurnNotBegun:
+            stopped = True  # (its message never taken: back in the box)
         except Exception as exc:  # e.g. an unusable model configuration: shown in place, never fatal
             error = said(exc)
         finally:
@@ -937,7 +958,9 @@ class RunScreen(WorkbenchScreen):
                     turn.note = _end_at_exit(agent, owed)  # (what it will not take is kept in workbench.db)
             try:
                 self._end_turn(
-                    TurnEnded(session_id, error, unsent if error else "", unstored, why, owed, stopped, waits)
+                    TurnEnded(
+                        session_id, error, unsent if error or stopped else "", unstored, why, owed, stopped, waits
+                    )
                 )  # always: the screen must never stay "running"
             finally:  # (the app gone, there is no one to tell)
                 turn.finished.set()
@@ -1009,11 +1032,11 @@ class RunScreen(WorkbenchScreen):
                 markup=False,
                 timeout=20,
             )
+        box = self.query_one("#run-input", Input)
+        if message.unsent and not box.value:
+            box.value = message.unsent  # never stored: to send again once the cause is fixed
         if message.error:
             self.notify(message.error, title="The turn failed", severity="error", markup=False, timeout=30)
-            box = self.query_one("#run-input", Input)
-            if message.unsent and not box.value:
-                box.value = message.unsent  # never stored: to send again once the cause is fixed
         elif message.unstored:
             self.notify(
                 f"{message.unstored_why or 'state.db did not take them.'} The conversation stays on this screen "
