@@ -339,17 +339,39 @@ async def test_a_not_with_nothing_before_it_is_said_over_the_results_not_searche
         await pilot.press("slash", *"NOT tomatoes")
         results = screen.query_one(SearchResults)
         await wait_for(pilot, lambda: results.query == "NOT tomatoes", what="the search's answer")
-        assert results.hits == {} and results.note and "'NOT tomatoes'" in results.note
+        assert results.hits == {} and results.unsearched and "'NOT tomatoes'" in results.unsearched
         await settle(pilot)
         text = screen_text(app)  # wrapped to the list's width (it never wraps its rows)
-        assert "Left out 'NOT tomatoes': NOT" in text and "│ only excludes from what the" in text
-        assert "No messages match 'NOT" in text  # one row, cut: it is redrawn at every key
+        assert "Nothing was searched. Left" in text and "│ out 'NOT tomatoes': NOT only" in text
+        assert "No messages match" not in text  # (nothing was searched: no answer that nothing matches)
+        assert results.border_title == "nothing searched"
         await pilot.press(*" AND plant")  # NOT b AND c: c without b
         await wait_for(pilot, lambda: results.query == "NOT tomatoes AND plant", what="the search's answer")
-        assert results.hits == {} and results.note is None  # the one message with plant has tomatoes too
+        assert results.hits == {} and results.note is None and results.unsearched is None  # (plant has tomatoes too)
         await pilot.press("ctrl+u", *"plant")
         await wait_for(pilot, lambda: results.query == "plant" and results.hits, what="search hits")
         assert results.note is None and "Left out" not in screen_text(app)
+
+
+async def test_punctuation_alone_says_nothing_was_searched_as_the_cli_does(home, tmp_path):
+    """``(((`` said "No messages match '((('" while the CLI said nothing was searched, and why."""
+    seed_sessions(home)
+    said = home.archive.nothing_searched("(((", prefix=True)
+    assert said and said.startswith("Nothing was searched: the query holds no word")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash", *"(((")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "(((", what="the search's answer")
+        await settle(pilot)
+        text = screen_text(app)  # wrapped to the list's width
+        assert results.unsearched == said and "Nothing was searched: the query" in text
+        assert "No messages match" not in text and results.hits == {}
+        assert results.border_title == "nothing searched"
+        await pilot.press("ctrl+u", *"tomatoes")  # a word again: searched, and its hits listed
+        await wait_for(pilot, lambda: results.query == "tomatoes" and results.hits, what="search hits")
+        assert "Nothing was searched" not in screen_text(app) and results.border_title != "nothing searched"
 
 
 async def test_a_column_filter_typed_as_in_fts5_is_said_over_the_results(home, tmp_path):

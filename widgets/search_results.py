@@ -280,6 +280,7 @@ class SearchResults(CursorInView, OptionList):
         self.why = ""
         self.note: str | None = None  # why part of the query was not searched (engine's words)
         self.error: str | None = None  # why the search shown failed (engine's words)
+        self.unsearched: str | None = None  # why nothing was searched for the query shown (engine's words)
         self.cap = cap  # a count this high means "this many or more"
         self.best: dict[str, Hit] = {}  # session -> its best hit, in the archive's order
         self.counts: dict[str, int] = {}
@@ -299,17 +300,21 @@ class SearchResults(CursorInView, OptionList):
         more: bool = False,
         again: bool = False,
         error: str | None = None,
+        unsearched: str | None = None,
     ) -> None:
         """Replace the list with the hits for ``query``, under ``note`` if the engine gave one;
         their counts follow (``set_counts``). ``more``: others matched beyond those listed (``50+``).
         ``again``: the same query searched again (the archive changed), so the cursor, the counts
         and the unfolded sessions' hits are kept until new ones come (their hits are asked for again).
         ``error``: the search failed (the engine's words), said in place of the hits: a list that says
-        "no messages match" would claim a result the search never produced."""
+        "no messages match" would claim a result the search never produced. ``unsearched``: why nothing
+        was searched (punctuation alone, a NOT with nothing before it; the engine's words, as the CLI
+        says them), said in place of the hits, likewise never "no messages match"."""
         again = again and query == self.query
         unfolded = {sid: hits for sid, hits in self.expanded.items() if again}
         self.note = note
         self.error = error
+        self.unsearched = unsearched
         self.best = {}
         for hit in hits:
             self.best.setdefault(hit.session_id, hit)
@@ -326,7 +331,7 @@ class SearchResults(CursorInView, OptionList):
         title = f"{sessions}{'+' * more} session{'s' * (sessions != 1 or more)}" + (
             f" · via {self.why}" if self.why else ""
         )
-        self.border_title = ("search failed" if error else title) if query else ""
+        self.border_title = ("search failed" if error else "nothing searched" if unsearched else title) if query else ""
 
     def set_counts(self, query: str, counts: dict[str, int]) -> None:
         """How many messages of each listed session match (ignored when another query is shown)."""
@@ -433,6 +438,8 @@ class SearchResults(CursorInView, OptionList):
                 options.append(Option(_rows(hit_prompt(hit, width, "    "), width), key))
         if self.error and self.query:
             options.append(Option(_wrapped(literal(f"Search failed: {self.error}", "$error"), width), disabled=True))
+        elif self.unsearched and self.query:
+            options.append(Option(_wrapped(literal(self.unsearched, "$warning"), width), disabled=True))
         elif not self.best and self.query:
             options.append(Option(_nothing_matches(self.query, width), disabled=True))
         wanted = highlight or (None if highlight_first else previous)

@@ -79,6 +79,7 @@ class SearchDone(Message):
     error: str | None = None
     note: str | None = None
     again: bool = False  # the same query searched again because the archive changed
+    unsearched: str | None = None  # why nothing was searched (``nothing_searched``): no hits, and no "no match"
 
 
 @dataclass
@@ -356,9 +357,11 @@ class SessionsScreen(SessionActions):
 
     @work(thread=True, exit_on_error=False, group="search")
     def search(self, query: str, again: bool = False) -> None:
-        rows, error, note = [], None, None
+        rows, error, note, unsearched = [], None, None, None
         try:  # the hits alone: their sessions' match counts follow (count_matches), so no key waits for them
             archive = self.home.archive
+            if unsearched := archive.nothing_searched(query, prefix=True):  # (the CLI's words: not "no match")
+                return
             hits = archive.search(query, limit=SEARCH_LIMIT + 1, prefix=True)  # (one more: whether others matched)
             rows, note = [list_hit(hit) for hit in hits], archive.search_note(query, hits[:SEARCH_LIMIT], prefix=True)
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
@@ -366,7 +369,7 @@ class SessionsScreen(SessionActions):
         except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed: as the CLI says it
             error = self.home.explain(exc)
         finally:
-            self.post_message(SearchDone(query, rows, error, note, again))
+            self.post_message(SearchDone(query, rows, error, note, again, unsearched))
 
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
@@ -381,7 +384,15 @@ class SessionsScreen(SessionActions):
         more = len(message.hits) > SEARCH_LIMIT  # (the best rows only: refining the search finds the rest)
         hits = message.hits[:SEARCH_LIMIT]
         results = self.query_one(SearchResults)  # a failed search says so there, in place of the hits, never "no match"
-        results.show(message.query, hits, message.note, more=more, again=message.again, error=message.error)
+        results.show(
+            message.query,
+            hits,
+            message.note,
+            more=more,
+            again=message.again,
+            error=message.error,
+            unsearched=message.unsearched,
+        )
         shown = {h.session_id for h in hits} | {sid for h in hits for sid in h.segments}
         self.transcript.elsewhere = self.wanted_session is not None and self.wanted_session not in shown
         if hits:
