@@ -171,11 +171,24 @@ def busy_error(path: Path, waited: float, cancelled: bool = False, *, later: boo
             "Nothing was changed.",
             holders=holders,
         )
+    said = f"{path.name} is busy: {who} holds its write lock (waited {waited:g} s). Nothing was changed."
     return DatabaseBusyError(
-        f"{path.name} is busy: {who} holds its write lock (waited {waited:g} s). Nothing was changed. "
-        "Retry when it is done, or set WORKBENCH_BUSY_TIMEOUT (seconds) to wait longer.",
+        f"{said} {RETRY_LONGER}",
+        in_app=f"{said} {retry_once(holders, mine)}",
         holders=holders,
     )
+
+
+RETRY_LONGER = "Retry when it is done, or set WORKBENCH_BUSY_TIMEOUT (seconds) to wait longer."
+
+
+def retry_once(holders: list[str], mine: bool = False) -> str:
+    """A running app's advice for a busy lock (its user cannot set ``WORKBENCH_BUSY_TIMEOUT`` in it):
+    try again once the holder, named when it is known, is done."""
+    if holders:
+        many = len(holders) > 1
+        return f"Try again once process{'es' * many} {', '.join(holders)} finish{'es' * (not many)}."
+    return f"Try again once that {'task' if mine else 'process'} finishes."
 
 
 def on_read_only_mount(path: Path) -> bool:

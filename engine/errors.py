@@ -8,10 +8,18 @@ the CLI prints it as ``{"success": false, "error": ...}`` and exits 1, never a t
 class WorkbenchError(Exception):
     """A refusal or failure with an actionable message; nothing was changed."""
 
-    def __init__(self, message: str, **details):
+    def __init__(self, message: str, *, in_app: str | None = None, **details):
         super().__init__(message)
         self.message = message
         self.details = details
+        self._in_app = in_app
+
+    @property
+    def in_app(self) -> str:
+        """The message as a running app (the TUI) says it: where ``message`` gives advice only a new
+        command can take (an environment variable read at start), the words with advice the app's user
+        can follow; else ``message`` itself."""
+        return self._in_app or self.message
 
     def to_dict(self) -> dict:
         return {"success": False, "error": self.message, **self.details}
@@ -52,3 +60,8 @@ class SessionGrew(WorkbenchError):
 def said(exc: BaseException) -> str:
     """A failure in words: an engine refusal's own message, else the error's type and text."""
     return exc.message if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"
+
+
+def said_in_app(exc: BaseException) -> str:
+    """A failure in words as a running app says it (``WorkbenchError.in_app``), else as ``said``."""
+    return exc.in_app if isinstance(exc, WorkbenchError) else said(exc)

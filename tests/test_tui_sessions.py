@@ -15,6 +15,7 @@ from textual.widgets import ContentSwitcher, Input
 from engine import open_home
 from engine.tools import ToolContext
 from tests.hermes_support import workbench_cmd
+from tests.lock_support import holding_write_lock
 from tests.screens_seed import (
     BRANCH,
     DELEGATE,
@@ -752,6 +753,54 @@ async def test_a_rename_against_a_title_hermes_changed_meanwhile_asks_again(home
         assert f"Rename session {sid} (Hermes title)" in screen_text(app)
         await pilot.press("enter")  # asked against the title it has now: saved
         await wait_for(pilot, lambda: home.archive.get_session(sid).title == "Mine", what="renamed")
+
+
+async def test_a_rename_while_state_db_is_busy_keeps_the_box_and_names_who_to_wait_for(home, tmp_path, monkeypatch):
+    """The busy error advised WORKBENCH_BUSY_TIMEOUT, which a running TUI cannot take, and the rename
+    box was gone with the draft: it stays, saying to try again once the holder (named) finishes."""
+    sid = "20261130_150000_00000b"
+    home.archive.create_session(sid, source="cli", title="Cups talk")
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.2")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        await wait_for(pilot, lambda: screen.shown_session == sid, what="the session shown")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "LineDialog", what="the rename box")
+        holder = holding_write_lock(home.state_db_path)
+        try:
+            app.screen.query_one(Input).value = "Tea talk"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "is busy" in screen_text(app), what="the busy error")
+            await settle(pilot)
+            box = app.screen
+            assert box.__class__.__name__ == "LineDialog" and box.query_one(Input).value == "Tea talk"
+            said = str(box.query_one("#line-error").render())
+            assert f"Try again once process {holder.pid} (" in said and "WORKBENCH_BUSY_TIMEOUT" not in said
+            assert home.archive.get_session(sid).title == "Cups talk"
+        finally:
+            holder.kill()
+            holder.wait()
+        await pilot.press("enter")  # the holder is done: the same draft is saved
+        await wait_for(pilot, lambda: home.archive.get_session(sid).title == "Tea talk", what="renamed")
+
+
+def test_the_cli_keeps_the_busy_timeout_advice(home, monkeypatch):
+    """The CLI's words still say how to wait longer (a new command reads WORKBENCH_BUSY_TIMEOUT)."""
+    from engine.db import DatabaseBusyError
+
+    home.archive.create_session("s_busy", source="cli", title="Cups talk")
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.2")
+    holder = holding_write_lock(home.state_db_path)
+    try:
+        with pytest.raises(DatabaseBusyError) as raised:
+            home.archive.set_title("s_busy", "Tea talk")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert "set WORKBENCH_BUSY_TIMEOUT (seconds) to wait longer" in raised.value.message
+    assert f"Try again once process {holder.pid} (" in raised.value.in_app
+    assert "WORKBENCH_BUSY_TIMEOUT" not in raised.value.in_app
 
 
 async def test_a_on_an_archived_segment_of_a_continued_conversation_archives_it(home, clock, tmp_path):

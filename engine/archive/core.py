@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from ..db import (
+    RETRY_LONGER,
     Checkpointer,
     DatabaseBusyError,
     DatabaseDamaged,
@@ -22,8 +23,10 @@ from ..db import (
     connect,
     damaged_message,
     database_stamp,
+    flock_holders,
     integrity_problems,
     is_corrupt,
+    retry_once,
     write_transaction,
 )
 from ..errors import ReadOnlyError, WorkbenchError
@@ -448,10 +451,14 @@ class ArchiveCore:
                 if not wait:
                     raise
                 if waited >= busy_seconds():
+                    holders = flock_holders(lock_path_for(path))
+                    who = f"process {', '.join(holders)}" if holders else "another process"
+                    said = (
+                        f"The session archive is busy: {who} is changing it (it holds {shown}; waited "
+                        f"{waited:.1f} s). Nothing was changed."
+                    )
                     raise DatabaseBusyError(
-                        f"The session archive is busy: another process is changing it (it holds {shown}; waited "
-                        f"{waited:.1f} s). Nothing was changed. Retry when it is done, or set "
-                        "WORKBENCH_BUSY_TIMEOUT (seconds) to wait longer."
+                        f"{said} {RETRY_LONGER}", in_app=f"{said} {retry_once(holders)}", holders=holders
                     ) from None
                 time.sleep(pause)
                 pause = min(pause * 2, 0.05)

@@ -636,7 +636,7 @@ class ApprovalsScreen(WorkbenchScreen):
             try:
                 preview = self.home.approvals.preview(record.id, batch=run)
             except WorkbenchError as exc:
-                lines.append(f"    cannot be previewed: {exc.message}")
+                lines.append(f"    cannot be previewed: {exc.in_app}")
                 continue
             targets = preview.get("targets") or []
             hits = (target_line(t, 60, warn=False) for t in targets)  # (``cautions`` warns)
@@ -748,7 +748,7 @@ class ApprovalsScreen(WorkbenchScreen):
                 with lock_waits.cancellable(self.stop_waits):
                     back.append(self.home.approvals.restore(pending_id)["id"])
             except WorkbenchError as exc:
-                refused.append(f"{pending_id}: {exc.message}")
+                refused.append(f"{pending_id}: {exc.in_app}")
         message = f"Put back {len(back)}: waiting for approval again." + (
             f" {len(refused)} could not be: " + clauses(refused) if refused else ""
         )

@@ -465,7 +465,7 @@ class EditDialog(Dialog[bool]):
             with lock_waits.cancellable(cancel):
                 outcome = self.submit(text)
         except lock_waits.WaitCancelled as exc:
-            self.post_message(SaveDone(f"Not saved. {exc.message} Your draft is still here.", text, cancelled=True))
+            self.post_message(SaveDone(f"Not saved. {exc.in_app} Your draft is still here.", text, cancelled=True))
             return
         except Exception as exc:  # an engine refusal must show in place, never kill the app
             outcome = getattr(exc, "message", None) or str(exc) or type(exc).__name__

@@ -206,7 +206,7 @@ class MemoryScreen(WorkbenchScreen):
         try:
             view = self._read(self.target)
         except WorkbenchError as exc:  # e.g. the file is not UTF-8: say so, keep what is shown
-            self.report(exc.message, error=True)
+            self.report(exc.in_app, error=True)
             return
         self.post_result(MemoryLoaded(view))
 
@@ -370,7 +370,7 @@ class MemoryScreen(WorkbenchScreen):
         try:
             detail = history.story(self.home.memory, self.target, entry)
         except WorkbenchError as exc:
-            self.post_result(DetailLoaded(None, entry_flags(entry), error=exc.message))
+            self.post_result(DetailLoaded(None, entry_flags(entry), error=exc.in_app))
             return
         self.post_result(DetailLoaded(detail, entry_flags(entry), prompt_note(entry)))
 
@@ -697,7 +697,7 @@ class _OnDisk:
         try:
             entries, limit = memory.entries(self.target), memory.limit(self.target)
         except WorkbenchError as exc:
-            return DiskCheck(f"{TITLES[self.target]} cannot be read now: {exc.message}")
+            return DiskCheck(f"{TITLES[self.target]} cannot be read now: {exc.in_app}")
         if self.opened is None:
             self.opened = entries
         base = self.edit.base if self.edit is not None else None

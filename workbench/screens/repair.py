@@ -326,7 +326,7 @@ class DriftRepair:
                 with self.screen.workbench.user_write():
                     result = repair.apply(self.screen.home.memory, found.target, fix, found.sha)
             except WorkbenchError as exc:  # e.g. the journal's database is busy: nothing was written
-                result = {"success": False, "error": exc.message}
+                result = {"success": False, "error": exc.in_app}
             failed = result.get("success") is False
             message = str(result.get("error")) if failed else f"{result['message']} u undoes it."
             self.screen.report(message, error=failed)

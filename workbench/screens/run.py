@@ -26,7 +26,7 @@ from textual.widgets import Input, Select, Static
 from engine import lock_waits
 from engine.conversation import Conversation, leaving_reason
 from engine.db import DatabaseBusyError
-from engine.errors import said
+from engine.errors import said, said_in_app
 from engine.events import Event, RunnerEvent, SessionChanged
 from engine.kept import cause, of_session, when_stored
 from engine.models import BACKENDS, make_model
@@ -514,7 +514,7 @@ class RunScreen(WorkbenchScreen):
                     with lock_waits.cancellable(QUIT_TRY, asked=False):
                         agent.store()
                 except Exception as exc:
-                    why, busy = said(exc), isinstance(exc, DatabaseBusyError)
+                    why, busy = said_in_app(exc), isinstance(exc, DatabaseBusyError)
                     later = when_stored(self.home)
         finally:
             done.set()
@@ -566,7 +566,7 @@ class RunScreen(WorkbenchScreen):
             if self.agent is not None and (held := self.agent.keep(why)) is not None:
                 note = held.describe(when_stored(self.home))
         except Exception as exc:
-            error = said(exc)
+            error = said_in_app(exc)
         finally:
             done.set()
         self.post_result(KeptBeforeQuit(error, note))
@@ -666,7 +666,7 @@ class RunScreen(WorkbenchScreen):
             )
             opening.agent = agent
         except Exception as exc:  # e.g. an unusable model configuration: said, and the next message tries again
-            error = said(exc)
+            error = said_in_app(exc)
         finally:
             warning = agent.live_warning if agent is not None else None
             archived = agent.archived_note if agent is not None else None
@@ -712,7 +712,7 @@ class RunScreen(WorkbenchScreen):
             if switch.target is not None:
                 warning, archived, both = agent.live_warning, agent.archived_note, agent.live_archived_note
         except Exception as exc:  # state.db busy or damaged: the next turn or the quit tries again
-            error = said(exc)
+            error = said_in_app(exc)
         finally:
             done.set()
         self.post_message(Switched(switch, left or "", error, warning, archived, both))
@@ -856,7 +856,7 @@ class RunScreen(WorkbenchScreen):
         try:
             self.post_result(ScenarioChecked(name, changes=consent_needed(self.home, load_scenario(name))))
         except Exception as exc:  # the demo's seed in a real home, an unreadable file: said, nothing played
-            self.post_result(ScenarioChecked(name, error=said(exc)))
+            self.post_result(ScenarioChecked(name, error=said_in_app(exc)))
 
     @on(ScenarioChecked)
     def _scenario_checked(self, message: ScenarioChecked) -> None:
@@ -949,7 +949,7 @@ class RunScreen(WorkbenchScreen):
         except TurnNotBegun:
             stopped = True  # (its message never taken: back in the box)
         except Exception as exc:  # e.g. an unusable model configuration: shown in place, never fatal
-            error = said(exc)
+            error = said_in_app(exc)
         finally:
             done.set()
             owed = switch if switch is not None and not switch.done else None
@@ -991,7 +991,7 @@ class RunScreen(WorkbenchScreen):
                 if _wait_cancelled(call["result"])
             ]
         except Exception as exc:
-            error = said(exc)
+            error = said_in_app(exc)
         finally:
             self._end_turn(TurnEnded(None, error, stopped=stopped, cancelled_waits=waits, scenario=name))
 
@@ -1214,7 +1214,7 @@ def _end_at_exit(agent: Conversation, switch: Switch | None) -> str | None:
         held = agent.end(_end_reason(switch))
     except Exception as exc:  # the quit went ahead once asked (``unstored``): it must not hang
         log.warning("session %s was not stored at exit: %s", agent.id, said(exc))
-        return f"Session {agent.id} was not stored at exit: {said(exc)}"
+        return f"Session {agent.id} was not stored at exit: {said_in_app(exc)}"
     return held.describe(when_stored(agent.home)) if held is not None else None
 
 

@@ -16,6 +16,7 @@ from textual.message import Message
 
 from engine.archive.models import Session
 from engine.archive.sessions import MAX_TITLE_LENGTH, DeleteMark, sanitize_title, titled
+from engine.db import DatabaseBusyError
 from engine.errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from engine.memory import history
 from widgets.literal import one_line
@@ -125,7 +126,7 @@ class SessionActions(WorkbenchScreen):
             mark = archive.delete_mark(session_id) if action == "delete" else None
             cited = tuple(history.entries_from(self.home.memory, set(mark.sessions))) if mark else ()
         except WorkbenchError as exc:
-            self.report(exc.message, error=True)
+            self.report(exc.in_app, error=True)
             return
         name = _named(session.id, titled(session.title, previews.get(session_id)))
         chain_label = titled(chain.title, previews.get(chain.head.id))
@@ -206,12 +207,15 @@ class SessionActions(WorkbenchScreen):
                     taken = archive.title_to_take(session_id, str(value))
                     title = archive.set_title(session_id, str(value), actor="user", was=message.session.title)
                 except UnusableTitle as exc:  # another session's, or too long: asked again, the draft kept
-                    self.post_result(TitleRefused(message, str(value), exc.message))
+                    self.post_result(TitleRefused(message, str(value), exc.in_app))
                     return
                 except TitleChanged as exc:  # renamed meanwhile: asked again, against the title it has now
                     session = replace(message.session, title=exc.title)
                     now = replace(message, session=session, name=_named(session_id, exc.title))
-                    self.post_result(TitleRefused(now, str(value), exc.message))
+                    self.post_result(TitleRefused(now, str(value), exc.in_app))
+                    return
+                except DatabaseBusyError as exc:  # nothing changed: the box back with the draft, to try again
+                    self.post_result(TitleRefused(message, str(value), exc.in_app))
                     return
                 said = f"Renamed {session_id}: {one_line(title, 60)}." if title else f"{session_id} has no title now."
                 if taken:  # (as Hermes does: one title per conversation)
@@ -223,13 +227,13 @@ class SessionActions(WorkbenchScreen):
                 said = f"Deleted {name}." if gone else f"{name} was deleted already."
         except SessionLive as exc:  # (reopened since the question was asked without saying so)
             what = "archived: a" if message.action in ARCHIVING else "deleted: D"
-            self.report(f"{exc.message} Nothing was {what} asks again.", error=True)
+            self.report(f"{exc.in_app} Nothing was {what} asks again.", error=True)
             return
         except SessionGrew as exc:  # (written to while the question was open)
-            self.report(f"{exc.message} D asks again.", error=True)
+            self.report(f"{exc.in_app} D asks again.", error=True)
             return
         except WorkbenchError as exc:
-            self.report(exc.message, error=True)
+            self.report(exc.in_app, error=True)
             return
         self.report(said)
 

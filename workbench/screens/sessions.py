@@ -234,7 +234,7 @@ class SessionsScreen(SessionActions):
             chains = self.home.archive.root_chains(limit=ROOTS_PAGE + 1, after=after)
             unlisted = self.home.archive.session_count() if not chains and after is None else 0
         except WorkbenchError as exc:  # a damaged or foreign state.db: said where the sessions would be
-            self.post_message(RootsLoaded(after, [], False, exc.message))
+            self.post_message(RootsLoaded(after, [], False, exc.in_app))
             return
         except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed: as the CLI says it
             self.post_message(RootsLoaded(after, [], False, self.home.explain(exc)))
@@ -365,7 +365,7 @@ class SessionsScreen(SessionActions):
             hits = archive.search(query, limit=SEARCH_LIMIT + 1, prefix=True)  # (one more: whether others matched)
             rows, note = [list_hit(hit) for hit in hits], archive.search_note(query, hits[:SEARCH_LIMIT], prefix=True)
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
-            error = exc.message
+            error = exc.in_app
         except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed: as the CLI says it
             error = self.home.explain(exc)
         finally:
@@ -448,7 +448,7 @@ class SessionsScreen(SessionActions):
             found = self.home.archive.session_hits(query, list(segments or (session_id,)), prefix=True)
             hits = [list_hit(h) for h in found]
         except WorkbenchError as exc:
-            self.report(f"Search failed: {exc.message}", error=True)
+            self.report(f"Search failed: {exc.in_app}", error=True)
             hits = []
         self.post_message(SessionHitsLoaded(query, session_id, hits))
 

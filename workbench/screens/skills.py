@@ -458,7 +458,7 @@ class SkillsScreen(WorkbenchScreen):
         try:
             asked = skills.command_arg("unpin", skills.at(skill.path, skill.name) if skill.path else skill.name)
         except WorkbenchError as exc:  # (moved or archived since: said, and the list reloads)
-            self._tell(exc.message, "warning")
+            self._tell(exc.in_app, "warning")
             return
         self._tell(pinned_refusal(skill.name, asked), "warning")
 
@@ -491,7 +491,7 @@ class SkillsScreen(WorkbenchScreen):
             with self.workbench.user_write():
                 result = call()
         except WorkbenchError as exc:  # a refusal is shown, never raised into the UI
-            self._tell(f"Could not {what}: {exc.message}", "error")
+            self._tell(f"Could not {what}: {exc.in_app}", "error")
             return
         if result.get("success") is False:
             self._tell(f"Could not {what}: {result.get('error')}", "error")
@@ -519,7 +519,7 @@ class SkillsScreen(WorkbenchScreen):
             )
             return
         except WorkbenchError as exc:
-            self._tell(f"Could not run the curator: {exc.message}", "error")
+            self._tell(f"Could not run the curator: {exc.in_app}", "error")
             return
         lines = [report.headline, *plan_lines(report)[:10], *report.errors]
         self._tell("\n".join(lines), "warning" if report.errors else "information")
@@ -619,7 +619,7 @@ class SkillsScreen(WorkbenchScreen):
         try:
             self.post_result(RollbackPreviewed(entry, self.home.curator.rollback_files(entry), None))
         except WorkbenchError as exc:
-            self.post_result(RollbackPreviewed(entry, [], exc.message))
+            self.post_result(RollbackPreviewed(entry, [], exc.in_app))
 
     @on(RollbackPreviewed)
     def _ask_rollback(self, message: RollbackPreviewed) -> None:

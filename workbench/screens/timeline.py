@@ -173,7 +173,7 @@ class TimelineScreen(WorkbenchScreen):
             undone = {row_id: marks.get(row_id) for row_id in shown}
             sources = timeline.sources_found(awaiting) if where == "newer" else {}
         except WorkbenchError as exc:  # e.g. group:zzz; the old rows must not stay as if they matched
-            self.post_result(PageLoaded([], "first", query, exc.message))
+            self.post_result(PageLoaded([], "first", query, exc.in_app))
             return
         self.post_result(
             PageLoaded(timeline.with_sources(rows), where, query, sizes=sizes, undone=undone, sources=sources)
@@ -282,7 +282,7 @@ class TimelineScreen(WorkbenchScreen):
         try:
             lines = Timeline(self.home).skill_diff(row)
         except WorkbenchError as exc:
-            self.report(exc.message, error=True)
+            self.report(exc.in_app, error=True)
             return
         self.post_result(DiffFound(row.id, lines))
 
@@ -423,7 +423,7 @@ class TimelineScreen(WorkbenchScreen):
         try:
             preview = Timeline(self.home).preview(ref)
         except WorkbenchError as exc:
-            self.report(exc.message, error=True)
+            self.report(exc.in_app, error=True)
             return
         self.post_result(RevertPreviewed(ref, preview))
 
@@ -449,7 +449,7 @@ class TimelineScreen(WorkbenchScreen):
             with self.workbench.user_write():
                 result = Timeline(self.home).revert(ref)
         except WorkbenchError as exc:
-            self.report(exc.message, error=True)
+            self.report(exc.in_app, error=True)
             return
         count = len(result["reverted"])
         message = f"Reverted {count} change{'s' * (count != 1)}."
