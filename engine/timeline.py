@@ -1047,6 +1047,31 @@ def awaits_source(row: Row, now: float) -> bool:
     return row.source is None and _found_in_archive(row) and now - row.at < HERMES_SLACK_S
 
 
+def source_may_come(row: Row, now: float, turn_may_follow: bool) -> bool:
+    """A row listed without a source whose Hermes turn may still be stored: young (``awaits_source``),
+    while a session that could store it is open (``Archive.turn_may_follow``)."""
+    return awaits_source(row, now) and turn_may_follow
+
+
+def unsourced(row: Row, now: float, turn_may_follow: bool) -> str:
+    """Why ``row`` has no session message to open, as both skins say it. Only a young row found in
+    state.db's calls (``awaits_source``) while a session that may store its turn is open (``Archive.
+    turn_may_follow``) is "not in state.db yet"; an older one, or one no session could be behind (a
+    quiet write: Hermes's memory tool run with no session stored, or an edit by hand), no stored call
+    made."""
+    if source_may_come(row, now, turn_may_follow):
+        return f"Row {row.id}'s session message is not in state.db yet: Hermes stores a turn when it ends."
+    if _found_in_archive(row):
+        did = "staged it" if row.subsystem == "approvals" else "took it out" if row.action == "remove" else "wrote it"
+        how = (
+            ""
+            if row.subsystem == "approvals"
+            else " (Hermes's memory tool run with no session stored, or an edit by hand)"
+        )
+        return f"Row {row.id}: no Hermes call stored in state.db {did}{how}, so there is no session message to open."
+    return f"Row {row.id} did not come from a session message: there is none to open."
+
+
 def parse_filter(query: str) -> dict[str, str]:
     """A search box's text as ``page`` filters: ``actor:review target:user postgres`` (the rest is free text)."""
     filters: dict[str, str] = {}

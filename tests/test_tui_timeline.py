@@ -119,6 +119,7 @@ async def test_g_on_an_outside_write_whose_turn_is_not_stored_yet_says_so(home, 
     """g on a young outside write said it "did not come from a session message" while Hermes may
     still store the turn that made it (it stores a turn when the turn ends)."""
     learn(home)
+    home.archive.create_session("20261130_090000_hermes", source="cli")  # a Hermes session not ended yet
     memory = home.memories_dir / "MEMORY.md"
     memory.write_text(memory.read_text(encoding="utf-8") + "\n§\nWritten by Hermes moments ago", encoding="utf-8")
     home.memory.catch_up()  # (journaled as outside, actor external, at the clock's "now")
@@ -131,7 +132,27 @@ async def test_g_on_an_outside_write_whose_turn_is_not_stored_yet_says_so(home, 
         assert "did not come from" not in status_of(screen)
         home.clock.advance(3600)  # past the time Hermes may store its turn: now it surely has none
         await pilot.press("g")
-        await wait_for(pilot, lambda: "did not come from a session message" in status_of(screen), what="the answer")
+        await wait_for(pilot, lambda: "no Hermes call stored in state.db wrote it" in status_of(screen), what="why")
+        assert "not in state.db yet" not in status_of(screen)
+
+
+async def test_g_on_a_quiet_write_no_session_could_store_says_no_call_wrote_it(home, tmp_path):
+    """g on a young outside write said "not in state.db yet: Hermes stores a turn when it ends" though
+    no session that could store a turn was open (Hermes's memory tool run with no session, a hand
+    edit): no stored call wrote it, and none will."""
+    learn(home)
+    for sid in home.archive.conn().execute("SELECT id FROM sessions WHERE ended_at IS NULL").fetchall():
+        home.archive.end_session(sid[0], "cli_close")
+    memory = home.memories_dir / "MEMORY.md"
+    memory.write_text(memory.read_text(encoding="utf-8") + "\n§\nWritten quietly just now", encoding="utf-8")
+    home.memory.catch_up()
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: any("quietly" in what for what in shown(screen)), what="the outside row")
+        await cursor_to(pilot, screen, "quietly")
+        await pilot.press("g")
+        await wait_for(pilot, lambda: "no Hermes call stored in state.db wrote it" in status_of(screen), what="why")
+        assert "not in state.db yet" not in status_of(screen) and "memory tool run with no session" in status_of(screen)
 
 
 def status_of(screen) -> str:

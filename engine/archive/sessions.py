@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import sqlite3
 import time
 from typing import Any, NamedTuple
 
@@ -630,6 +631,19 @@ class SessionsMixin(LineageMixin):
             else "changed since you were asked about it (its messages were rewritten, or its delegate sessions)"
         )
         raise SessionGrew(f"Session {session_id} {what}: another process wrote to it meanwhile. Nothing was deleted.")
+
+    def turn_may_follow(self, at: float, slack: float) -> bool:
+        """Whether a turn that changed something at ``at`` may still be stored: Hermes stores a turn when
+        it ends, in a session it created as it began, so only a session that has not ended and began by
+        then (``slack`` seconds later at most: a compression's next segment) can bring one. False when
+        state.db cannot be read or has no sessions table (no turn of it can be found either)."""
+        try:
+            found = self.conn().execute(
+                "SELECT 1 FROM sessions WHERE ended_at IS NULL AND started_at <= ? LIMIT 1", (at + slack,)
+            )
+            return found.fetchone() is not None
+        except (WorkbenchError, sqlite3.Error):
+            return False
 
     def _live_among(self, ids: list[str]) -> list[str]:
         live: list[str] = []

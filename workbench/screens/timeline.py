@@ -35,7 +35,9 @@ from engine.timeline import (
     has_skill_diff,
     parse_filter,
     preview_lines,
+    source_may_come,
     unrevertable_lines,
+    unsourced,
 )
 from widgets.diff_view import DiffView
 from widgets.literal import literal
@@ -270,11 +272,19 @@ class TimelineScreen(WorkbenchScreen):
         return Source.named_by(row) or self.sources.get(row.id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-source")
-    def _find_source(self, row: Row) -> None:
-        """An outside memory edit's Hermes message is looked up in state.db, off the UI thread."""
+    def _find_source(self, row: Row, tell: bool = False) -> None:
+        """An outside memory edit's Hermes message is looked up in state.db, off the UI thread.
+        ``tell`` (g asked for it): said when there is none yet, and why (``unsourced``)."""
         source = Timeline(self.home).source(row)
-        settled = source is not None or self.home.clock.now() - row.at > HERMES_SLACK_S
+        now = self.home.clock.now()
+        settled = source is not None or now - row.at > HERMES_SLACK_S
         self.post_result(SourceFound(row.id, source, settled))
+        if tell and source is None:
+            may_follow = self.home.archive.turn_may_follow(row.at, HERMES_SLACK_S)
+            said = unsourced(row, now, may_follow)
+            self.report(f"{said} g opens it once it is there." if source_may_come(row, now, may_follow) else said)
+        elif tell and source is not None:  # stored since: opened, as g asked
+            self.app.post_message(JumpToMessage(source.session_id, source.message_id))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-diff")
     def _find_diff(self, row: Row) -> None:
@@ -400,14 +410,10 @@ class TimelineScreen(WorkbenchScreen):
             return
         source = self._source_of(row)
         if source is None and awaits_source(row, self.home.clock.now()):
-            self._find_source(row)  # (asked again: its turn may have been stored since)
-            self.show_status(
-                f"Row {row.id}'s session message is not in state.db yet: Hermes stores a turn when it ends. "
-                "g opens it once it is there."
-            )
+            self._find_source(row, tell=True)  # (asked again: its turn may have been stored since)
             return
         if source is None:
-            self.show_status(f"Row {row.id} did not come from a session message: there is none to open.")
+            self.show_status(unsourced(row, self.home.clock.now(), turn_may_follow=False))
             return
         self.app.post_message(JumpToMessage(source.session_id, source.message_id))
 
