@@ -372,8 +372,8 @@ def test_a_store_over_its_limit_that_round_trips_needs_repair_everywhere(home):
     assert not found.drifted and found.needs_repair
     assert [r.kind for r in found.reasons] == ["store_over_limit"]
     assert found.reasons[0].over == chars - 2_200
-    assert found.title == "MEMORY.md is over its limit"
-    assert found.reasons[0].short == "2,660/2,200 chars, 460 over the limit: Hermes refuses every add"
+    assert found.title == "Hermes refuses every add to MEMORY.md"
+    assert found.reasons[0].short == "2,660/2,200 chars, 460 over the limit"
     kinds = [fix.kind for fix in found.repairs]
     assert kinds == ["remove", "remove", "remove"]  # the three largest; no one trim makes room here
     assert found.repairs[0].piece == 1  # entry 1 is the largest

@@ -47,6 +47,36 @@ async def preview_and_write(pilot) -> None:
     await settle(pilot)
 
 
+STOP = {"a", "an", "the", "of", "to", "on", "with", "at", "from", "its", "is", "and", "it", "memory.md"}
+
+
+def _words(text: str) -> set[str]:
+    return {w.strip(".,:;'()").lower() for w in text.split()} - STOP - {""}
+
+
+@pytest.mark.parametrize(
+    ("data", "alone"),
+    [
+        (CRLF, "CRLF line endings on 4 line(s)"),
+        ("\ufeffalpha fact\n§\nbeta fact", "a byte-order mark at the file's start"),
+        ("\n§\n".join(f"fact {n} " + "x" * 600 for n in range(4)), "2,437/2,200 chars, 237 over the limit"),
+    ],
+    ids=["crlf", "bom", "store_over_limit"],
+)
+async def test_the_banner_never_says_the_same_thing_twice(home, tmp_path, data, alone):
+    """ "MEMORY.md uses CRLF line endings: CRLF line endings on 4 line(s)": the title says the
+    consequence, the reason's short words where (and read alone, as a preview's "still wrong" list
+    gives them)."""
+    put(home, data)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: banner(app).display and banner(app).reasons, what="the banner")
+        title, reasons = banner(app).title, banner(app).reasons
+        assert reasons == [alone]
+        assert not _words(title) & _words(alone), f"{title}: {alone}"
+        assert f"{title}: {alone}" in str(banner(app).render())
+
+
 async def test_a_crlf_file_is_normalised_from_the_banner_and_undone_with_u(home, tmp_path):
     path = put(home, CRLF)
     app = make_app(home, tmp_path)
@@ -183,7 +213,9 @@ async def test_an_over_limit_entry_is_split_in_the_editor_then_its_poison_remove
         await pilot.press("ctrl+s")
         await preview_and_write(pilot)
         await wait_for(pilot, lambda: len(live(app)) == 3, what="the split")
-        await wait_for(pilot, lambda: banner(app).title == "MEMORY.md is over its limit", what="the limit banner")
+        await wait_for(
+            pilot, lambda: banner(app).title == "Hermes refuses every add to MEMORY.md", what="the limit banner"
+        )
         lst.focus()
         lst.highlighted = 2
         await settle(pilot)
@@ -327,8 +359,8 @@ async def test_a_store_over_its_limit_shows_the_banner_and_r_offers_its_repairs(
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: banner(app).display, what="the banner")
-        assert banner(app).title == "MEMORY.md is over its limit"
-        assert banner(app).reasons == ["2,660/2,200 chars, 460 over the limit: Hermes refuses every add"]
+        assert banner(app).title == "Hermes refuses every add to MEMORY.md"
+        assert banner(app).reasons == ["2,660/2,200 chars, 460 over the limit"]
         dialog = await open_flow(pilot)
         first = str(dialog.query_one(OptionList).get_option_at_index(0).prompt)
         assert first.startswith("▶ Remove entry 1")

@@ -177,16 +177,16 @@ class Diagnosis:
         """The headline in a few words (a banner's)."""
         if self.drifted:
             return f"{self.file_name} no longer round-trips"
-        if self.crlf:
-            return f"{self.file_name} uses {line_endings(self.text)} line endings"
+        if self.crlf:  # (the titles say the consequence, the reasons' short words where: a banner joins them)
+            return f"The next write rewrites {self.file_name} with LF"
         if self.has("spacing"):
             return f"Hermes refuses to edit {self.file_name}"
         if self.has("stray"):
             return f"An add to {self.file_name} would be misread"
         if self.store_over is not None:
-            return f"{self.file_name} is over its limit"
+            return f"Hermes refuses every add to {self.file_name}"
         if self.reasons:
-            return f"{self.file_name} starts with a byte-order mark"
+            return f"Hermes hides entry 1 of {self.file_name} from every prompt"
         return f"{self.file_name} round-trips"
 
     @property
@@ -452,7 +452,7 @@ def _store_over(name: str, text: str, limit: int, pieces: list[Piece], reasons: 
             "store_over_limit",
             f"{name} holds {chars:,} chars as Hermes counts them (entries joined by '§' lines), over its limit of "
             f"{limit:,} by {over:,}: Hermes refuses every add until entries are trimmed or removed.",
-            f"{chars:,}/{limit:,} chars, {over:,} over the limit: Hermes refuses every add",
+            f"{chars:,}/{limit:,} chars, {over:,} over the limit",
             over=over,
         )
     )
@@ -470,7 +470,7 @@ def _mark_reason(name: str) -> Reason:
         f"{name} starts with a byte-order mark (U+FEFF). The workbench reads past it, but Hermes reads it as "
         "the first character of entry 1, and its load-time scan then blocks that entry from every session's "
         "prompt as an invisible character. Remove the mark; nothing else changes.",
-        "Hermes reads it into entry 1 and blocks that entry",
+        "a byte-order mark at the file's start",
         1,
         1,
     )
