@@ -614,7 +614,8 @@ async def test_a_prompt_stored_after_the_resume_keeps_its_build_time_when_resume
         await wait_for(pilot, lambda: not app.frozen_snapshot.time_known, what="its snapshot")
         await settle(pilot)
         title = str(app.screen.query_one("#frozen-title", Static).content)
-        assert "in the prompt · built 10:00:00 UTC or later (time not recorded)" in title
+        # (at 120 columns "(time not recorded)" and the word snapshot give way: the title is shown whole)
+        assert title == "MEMORY in the prompt · built 10:00:00 UTC or later"
 
 
 async def test_a_slow_older_load_never_overwrites_a_newer_one(home, tmp_path):
@@ -1186,3 +1187,29 @@ async def test_the_live_gauge_says_what_its_plus_counts_and_leaves_out_a_pending
         assert gauge.ghost == len("User's build server is ci-7") + 3
         caption = gauge.caption()
         assert f"+{gauge.ghost} pending · 1 pending add would be refused, not counted" in caption, caption
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_snapshot_title_shows_its_time_whole_at_80_columns(home, tmp_path, size):
+    """At 80x24 the snapshot column's title was cut to "… in the prompt · 02:2…": the time could not be
+    read. The words around the time give way first, so the title fits whole at any width."""
+    home.memory.add("memory", "Known when the session began")
+    prompt = "You are an agent.\n\n" + render_block("memory", ["Known when the session began"], 2200)
+    home.archive.create_session("s-old", source="cli", system_prompt=prompt, title="Older session")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        resumed = threading.Thread(
+            target=home.bus.publish, args=(RunnerEvent(kind="turn_started", session_id="s-old"),)
+        )
+        resumed.start()
+        resumed.join()
+        static = app.screen.query_one("#frozen-title", Static)
+        await wait_for(pilot, lambda: "prompt" in str(static.content), what="the session's snapshot")
+        await settle(pilot)
+        title = str(static.content)
+        assert "12:00:00" in title and title.startswith("MEMORY ") and "prompt" in title
+        assert len(title) <= static.size.width, title  # whole: nothing cut with …
+        assert title in screen_text(app)
+        if size == (120, 40):
+            assert title == "MEMORY in the prompt · built 12:00:00 UTC or later"

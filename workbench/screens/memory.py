@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -294,25 +295,7 @@ class MemoryScreen(WorkbenchScreen):
             return
         self.view = view
         title = TITLES[view.target]
-        taken = shown_time(view.taken_at, "%H:%M:%S %Z")
-        # a live session's prompt, frozen when it was built; else the store as it was when this snapshot was
-        # taken (screen opened, session left, f): a new session would freeze the live file, not this
-        frozen_note = f"in the prompt · {taken}" if self.workbench.running_session else f"taken {taken} · f re-takes"
-        if self.workbench.running_session and not view.time_known:  # stored by another program: no record of when
-            frozen_note = f"in the prompt · built {taken} or later (time not recorded)"
-        if not view.enabled:
-            frozen_note = "disabled in config.yaml: not in the prompt"
-        self.query_one("#frozen-title", Static).update(
-            assemble(
-                (f"{title} ", "bold $accent"),
-                ("snapshot ", "bold"),
-                (
-                    f"⚠ {view.blocked} blocked · " if view.blocked and view.enabled else "",
-                    "bold $warning",
-                ),  # (before what a cut drops)
-                (frozen_note, "$text-muted"),
-            )
-        )
+        self._title_frozen()
         counts = [(mark, sum(1 for row in view.live if row.mark == mark)) for mark in ("+", "~", "-")]
         counts.append(("↕", sum(1 for row in view.live if row.mark == "↕" and not row.blank)))  # one per entry
         changes = " ".join(f"{MARKS[mark][0]}{n}" for mark, n in counts if n)
@@ -420,6 +403,29 @@ class MemoryScreen(WorkbenchScreen):
 
     def on_resize(self, _) -> None:
         self.refresh_bindings()  # (whether n N Changes has room beside r Repair in the footer)
+        if self.view is not None:
+            self.call_after_refresh(self._title_frozen)  # (its form follows the column's width)
+
+    def _title_frozen(self) -> None:
+        """The snapshot column's title, in the widest form its width shows whole: the time it was frozen
+        or taken is what a narrow column (80 columns) must still show, so the words around it give way
+        first (``frozen_notes``)."""
+        view = self.view
+        if view is None:
+            return
+        static = self.query_one("#frozen-title", Static)
+        room = static.size.width  # (inside its padding)
+        name = f"{TITLES[view.target]} "
+        blocked = f"⚠ {view.blocked} blocked · " if view.blocked and view.enabled else ""  # (before what gives way)
+        notes = frozen_notes(view, running=bool(self.workbench.running_session))
+        # the word snapshot gives way before each shorter form: "MEMORY in the prompt · 12:00:00 UTC" says it
+        forms = [(word, note) for note in notes for word in ("snapshot ", "")]
+        word, note = forms[0]
+        if room > 0:  # (none yet before the first layout: the widest, and again once it is laid out)
+            word, note = next((f for f in forms if cell_len(name + f[0] + blocked + f[1]) <= room), forms[-1])
+        static.update(
+            assemble((name, "bold $accent"), (word, "bold"), (blocked, "bold $warning"), (note, "$text-muted"))
+        )
 
     def action_change(self, step: int) -> None:
         """Put both columns on the next (``step`` 1) or previous (-1) row with a mark, wrapping around."""
@@ -612,6 +618,31 @@ class MemoryScreen(WorkbenchScreen):
             result = history.apply_undo(self.home.memory, offer, actor="user")
         error = result_error(result)
         self.report(error or result.get("message", "Undone."), error=error is not None)
+
+
+def frozen_notes(view: MemoryView, *, running: bool) -> list[str]:
+    """What the snapshot column's title says after its name, widest first: a live session's prompt,
+    frozen when it was built; else the store as it was when this snapshot was taken (screen opened,
+    session left, f), which a new session would not freeze (it freezes the live file). The narrower
+    forms keep the time, its seconds and zone going last."""
+    if not view.enabled:
+        return ["disabled in config.yaml: not in the prompt", "not in the prompt: disabled", "disabled"]
+    taken = shown_time(view.taken_at, "%H:%M:%S %Z")
+    clock = shown_time(view.taken_at, "%H:%M:%S")
+    short = shown_time(view.taken_at, "%H:%M")
+    if running and not view.time_known:  # stored by another program: no record of when
+        return [
+            f"in the prompt · built {taken} or later (time not recorded)",
+            f"in the prompt · built {taken} or later",
+            f"in the prompt · built {clock} or later",
+            f"in the prompt · built ≥ {clock}",
+            f"prompt · built ≥ {clock}",
+            f"prompt · ≥ {clock}",
+            f"≥ {short}",
+        ]
+    if running:
+        return [f"in the prompt · {taken}", f"in the prompt · {clock}", f"prompt · {clock}", clock, short]
+    return [f"taken {taken} · f re-takes", f"taken {taken}", f"taken {clock}", clock, short]
 
 
 def threat_parts(verdict: Verdict) -> list[tuple[str, str]]:
