@@ -1808,7 +1808,8 @@ class Timeline:
         skipped: list[dict[str, Any]] = []
         # a group's revert is one group too (one row, one revert, as the undo of that row); every row a
         # revert writes names the row it undoes (``undo_of``, as memory's own undo does), so that row is marked
-        group = {} if single else {"revert": secrets.token_hex(4), "revert_of": str(ref)}
+        # (and says it came from here: the Memory screen's history names it a revert, as this list does)
+        group = {"timeline_revert": True} | ({} if single else {"revert": secrets.token_hex(4), "revert_of": str(ref)})
         for row in rows:
             plan = self._plan_one(row)
             if "skip" in plan:

@@ -726,3 +726,28 @@ async def test_an_outside_skill_edit_shows_its_diff_and_reverts_after_confirming
         assert "put the text of skill 'beta-logs' (beta-logs/SKILL.md) back" in pilot.app.screen.detail
         await pilot.press("y")
         await wait_for(pilot, lambda: skill_md.read_text(encoding="utf-8") == before, what="the text put back")
+
+
+async def test_a_timeline_revert_is_a_revert_in_the_memory_history_too(home, tmp_path):
+    """The Memory screen's history called the row a Timeline revert wrote "undo" while the Timeline
+    called it "revert of row N": both say revert now (the Memory screen's own u stays an undo)."""
+    home.memory.add("memory", "Deploys go through staging", ToolContext(actor="agent"))
+    home.memory.replace("memory", "Deploys go through staging", "Deploys go to prod", ToolContext(actor="agent"))
+    async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "Deploys go to prod")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "revert of row" in shown(screen)[0], what="the revert on the timeline")
+        assert home.memory.entries("memory") == ["Deploys go through staging"]
+        memory = await open_mode(pilot, "1", MemoryScreen)
+        detail = memory.query_one("#detail-text", Static)
+        await wait_for(pilot, lambda: "replace" in str(detail.content), what="the entry's history")
+        lines = str(detail.content).splitlines()
+        assert any(" revert " in line and "Deploys go through staging" in line for line in lines), lines
+        assert not any(" undo " in line for line in lines), lines
+        await pilot.press("u")  # the Memory screen's own undo of the entry's newest change stays an undo
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the undo question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: " undo " in str(detail.content), what="the undo in the history")

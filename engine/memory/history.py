@@ -545,6 +545,17 @@ class EntryStory:
     why_no_undo: str = ""
 
 
+def action_word(row: JournalEntry) -> str:
+    """What an entry's history calls a row's action: a row a Timeline revert wrote (of one row or of a
+    group) is a ``revert``, as the Timeline names it (``revert of row N``); the Memory screen's ``u`` (and
+    ``memory undo``) an ``undo``; any other row its action."""
+    if row.action == "undo" and (
+        row.detail.get("timeline_revert") is True or isinstance(row.detail.get("revert"), str)
+    ):
+        return "revert"
+    return row.action
+
+
 def entry_named(memory: MemoryStore, target: str, text: str) -> str:
     """The entry ``text`` names for a look at its story: a live entry or one the journal knows by
     that exact text, else the one live entry holding it, else (none live does) the one journaled

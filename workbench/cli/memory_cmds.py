@@ -334,8 +334,13 @@ def show_history(home: Home, args) -> Output:
             )
             detail = e["detail"]
             seen = detail.get("seen_at")
+            word = history.action_word(row)  # (a Timeline revert's row is a revert, as the Timeline says)
             notes = (
-                ([f"undoes #{detail['undo_of']}"] if detail.get("undo_of") is not None else [])
+                (
+                    [f"{'reverts' if word == 'revert' else 'undoes'} #{detail['undo_of']}"]
+                    if detail.get("undo_of") is not None
+                    else []
+                )
                 + (
                     [proposed(detail["proposed_by"], detail.get("edited") is True)]
                     if isinstance(detail.get("proposed_by"), str)
@@ -346,7 +351,7 @@ def show_history(home: Home, args) -> Output:
                 + ([detail["label"]] if row.action == "repair" and isinstance(detail.get("label"), str) else [])
             )
             tail = "  (" + "; ".join(notes) + ")" if notes else ""
-            lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {e['action']:<8} {e['target']:<6}{where}{tail}")
+            lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {word:<8} {e['target']:<6}{where}{tail}")
             before, after = e["before"], e["after"]
             if before is not None and after is not None:  # a rewrite: both cut where they differ
                 before, after = apart(before, after, SHORT)

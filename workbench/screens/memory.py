@@ -388,7 +388,7 @@ class MemoryScreen(WorkbenchScreen):
                 version = apart(one_line(row.before, None), one_line(row.after, None), 60)[1]
             parts += [
                 (f"{history.when(row.at)} ", "$text-muted"),
-                (f"{row.actor:<8} {row.action:<8} ", "$secondary"),
+                (f"{row.actor:<8} {history.action_word(row):<8} ", "$secondary"),
                 (version + "\n", ""),
             ]
         text.update(assemble(*parts))
