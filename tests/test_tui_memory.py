@@ -1199,12 +1199,18 @@ async def test_the_snapshot_title_shows_its_time_whole_at_80_columns(home, tmp_p
     app = make_app(home, tmp_path)
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
+        static = app.screen.query_one("#frozen-title", Static)
+        for name in ("MEMORY", "USER"):  # no session runs: "snapshot" stays, what gives way is "f re-takes"
+            await wait_for(pilot, lambda n=name: str(static.content).startswith(n), what=f"the {name} title")
+            title = str(static.content)
+            assert title.startswith(f"{name} snapshot taken 12:00:00") and len(title) <= static.size.width, title
+            await pilot.press("t")
+        await settle(pilot)
         resumed = threading.Thread(
             target=home.bus.publish, args=(RunnerEvent(kind="turn_started", session_id="s-old"),)
         )
         resumed.start()
         resumed.join()
-        static = app.screen.query_one("#frozen-title", Static)
         await wait_for(pilot, lambda: "prompt" in str(static.content), what="the session's snapshot")
         await settle(pilot)
         title = str(static.content)

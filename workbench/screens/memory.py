@@ -417,9 +417,12 @@ class MemoryScreen(WorkbenchScreen):
         room = static.size.width  # (inside its padding)
         name = f"{TITLES[view.target]} "
         blocked = f"⚠ {view.blocked} blocked · " if view.blocked and view.enabled else ""  # (before what gives way)
-        notes = frozen_notes(view, running=bool(self.workbench.running_session))
-        # the word snapshot gives way before each shorter form: "MEMORY in the prompt · 12:00:00 UTC" says it
-        forms = [(word, note) for note in notes for word in ("snapshot ", "")]
+        running = bool(self.workbench.running_session) and view.enabled
+        notes = frozen_notes(view, running=running)
+        if running:  # the word snapshot gives way before each shorter form: "MEMORY in the prompt · 12:00 UTC" says it
+            forms = [(word, note) for note in notes for word in ("snapshot ", "")]
+        else:  # "USER taken 12:00:00 UTC" would not say what it is: the word goes only with the bare time
+            forms = [("snapshot ", note) for note in notes] + [("", note) for note in notes[-2:]]
         word, note = forms[0]
         if room > 0:  # (none yet before the first layout: the widest, and again once it is laid out)
             word, note = next((f for f in forms if cell_len(name + f[0] + blocked + f[1]) <= room), forms[-1])
