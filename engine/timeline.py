@@ -1044,7 +1044,13 @@ def _found_in_archive(row: Row) -> bool:
 def awaits_source(row: Row, now: float) -> bool:
     """A row only state.db can name the session of, listed without one while its turn may still be
     stored (Hermes stores a turn when it ends, often after a watcher journaled its writes)."""
-    return row.source is None and _found_in_archive(row) and now - row.at < HERMES_SLACK_S
+    return row.source is None and _made_by_a_call(row) and now - row.at < HERMES_SLACK_S
+
+
+def _made_by_a_call(row: Row) -> bool:
+    """A row state.db may hold the Hermes call of: an outside add, replace or remove (not a first look,
+    which no call made), a proposal Hermes staged."""
+    return not row.session_id and (_hermes_memory_write(row) or row.subsystem == "approvals")
 
 
 def source_may_come(row: Row, now: float, turn_may_follow: bool) -> bool:
@@ -1061,7 +1067,7 @@ def unsourced(row: Row, now: float, turn_may_follow: bool) -> str:
     made."""
     if source_may_come(row, now, turn_may_follow):
         return f"Row {row.id}'s session message is not in state.db yet: Hermes stores a turn when it ends."
-    if _found_in_archive(row):
+    if _made_by_a_call(row):
         did = "staged it" if row.subsystem == "approvals" else "took it out" if row.action == "remove" else "wrote it"
         how = (
             ""

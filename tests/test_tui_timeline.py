@@ -146,6 +146,8 @@ async def test_g_on_a_quiet_write_no_session_could_store_says_no_call_wrote_it(h
     memory = home.memories_dir / "MEMORY.md"
     memory.write_text(memory.read_text(encoding="utf-8") + "\n§\nWritten quietly just now", encoding="utf-8")
     home.memory.catch_up()
+    home.clock.advance(60)  # a session begun after the write (not a compression's next segment) made none of it
+    home.archive.create_session("20261130_120100_later", source="cli")
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         await wait_for(pilot, lambda: any("quietly" in what for what in shown(screen)), what="the outside row")
@@ -153,6 +155,23 @@ async def test_g_on_a_quiet_write_no_session_could_store_says_no_call_wrote_it(h
         await pilot.press("g")
         await wait_for(pilot, lambda: "no Hermes call stored in state.db wrote it" in status_of(screen), what="why")
         assert "not in state.db yet" not in status_of(screen) and "memory tool run with no session" in status_of(screen)
+
+
+async def test_g_on_a_first_look_says_no_message_made_it_while_a_session_is_open(home, tmp_path):
+    """g on a file's first look (the entries already there) said "not in state.db yet" while a session
+    was open: no call made a first look, so none will be stored for it."""
+    home.archive.create_session("20261130_110000_open", source="cli", started_at=home.clock.now() - 3600)
+    memory = home.memories_dir / "MEMORY.md"
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    memory.write_text("Written before the workbench looked", encoding="utf-8")
+    home.memory.catch_up()  # (its first look: a "seen" row, actor external)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: any("first look" in what for what in shown(screen)), what="the first look")
+        await cursor_to(pilot, screen, "first look")
+        await pilot.press("g")
+        await wait_for(pilot, lambda: "did not come from a session message" in status_of(screen), what="why")
+        assert "not in state.db yet" not in status_of(screen)
 
 
 def status_of(screen) -> str:

@@ -635,11 +635,18 @@ class SessionsMixin(LineageMixin):
     def turn_may_follow(self, at: float, slack: float) -> bool:
         """Whether a turn that changed something at ``at`` may still be stored: Hermes stores a turn when
         it ends, in a session it created as it began, so only a session that has not ended and began by
-        then (``slack`` seconds later at most: a compression's next segment) can bring one. False when
-        state.db cannot be read or has no sessions table (no turn of it can be found either)."""
+        then (a compression's next segment, which goes on its parent's turn: ``slack`` seconds later at
+        most) can bring one. False when state.db cannot be read or has no sessions table (no turn of it
+        can be found either)."""
+        child = (
+            "OR (parent_session_id IS NOT NULL AND started_at <= ?)"
+            if self.caps.has("sessions", "parent_session_id")
+            else ""
+        )
         try:
             found = self.conn().execute(
-                "SELECT 1 FROM sessions WHERE ended_at IS NULL AND started_at <= ? LIMIT 1", (at + slack,)
+                f"SELECT 1 FROM sessions WHERE ended_at IS NULL AND (started_at <= ? {child}) LIMIT 1",
+                (at, at + slack) if child else (at,),
             )
             return found.fetchone() is not None
         except (WorkbenchError, sqlite3.Error):
