@@ -392,7 +392,8 @@ async def test_the_snapshot_says_how_many_entries_its_prompt_blocks(home, tmp_pa
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         title = str(app.screen.query_one("#frozen-title", Static).content)
-        assert "snapshot ⚠ 2 blocked · taken " in title
+        # (whole at 80 columns: the blocked count and the time stay, "taken" and the seconds give way)
+        assert title == "MEMORY snapshot ⚠ 2 blocked · 12:00"
         gauge = app.screen.query_one("#frozen-gauge", CapacityGauge)
         assert gauge.used > 300 > app.screen.query_one("#live-gauge", CapacityGauge).used
         await pilot.press("t")  # USER.md blocks nothing
@@ -404,7 +405,7 @@ async def test_the_snapshot_says_how_many_entries_its_prompt_blocks(home, tmp_pa
     async with app.run_test(size=(100, 24)) as pilot:  # no prompt holds it: nothing is blocked in one
         await settle(pilot)
         title = str(app.screen.query_one("#frozen-title", Static).content)
-        assert "disabled in config.yaml" in title and "blocked" not in title
+        assert "not in the prompt: disabled" in title and "blocked" not in title  # (whole at 100 columns)
 
 
 async def test_a_store_disabled_in_config_says_it_is_not_in_the_prompt(home, tmp_path):
