@@ -36,7 +36,8 @@ bench: $(STAMP)
 
 ## the fuzz suites with many more examples than `make test` runs
 fuzz: $(STAMP)
-	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-5000} $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz_cli.py tests/test_fuzz_files.py
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-5000} $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz_cli.py tests/test_fuzz_files.py \
+		tests/test_archive_search.py -k "fuzz or safe_query or operator_sequence"
 
 ## 2,000 offline turns with editors, deciders and kills alongside, then an audit (not in `make test`)
 soak: $(STAMP)

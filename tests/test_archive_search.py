@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 import sqlite3
 import subprocess
@@ -482,7 +483,12 @@ HOSTILE_TOKENS = [
 ]
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# The two properties below run a few hundred examples in `make test` and FUZZ_EXAMPLES (5,000 by
+# default) in `make fuzz`; the queries that once broke the parser are parametrised cases of their own.
+FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0"))
+
+
+@settings(max_examples=FUZZ_EXAMPLES or 200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(st.one_of(st.sampled_from(HOSTILE_TOKENS), st.text(max_size=6)), max_size=6).map(" ".join), st.booleans()
 )
@@ -508,7 +514,7 @@ def bare_fts():
     conn.close()
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=FUZZ_EXAMPLES or 300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from([*_WORDS, "AND", "OR", "NOT", "-", "*"]), max_size=9).map(" ".join), st.booleans())
 def test_every_operator_sequence_is_an_expression_fts5_takes_and_reads_as_the_clauses_do(bare_fts, query, prefix):
     """``NOT AND x`` left a bare NOT behind (``x NOT``), which FTS5 refuses: the search found nothing."""
