@@ -5,6 +5,7 @@ from __future__ import annotations
 import compileall
 import gc
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -43,6 +44,25 @@ def pytest_configure(config) -> None:
     root = Path(__file__).resolve().parent.parent
     for package in ("engine", "workbench", "widgets", "tests"):
         compileall.compile_dir(root / package, quiet=1)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """Let pytest keep the test modules it rewrote (``tests/__pycache__/*-pytest-*.pyc``).
+
+    Each worker collects the whole suite, and collecting is mostly pytest rewriting the
+    asserts of ~150 test modules and compiling them again: about 10 s of CPU per worker.
+    pytest always reads a rewritten module it kept, but keeps none while
+    ``sys.dont_write_bytecode`` is set (PYTHONDONTWRITEBYTECODE). Lifted for collection
+    only, the next run's workers read them back (a file edited since is rewritten again:
+    the cache is keyed on its mtime and size, written atomically by pytest).
+    """
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = saved
 
 
 # 2026-11-30T12:00:00Z: every test sees the same "now" unless it moves the clock.
