@@ -998,3 +998,18 @@ def test_an_undo_never_takes_out_a_copy_another_writer_made(mem, home, hermes):
         "and undoing would take out both copies. Nothing was changed: edit or remove the entry by hand."
     )
     assert mem.path("memory").read_text(encoding="utf-8") == raw
+
+
+def test_an_undo_that_would_store_a_text_twice_says_so_as_an_undo(mem):
+    """A trial: Hermes added the text an undo would put back while its question was open; the undo was
+    refused in the replace tool's words ("To drop the entry being replaced, use 'remove'")."""
+    mem.add("memory", "Kafka brokers run on 3 nodes", u())
+    mem.replace("memory", "3 nodes", "Kafka brokers run on 5 nodes", u())
+    replaced = mem.history(limit=1)[0]
+    mem.add("memory", "Kafka brokers run on 3 nodes", agent())  # (another writer, since)
+    before = mem.path("memory").read_bytes()
+    assert mem.undo(replaced.id)["error"] == (
+        f"Cannot undo row {replaced.id}: MEMORY.md holds 'Kafka brokers run on 3 nodes' again (entry 2), so "
+        "putting it back would store it twice. Nothing was changed."
+    )
+    assert mem.path("memory").read_bytes() == before

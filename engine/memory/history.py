@@ -740,7 +740,7 @@ def undo(memory: MemoryStore, event_id: Any, actor: str = "user") -> dict[str, A
             plan.extra_detail["restored"] = {key: value for key, value in vars(was).items() if key != "journal_id"}
         outcome = memory._apply(row.target, plan, _Writer(actor, detail={"undo_of": row.id}))
     except Refusal as refusal:
-        return refusal.result
+        return refusal.said_to(actor)
     result = memory._success(row.target, outcome)
     kind = row.detail.get("op", row.action) if row.action == "undo" else row.action
     article = "an" if row.action[:1] in ("a", "e", "i", "o", "u") else "a"
@@ -815,6 +815,11 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
         def op(entries: list[str], limit: int) -> Outcome:
             if row.after not in entries:
                 raise gone
+            if old in entries and old != row.after:  # (another writer wrote it again since)
+                raise refuse(
+                    f"Cannot undo row {row.id}: {file_name} holds '{ops.preview(old)}' again (entry "
+                    f"{entries.index(old) + 1}), so putting it back would store it twice. Nothing was changed."
+                )
             one_copy()
             return ops.replace(entries, row.after, old, limit, pin=row.after)
 
