@@ -416,7 +416,7 @@ def test_undo_respects_the_budget(home, mem):
     mem.remove("memory", "xxx", u())
     mem.add("memory", "y" * 10, u())
     result = mem.undo(2)
-    assert result["success"] is False and result["error"].startswith("Memory at 10/12 chars.")
+    assert result["success"] is False and result["error"].startswith("Memory is at 10/12 chars: this entry (10 chars)")
 
 
 def test_a_burst_of_outside_adds_and_removes_is_not_read_as_replaces(home, mem):
