@@ -711,6 +711,27 @@ async def test_the_editor_warns_of_a_near_duplicate_exactly_as_the_approval_prev
     assert many.duplicates[0] == "shell loop entry 7" and (len(many.duplicates), many.more_duplicates) == (3, 57)
 
 
+async def test_the_editor_says_an_exact_copy_of_another_entry_is_one(home, tmp_path):
+    """A trial: editing an entry to another's exact text said "Nearly the same as", and the gauge counted
+    the text twice; saving it is refused (the file would hold it twice)."""
+    home.memory.add("memory", "Kafka brokers run on 5 nodes")
+    home.memory.add("memory", "Deploys go through staging")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "a")
+        advice = dialog.query_one("#draft-advice", Static)
+        dialog.query_one(TextArea).text = "Kafka brokers run on 5 nodes"
+        await settle(pilot)
+        assert str(advice.content).startswith("Already entry 1: saving adds nothing.")
+    budget = draft_budget(
+        ["Kafka brokers run on 5 nodes", "Deploys go through staging"], 2200, "Deploys go through staging"
+    )
+    edited = budget("Kafka brokers run on 5 nodes")
+    assert edited.problem == "Already entry 1: it would be stored twice, so saving is refused."
+    assert edited.chars == len("Kafka brokers run on 5 nodes")  # (counted once, as the store would hold it)
+
+
 async def test_the_editor_warns_as_you_type_of_an_entry_hermes_prompts_block(home, tmp_path):
     """A Persian word with its ZWNJ was saved without a word, though Hermes's scan blocks U+200C:
     only the detail pane and doctor said so later. The advice line says so before the save."""

@@ -121,7 +121,12 @@ def draft_budget(
         named, more = strongest(near_duplicates([text], others, threshold)) if threshold and text else ([], 0)
         same = tuple(d["existing"] for d in named)
         similar = tuple(closest(text, others, n=2))
-        return Budget(size_of([e for e in after if e]), limit, similar, pending, same, more, "", hermes_blocked([text]))
+        problem = ""
+        if text and text in others:  # (an exact copy: the store's own rule refuses it, or adds nothing)
+            kept = "it would be stored twice, so saving is refused" if replacing is not None else "saving adds nothing"
+            problem = f"Already entry {entries.index(text) + 1}: {kept}."
+        shown = [e for e in dict.fromkeys(after) if e]
+        return Budget(size_of(shown), limit, similar, pending, same, more, problem, hermes_blocked([text]))
 
     return budget
 
