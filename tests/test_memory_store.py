@@ -1013,3 +1013,16 @@ def test_an_undo_that_would_store_a_text_twice_says_so_as_an_undo(mem):
         "putting it back would store it twice. Nothing was changed."
     )
     assert mem.path("memory").read_bytes() == before
+
+
+def test_a_change_of_the_byte_order_mark_alone_is_announced(home, mem):
+    """A trial: `memory repair --remove-bom` in another process while the TUI was open left its banner
+    and its repair on offer: the text without the mark was the same, so nothing was announced, and the
+    repair previewed again was refused as changed since."""
+    events = []
+    home.bus.subscribe(events.append, MemoryChanged)
+    put(home, "memory", "\ufeffAlpha fact\n§\nBeta fact")
+    assert mem.record_external_change("memory")
+    put(home, "memory", "Alpha fact\n§\nBeta fact")  # (the repair's, from another process)
+    assert mem.record_external_change("memory") and events[-1].target == "memory"
+    assert not mem.record_external_change("memory")  # (seen now: nothing more to announce)

@@ -860,7 +860,7 @@ class MemoryStore:
             crash_point("memory-journaled")  # a death here leaves pending rows the next writer abandons
             assert isinstance(real, Path)  # a refused link reads as an unreadable file, which the guard refused
             self._write(target, real, data, journal_ids)
-            self._seen[target] = left
+            self._seen[target], self._seen_bom[target] = left, data.startswith(_BOM_BYTES)
             # Still under the lock, so memory writers never meet on workbench.db's write lock (where SQLite's
             # busy handler sleeps a millisecond or more while this lock is held); a crash here leaves the rows
             # pending, and the next writer settles them.
@@ -1156,9 +1156,10 @@ class MemoryStore:
             self._settle(target)
             state = self.read(target)
             event = self._journal_external(target, state, left_of(self.home.journal.connection(), target))
-            if event is None and (state.error or state.raw == self._seen.get(target)):
+            seen = state.raw == self._seen.get(target) and state.bom == self._seen_bom.get(target, state.bom)
+            if event is None and (state.error or seen):
                 return False
-            self._seen[target] = state.raw
+            self._seen[target], self._seen_bom[target] = state.raw, state.bom
             if event is None:  # another workbench process wrote it (its row names this file), or a reformat
                 last = self._last_row(target)
                 if last is not None and not _left_file(last.detail, state.raw):
@@ -1232,6 +1233,12 @@ class MemoryStore:
     @cached_property
     def _seen(self) -> dict[str, str]:
         """Per target, the file content this process last wrote or announced."""
+        return {}
+
+    @cached_property
+    def _seen_bom(self) -> dict[str, bool]:
+        """Per target, whether that content started with a byte-order mark (``FileState.raw`` drops it, and
+        a change of the mark alone, a repair in another process, must still reach the screens)."""
         return {}
 
     def _journal_external(
