@@ -51,6 +51,12 @@ ZWNJ, ZWJ, BLACK_FLAG = "\u200c", "\u200d", "\U0001f3f4"
 CONTEXTUAL = "\u180b-\u180d\u180f\u200c\u200d\u2800\ufe00-\ufe0f\U000e0100-\U000e01ef\U0001f3fb-\U0001f3ff"
 
 
+def unseen_removed(text: str) -> str:
+    """``text`` without the characters no reader sees (default-ignorable, controls but tab and newline):
+    what a line reads as, for a '§' line with a variation selector or a zero-width space beside it."""
+    return _SUSPECT.sub("", text) if not text.isascii() else _SUSPECT_ASCII.sub("", text)
+
+
 def needed_at(text: str, i: int) -> bool:
     """True when the joiner, variation selector, braille blank or skin tone at ``text[i]`` is part of
     how its neighbours are spelt (any other character: False)."""

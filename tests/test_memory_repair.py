@@ -497,3 +497,15 @@ def test_a_write_looks_at_each_entry_s_last_line_only_when_an_entry_holds_a_sect
     added = home.memory.add("memory", "The team uses Terraform", user())
     assert not added["success"] and "entry 3 ('Hand-added entry §') ends with a line holding only '§'" in added["error"]
     assert looked
+
+
+@pytest.mark.parametrize("line", ["§\ufe0e", "\u200b§", "§\u2060 "], ids=["selector", "zero-width", "joiner"])
+def test_a_delimiter_with_characters_no_one_sees_is_a_look_alike_and_splits(home, line):
+    """A trial: '§' with a variation selector after it, between two entries, merged them; repair said
+    nothing to repair, and the only advice (remove the entry a threat was found in) lost both."""
+    path = put(home, f"Alpha fact one\n{line}\nBeta fact two")
+    found = repair.examine(home.memory, "memory")
+    assert [(r.kind, r.piece, r.line) for r in found.reasons] == [("lookalike", 1, 2)]
+    [split] = found.repairs
+    assert repair.apply(home.memory, "memory", split, found.sha)["success"]
+    assert path.read_text(encoding="utf-8") == "Alpha fact one\n§\nBeta fact two"

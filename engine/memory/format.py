@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from ..invisible import unseen_removed
 from ..textsafety import normalise_line_endings  # noqa: F401  (re-exported: the format's rule)
 from .targets import BLOCK_TITLES, FILE_NAMES, TARGETS  # noqa: F401  (re-exported: the format's names)
 
@@ -55,14 +56,20 @@ def ends_with_delimiter_line(entry: str) -> bool:
 _LINE_BREAK = re.compile(r"\r\n?|\n")  # what Hermes's universal-newline reading takes for a line end
 
 
+def reads_as_delimiter(line: str) -> bool:
+    """Whether ``line`` reads as '§' to a person: with spaces around it, or characters no one sees
+    (a variation selector, a zero-width space) beside it."""
+    return unseen_removed(line).strip() == "§"
+
+
 def _looks_like_delimiter(piece: str) -> bool:
-    """A line that reads as '§' to a person but is not the exact delimiter (``"§\r"``, ``" § "``),
-    or any '§' line between carriage returns (Hermes reads ``"a\r§\rb"`` as two entries)."""
+    """A line that reads as '§' to a person but is not the exact delimiter (``"§\r"``, ``" § "``,
+    ``"§\ufe0e"``), or any '§' line between carriage returns (Hermes reads ``"a\r§\rb"`` as two entries)."""
     if "§" not in piece:
         return False
     if "\r" in piece:
-        return any(line.strip() == "§" for line in _LINE_BREAK.split(piece))
-    return any(line != "§" and line.strip() == "§" for line in piece.split("\n"))
+        return any(reads_as_delimiter(line) for line in _LINE_BREAK.split(piece))
+    return any(line != "§" and reads_as_delimiter(line) for line in piece.split("\n"))
 
 
 def has_crlf(raw: str) -> bool:

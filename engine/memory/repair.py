@@ -38,6 +38,7 @@ from .format import (
     line_endings,
     normalise_line_endings,
     read_as_hermes,
+    reads_as_delimiter,
     size_of,
     split_pieces,
 )
@@ -341,7 +342,7 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
             continue
         _stray(name, piece, reasons, repairs)
         for offset, line in enumerate(body.split("\n")):
-            if line != "§" and line.strip() == "§":
+            if line != "§" and reads_as_delimiter(line):
                 at = piece.body_line(offset)
                 reasons.append(
                     Reason(
@@ -518,7 +519,7 @@ def split(piece: Piece, line: int) -> Repair:
             "it. Nothing was changed."
         )
     head, rest = "\n".join(lines[:offset]), lines[offset:]
-    stray = rest[0].strip() == "§"
+    stray = reads_as_delimiter(rest[0])
     tail = "\n".join(rest[1:] if stray else rest)
     if head.strip() and tail.strip():
         text = head.rstrip() + ENTRY_DELIMITER + tail.lstrip()  # the piece's outer whitespace stays
