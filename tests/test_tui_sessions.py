@@ -1900,3 +1900,20 @@ async def test_search_as_you_type_picks_the_best_cjk_hit_the_cli_picks(home, tmp
         await wait_for(pilot, lambda: results.hits, what="search hits")
         (hit,) = results.hits.values()
         assert (hit.message_id, hit.role) == (first, "user")
+
+
+async def test_an_untitled_chains_search_row_is_named_as_its_tree_row(home, tmp_path):
+    """A trial: an untitled compression chain read “Plan the kaf…” in the tree, but its search row (and
+    `sessions search`) was named by the first message of the segment that matched, a later one."""
+    archive = home.archive
+    archive.create_session("c-1", source="cli")
+    archive.append_messages("c-1", [{"role": "user", "content": "Plan the kafka migration"}])
+    archive.end_session("c-1", "compression")
+    archive.create_session("c-2", source="cli", parent_session_id="c-1")
+    archive.append_messages("c-2", [{"role": "user", "content": "and kafka topics retention"}])
+    [hit] = archive.search("retention")
+    assert hit.session_id == "c-2" and archive.hit_previews([hit]) == {"c-2": "Plan the kafka migration"}
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        _, results = await search_for(pilot, "retention")
+        await wait_for(pilot, lambda: results.best["c-2"].title == "“Plan the kafka migration”", what="the name")

@@ -7,6 +7,7 @@ import re
 import secrets
 import sqlite3
 import time
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from ..errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
@@ -304,6 +305,13 @@ class SessionsMixin(LineageMixin):
         )
         found = {row[0]: one_line(content_text(decode_content(row[1])), width) for row in rows if row[1] is not None}
         return {sid: text for sid, text in found.items() if text}
+
+    def hit_previews(self, hits: Iterable[Any]) -> dict[str, str]:
+        """What each untitled search hit shows for a title, by its session: the preview of its chain's
+        first segment, as the tree titles the chain's row (a later segment's first message is no name)."""
+        heads = {hit.session_id: (hit.segments or (hit.session_id,))[0] for hit in hits if not hit.title}
+        previews = self.previews(list(dict.fromkeys(heads.values())))
+        return {sid: previews[head] for sid, head in heads.items() if head in previews}
 
     def session_count(self) -> int:
         return self.conn().execute("SELECT count(*) FROM sessions").fetchone()[0]

@@ -184,7 +184,7 @@ def search_sessions(home: Home, args) -> Output:
         if not hits:
             return "\n".join([*said, f"no matches for {echoed(args.query)!r}" + (f"; {hint}" if hint else "")])
         lines = said
-        previews = home.archive.previews([h.session_id for h in hits if not h.title])
+        previews = home.archive.hit_previews(hits)
         for h in hits:
             title = titled(h.title, previews.get(h.session_id)) or ""
             mark = "  · archived" if h.archived else ""  # (hidden from lists, still searched: as the TUI marks it)

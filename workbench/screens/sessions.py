@@ -396,20 +396,19 @@ class SessionsScreen(SessionActions):
         shown = {h.session_id for h in hits} | {sid for h in hits for sid in h.segments}
         self.transcript.elsewhere = self.wanted_session is not None and self.wanted_session not in shown
         if hits:
-            untitled = list(dict.fromkeys(h.session_id for h in hits if not h.title))
             rows = {h.session_id: h.segments or (h.session_id,) for h in hits}
-            self.count_matches(message.query, rows, untitled)
+            self.count_matches(message.query, rows, [h for h in hits if not h.title])
         self._search_again()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="counts")
-    def count_matches(self, query: str, rows: dict[str, tuple[str, ...]], untitled: list[str]) -> None:
-        """After the hits are on screen (a key typed meanwhile stops it): what the untitled sessions
-        show for a title (their first user message, as the tree does), then each row's match count,
-        over every segment of its chain (``rows``: a row's session -> its chain's sessions)."""
+    def count_matches(self, query: str, rows: dict[str, tuple[str, ...]], untitled: list[SearchHit]) -> None:
+        """After the hits are on screen (a key typed meanwhile stops it): what the untitled hits show for
+        a title (their chain's first user message, as the tree does), then each row's match count, over
+        every segment of its chain (``rows``: a row's session -> its chain's sessions)."""
         worker = get_current_worker()
         try:
             if untitled:
-                previews = self.home.archive.previews(untitled)
+                previews = self.home.archive.hit_previews(untitled)
                 titles = {sid: titled(None, preview) or sid for sid, preview in previews.items()}
                 self.post_result(CountsDone(query, {}, titles))
             counted = self.home.archive.match_counts(
