@@ -157,16 +157,24 @@ def test_hermes_pinning_and_restoring_other_skills_during_our_change_is_found_ne
 @pytest.mark.slow  # another workbench process, part way through our change
 @pytest.mark.parametrize("looked", [True, False], ids=["tui", "cli"])
 def test_another_workbench_changing_another_skill_during_our_change_is_never_outside(tmp_path, clock, looked):
-    """The CLI pins tea while our patch of brew is part way: our look after must not move the kept look
-    past the CLI's row, whose pin it did not take in, or the next look reads that pin as outside."""
+    """The CLI pins tea while our pin of brew is part way: our look after must not move the kept look
+    past the CLI's row, whose pin it did not take in, or the next look reads that pin as outside. (A pin
+    holds the skills lock, so the CLI's waits for ours to end and lands after it.)"""
     root = tmp_path / "home"
     _library(root, clock)
     home = _ours(root, clock, looked)
+    started: list[subprocess.Popen] = []
     try:
-        _between_our_looks(home, lambda: _cli(root, "skills", "pin", "tea"))
+        pin_tea = workbench_cmd("skills", "pin", "tea", "--home", str(root))
+        _between_our_looks(home, lambda: started.append(subprocess.Popen(pin_tea, stdout=subprocess.PIPE, text=True)))
         assert home.curator.pin("brew")["success"]
         home.skills.outside.record()
+        [cli] = started
+        assert cli.wait(timeout=60) == 0
     finally:
+        for cli in started:
+            cli.kill()
+            cli.wait()
         home.close()
     _cli(root, "timeline")  # a first look in another process, from the kept look
     later = open_home(root, clock=clock)
