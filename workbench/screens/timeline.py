@@ -67,6 +67,7 @@ class SourceFound(Message):
     row_id: int
     source: Source | None
     settled: bool  # the answer holds for good (found, or the row is past the time Hermes may store its turn)
+    opens: bool = False  # g asked for it, and it was found: open it
 
 
 @dataclass
@@ -278,13 +279,11 @@ class TimelineScreen(WorkbenchScreen):
         source = Timeline(self.home).source(row)
         now = self.home.clock.now()
         settled = source is not None or now - row.at > HERMES_SLACK_S
-        self.post_result(SourceFound(row.id, source, settled))
+        self.post_result(SourceFound(row.id, source, settled, opens=tell and source is not None))
         if tell and source is None:
             may_follow = self.home.archive.turn_may_follow(row.at, HERMES_SLACK_S)
             said = unsourced(row, now, may_follow)
             self.report(f"{said} g opens it once it is there." if source_may_come(row, now, may_follow) else said)
-        elif tell and source is not None:  # stored since: opened, as g asked
-            self.app.post_message(JumpToMessage(source.session_id, source.message_id))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-diff")
     def _find_diff(self, row: Row) -> None:
@@ -307,6 +306,8 @@ class TimelineScreen(WorkbenchScreen):
     def _source_found(self, message: SourceFound) -> None:
         if message.settled:  # a young row's turn may not be stored yet: asked again when next highlighted
             self.sources[message.row_id] = message.source
+        if message.opens and message.source is not None:  # stored since g was pressed: opened, as g asked
+            self.app.post_message(JumpToMessage(message.source.session_id, message.source.message_id))
         row, _ = self.table.current
         if row is not None and row.id == message.row_id and message.source is not None:
             self._show_detail(row)
