@@ -3,9 +3,13 @@ lock (journaled, undone with u), and a poisoned entry in a drifted file can be r
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from textual.widgets import OptionList, Static, TextArea
 
+from engine.memory import repair
 from engine.tools import ToolContext
 from tests.tui_support import make_app, settle, wait_for
 from widgets.drift_banner import DriftBanner
@@ -88,7 +92,7 @@ async def test_a_crlf_file_is_normalised_from_the_banner_and_undone_with_u(home,
         )
         assert "r: repair" in str(banner(app).render())
         dialog = await open_flow(pilot)
-        assert dialog.query_one(OptionList).option_count == 1, "only normalising is offered on a CRLF file"
+        assert dialog.query_one(OptionList).option_count == 4, "normalising, then the three entries"
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, RepairPreview), what="the preview")
         shown = str(app.screen.query_one("#repair-diff", Static).render())
@@ -112,6 +116,39 @@ async def test_a_crlf_file_is_normalised_from_the_banner_and_undone_with_u(home,
         await settle(pilot)
         await wait_for(pilot, lambda: banner(app).display, what="the banner to return")
         assert path.read_bytes() == CRLF
+
+
+async def test_a_crlf_file_lists_the_entries_the_cli_lists_and_their_repairs_wait(home, tmp_path):
+    """A trial: on a CRLF MEMORY.md the dialog listed no entries while `workbench memory repair`
+    listed them. Both show the engine's plan: normalising first, then every entry, whose repairs
+    wait for it (said on both sides, and again when one is chosen; nothing is written)."""
+    path = put(home, CRLF)
+    cli = subprocess.run(
+        [sys.executable, "-m", "workbench", "--home", str(home.root), "memory", "repair", "--target", "memory"],
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0 and "Traceback" not in cli.stderr
+    wait = repair.examine(home.memory, "memory").entries_wait
+    assert wait and "normalise the line endings first" in wait
+    assert f"  entry repairs wait: {wait}" in cli.stdout.splitlines()
+    listed = [line.split("chars  ")[1] for line in cli.stdout.splitlines() if " chars  " in line]
+    assert listed == ["alpha fact", "beta fact", "gamma fact"]
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: banner(app).display, what="the banner")
+        dialog = await open_flow(pilot)
+        options = dialog.query_one(OptionList)
+        shown = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert shown[0] == "▶ Normalise line endings to LF"
+        assert [line.split("chars  ")[1] for line in shown[1:]] == listed
+        assert "entries' repairs wait for normalised line endings" in str(dialog.query_one("#repair-hint").render())
+        await pilot.press("down", "enter")  # entry 1: no editor, the reason instead
+        await pilot.press("d")
+        await settle(pilot)
+        assert app.screen is dialog
+        assert wait in str(dialog.query_one("#repair-hint").render())
+        assert path.read_bytes() == CRLF, "nothing was written"
 
 
 async def test_the_undo_of_a_whole_file_repair_shows_the_lines_it_puts_back(home, tmp_path):

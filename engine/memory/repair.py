@@ -230,6 +230,19 @@ class Diagnosis:
         """The store_over_limit reason, when the store is over its limit with no entry over it alone."""
         return next((r for r in self.reasons if r.kind == "store_over_limit"), None)
 
+    @property
+    def entries_wait(self) -> str | None:
+        """Why no entry can be repaired yet (CR or CRLF line endings: entries are repaired by their place
+        in the file, which is the normalised file's), else None. The entries are listed all the same, as
+        a person reads them (the CLI's listing and the Memory screen's repair dialog say this under them)."""
+        if not self.crlf:
+            return None
+        return (
+            f"{self.file_name} uses {line_endings(self.text)} line endings, and entries are repaired by "
+            "their place in the file: normalise the line endings first (that is its own repair, undoable), "
+            "then choose an entry's repair."
+        )
+
     def piece(self, number: Any) -> Piece:
         if not isinstance(number, int) or not 1 <= number <= len(self.pieces):
             raise refuse(
@@ -248,12 +261,8 @@ class Diagnosis:
             after = normalise_line_endings(self.text)
         elif repair.kind == "bom":
             after = self.text.removeprefix(BOM)
-        elif self.crlf:
-            raise refuse(
-                f"{self.file_name} uses {line_endings(self.text)} line endings, and entries are repaired by "
-                "their place in the file: normalise the line endings first (that is its own repair, undoable), "
-                "then choose this repair again. Nothing was changed."
-            )
+        elif self.entries_wait:
+            raise refuse(f"{self.entries_wait} Nothing was changed.")
         elif repair.kind == "spacing":
             trimmed = _unspaced(self.text)
             if trimmed is None:
@@ -275,6 +284,7 @@ class Diagnosis:
             "drifted": self.drifted,
             "hermes_refuses": self.hermes_refuses,
             "crlf": self.crlf,
+            "entries_wait": self.entries_wait,
             "needs_repair": self.needs_repair,
             "headline": self.headline,
             "file_sha": self.sha,

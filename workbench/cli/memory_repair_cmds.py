@@ -209,5 +209,7 @@ def _listing_text(found: repair.Diagnosis) -> str:
     if found.reasons:
         lines.append("  entries (pieces between '§' lines):")
         lines += [f"    {p.number:>3}  line {p.line:<4} {len(p.entry):>6,} chars  {p.preview}" for p in found.pieces]
+        if found.entries_wait:
+            lines.append(f"  entry repairs wait: {found.entries_wait}")
         lines.append(f"  file_sha {found.sha} (--expect refuses a repair if the file changed since)")
     return "\n".join(lines)

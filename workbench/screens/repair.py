@@ -89,19 +89,17 @@ class RepairDialog(Dialog[Choice | None]):
                 )
             yield OptionList(*self._options(), id="repair-options")
             hint = (
-                "enter: preview · esc: close"
-                if found.crlf
+                "enter: preview · esc: close · the entries' repairs wait for normalised line endings"
+                if found.entries_wait
                 else "enter: preview, or edit an entry · e: edit · d: remove · esc: close"
             )
-            yield Static(literal(hint, "$text-muted"), classes="hint")
+            yield Static(literal(hint, "$text-muted"), classes="hint", id="repair-hint")
 
     def _options(self) -> list[Option]:
         found = self.diagnosis
         options = [
             Option(assemble(("▶ ", "bold $accent"), fix.label), id=f"fix-{i}") for i, fix in enumerate(found.repairs)
         ]
-        if found.crlf:
-            return options
         for piece in found.pieces:
             mark = ("⚠ ", "bold $warning") if piece.number in found.flagged else ("  ", "")
             options.append(
@@ -122,7 +120,7 @@ class RepairDialog(Dialog[Choice | None]):
         at = self._index_of(self.option)
         if at is not None:
             options.highlighted = at
-        elif self.start is not None and not self.diagnosis.crlf:
+        elif self.start is not None:
             options.highlighted = len(self.diagnosis.repairs) + self.start - 1
         elif options.option_count:
             options.highlighted = 0
@@ -155,18 +153,25 @@ class RepairDialog(Dialog[Choice | None]):
         fix, piece = self._highlighted()
         if fix is not None:
             self.dismiss(Choice(repair=fix, option=self._highlighted_id()))
-        elif piece is not None:
+        elif piece is not None and not self._waits():
             self.dismiss(Choice(piece=piece, option=self._highlighted_id()))
 
     def action_edit(self) -> None:
         _, piece = self._highlighted()
-        if piece is not None and not self.diagnosis.crlf:
+        if piece is not None and not self._waits():
             self.dismiss(Choice(piece=piece, option=self._highlighted_id()))
 
     def action_remove(self) -> None:
         _, piece = self._highlighted()
-        if piece is not None and not self.diagnosis.crlf:
+        if piece is not None and not self._waits():
             self.dismiss(Choice(repair=repair.remove(piece), option=self._highlighted_id()))
+
+    def _waits(self) -> bool:
+        """An entry's repair waits (the engine's rule, ``Diagnosis.entries_wait``): say why in the hint."""
+        wait = self.diagnosis.entries_wait
+        if wait:
+            self.query_one("#repair-hint", Static).update(literal(wait, "bold $warning"))
+        return bool(wait)
 
     def action_close(self) -> None:
         self.dismiss(None)
