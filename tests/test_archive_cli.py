@@ -455,6 +455,53 @@ def test_a_markdown_export_titles_a_session_as_sessions_show_heads_it(tmp_path):
     assert chain.startswith("# DB migration · segment 1 of 2\n") and "\n# DB migration\n" in chain
 
 
+def test_a_markdown_export_fences_tool_results_and_arguments_that_hold_backticks(tmp_path):
+    """A trial: a tool result was printed bare (its `# heading` read as one of the export's) and a
+    call's arguments in a ``` fence their own ``` closed. Both are fenced, the fence longer than any
+    run of backticks inside, so a Markdown reader gives back exactly the text; controls stay symbols."""
+    result = "# not a heading\n```\nrm -rf / ```` sneaky\n\x1b[2Jcleared"
+    arguments = json.dumps({"command": "echo ```` done"})
+    home = open_home(tmp_path / "h")
+    home.archive.create_session("s1", source="cli", title="Fences")
+    home.archive.append_messages(
+        "s1",
+        [
+            {"role": "user", "content": "run it"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": arguments}}
+                ],
+            },
+            {"role": "tool", "content": result, "tool_name": "terminal", "tool_call_id": "c1"},
+        ],
+    )
+    home.close()
+    out = tmp_path / "chat.md"
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "sessions", "export", "s1"]
+        + ["--format", "markdown", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text(encoding="utf-8")
+    assert "\x1b" not in text and "␛[2Jcleared" in text
+    assert "`````tool-result\n# not a heading\n" in text
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text)
+    blocks = [(t.info, t.content) for t in tokens if t.type == "fence"]
+    assert blocks == [
+        ("tool-call terminal", json.dumps(json.loads(arguments), indent=2, ensure_ascii=False) + "\n"),
+        ("tool-result", result.replace("\x1b", "␛") + "\n"),
+    ]
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert "not a heading" not in headings
+
+
 def test_an_export_is_never_written_over_the_homes_own_files(home_dir, tmp_path, capsys):
     """``-o state.db --force`` wrote JSON over the archive (and over MEMORY.md, a SKILL.md): a user's
     trial lost every session. A path inside the home is refused, --force or not, links followed."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -152,11 +153,23 @@ def _markdown(session: Session, heading: str | None, messages: list[Message]) ->
         head = f"## {message.role}" + (f": {message.tool_name}" if message.tool_name else "")
         lines += ["", f"{head}{flag} · #{message.id} · {iso(message.timestamp)}", ""]
         if message.text:
-            lines.append(message.text)
+            # a tool's result is the tool's output, not prose: fenced, so its text cannot read as headings
+            lines += fenced("tool-result", message.text) if message.role == "tool" else [message.text]
         for call in message.tool_calls or []:
             nested = call.get("function") if isinstance(call, dict) else None
             function = nested if isinstance(nested, dict) else call if isinstance(call, dict) else {}
             arguments = function.get("arguments", "")
             shown = readable_json(arguments) or str(arguments)  # (decoded: `ユーザー`, not `\u30e6\u30fc`)
-            lines += ["", f"```tool-call {function.get('name', '?')}", shown, "```"]
+            lines += ["", *fenced(f"tool-call {function.get('name', '?')}", shown)]
     return "\n".join(lines)
+
+
+def fenced(info: str, text: str) -> list[str]:
+    """``text`` as a Markdown code block whose fence is longer than any run of backticks in it, so
+    nothing inside can close it (CommonMark: a closing fence is at least as long as the opening).
+    ``info`` (``tool-call NAME``) goes on the opening line; a backtick or line break there, which
+    CommonMark does not allow in a backtick fence's info string, shows as ``'`` or ``⏎``."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    label = " ".join(info.replace("`", "'").replace("\r\n", "⏎").replace("\n", "⏎").replace("\r", "⏎").split())
+    return [f"{fence}{label}", text, fence]
