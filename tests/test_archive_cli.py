@@ -305,6 +305,34 @@ def test_prune_without_yes_names_what_it_would_delete_and_deletes_nothing(home_d
     assert code == 0 and doc["pruned"] == 1
 
 
+def test_a_prune_dry_run_warns_of_a_live_chain_as_the_prune_does(home_dir):
+    """A trial: `prune --dry-run` listed root_1, the ended first segment of a chain whose segment
+    child_1 Hermes is still writing, with no word of it. The dry run, the question without --yes and
+    the prune itself give the engine's one warning (and an old live session is said to be left)."""
+    warning = (
+        "root_1 is an ended segment of a conversation still being written: its segment child_1 has not ended "
+        "(it is live), so a running Hermes may still be writing to it. Pruning takes that segment, the "
+        "conversation's earlier part; child_1 stays, as a root, holding only its own messages."
+    )
+    code, doc, _ = wb(home_dir, "sessions", "prune", "--days", "0", "--dry-run")
+    assert (code, doc["would_prune"], doc["warnings"]) == (0, 1, [warning])
+    text = subprocess.run(
+        [sys.executable, "-m", "workbench", "--home", str(home_dir), "sessions", "prune", "--days", "0", "--dry-run"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert text.splitlines()[-1] == f"warning: {warning}"
+    code, doc, _ = wb(home_dir, "sessions", "prune", "--days", "0")
+    assert code == 1 and warning in doc["error"] and doc["warnings"] == [warning]
+    home = open_home(home_dir)
+    home.archive.create_session("alone", source="cli")  # live, and no chain's: left, however old
+    home.close()
+    code, doc, _ = wb(home_dir, "sessions", "prune", "--days", "0", "--yes")
+    assert code == 0 and doc["pruned"] == 1
+    assert doc["warnings"][0] == warning
+    assert doc["warnings"][1].startswith("Not pruned: alone has not ended (live)")
+
+
 def test_prune_with_nothing_to_prune_says_so_and_untitled_sessions_read_as_lists_show_them(tmp_path):
     """It refused (exit 1) 'Pruning would delete 0 ended session(s)… Add --yes to delete them', and
     named an untitled session `(untitled)` where every list shows its first message."""

@@ -111,6 +111,7 @@ def test_prune_says_one_day_and_a_dry_run_lists_every_one_and_deletes_nothing(ca
             {"id": "s-en-1", "title": "Deploys", "preview": "I deploy with make"},
             {"id": "s-ja-1", "title": None, "preview": "私は渋谷で働いています"},
         ],
+        "warnings": [],
     }
     assert (home_dir / "state.db").read_bytes() == before
     assert json.loads(cli(capsys, home_dir, "sessions", "list", "--json")[1])["count"] == 2

@@ -765,6 +765,41 @@ class SessionsMixin(LineageMixin):
             args.append(source)
         return [r["id"] for r in self.conn().execute(sql + " ORDER BY started_at DESC", args)]
 
+    def prune_warnings(self, older_than_days: float, source: str | None, ids: list[str]) -> list[str]:
+        """What a prune of ``ids`` (``prunable``'s) does to sessions that have not ended, in words for the
+        user, the one wording the dry run, the confirmation and the prune give: an ended segment of a
+        compression chain whose later segment is live is pruned, which cuts the start off a conversation
+        a running Hermes may still be writing (the rest stays, as a root); a live session is never
+        pruned, however old."""
+        live = [r[0] for r in self.conn().execute("SELECT id FROM sessions WHERE ended_at IS NULL ORDER BY started_at")]
+        doomed, warnings, seen, told = set(ids), [], set(), set()
+        for live_id in live:
+            chain = [segment.id for segment in self.chain_of(live_id).segments]
+            taken = [sid for sid in chain if sid in doomed]
+            if taken and chain[0] not in seen:
+                seen.add(chain[0])
+                rest = [sid for sid in chain if sid not in doomed]
+                warnings.append(_live_prune_warning(taken, live_id, rest[0]))
+                told.add(live_id)
+        cutoff = self.clock.now() - older_than_days * 86400
+        sql = "SELECT id FROM sessions WHERE ended_at IS NULL AND started_at < ?"  # (as prunable asks)
+        sql += " AND source = ?" if source is not None else ""
+        old = [
+            r[0]
+            for r in self.conn().execute(
+                sql + " ORDER BY started_at", [cutoff, *([source] if source is not None else [])]
+            )
+            if r[0] not in told  # (its chain's warning says it)
+        ]
+        if old:
+            listed = ", ".join(old[:10]) + (f" and {len(old) - 10:,} more" if len(old) > 10 else "")
+            one = len(old) == 1
+            warnings.append(
+                f"Not pruned: {listed} {'has' if one else 'have'} not ended (live), so a running Hermes may still "
+                f"be writing to {'it' if one else 'them'}: prune takes only ended sessions, however old."
+            )
+        return warnings
+
     @changes_archive
     def prune(self, older_than_days: float, source: str | None = None, *, actor: str = "user") -> int:
         """Delete ended sessions started more than ``older_than_days`` ago; their children are orphaned."""
@@ -792,6 +827,17 @@ def _live_warning(session_id: str, live: list[str]) -> str | None:
     return (
         f"{what}: a running Hermes may still be writing to it, and its next message would create it again, "
         "holding only that message."
+    )
+
+
+def _live_prune_warning(taken: list[str], live: str, kept: str) -> str:
+    """The one wording, for the dry run and the prune alike, of pruning part of a conversation still written."""
+    one = len(taken) == 1
+    return (
+        f"{', '.join(taken)} {'is an ended segment' if one else 'are ended segments'} of a conversation still "
+        f"being written: its segment {live} has not ended (it is live), so a running Hermes may still be writing "
+        f"to it. Pruning takes {'that segment' if one else 'those segments'}, the conversation's earlier part; "
+        f"{kept} stays, as a root, holding only its own messages."
     )
 
 

@@ -345,29 +345,37 @@ def prune_sessions(home: Home, args) -> Output:
     if args.days < 0:
         raise UsageError("--days must be zero or more")
     older = f"{_of_source(args)} older than {days(args.days)}"
+    ids = home.archive.prunable(args.days, source=args.source)
+    # what a prune does to sessions that have not ended, said alike by the dry run, the question and the prune
+    warnings = home.archive.prune_warnings(args.days, args.source, ids)
+    said = [f"warning: {w}" for w in warnings]
     if args.dry_run or not args.yes:  # what it would delete, so the confirmation is an informed one
-        ids = home.archive.prunable(args.days, source=args.source)
         if not ids:
-            said = f"No ended session{_of_source(args)} is older than {days(args.days)}; nothing to prune."
-            data = {"success": True, "would_prune": 0, "pruned": 0}
-            return Output({**data, "dry_run": True, "sessions": []} if args.dry_run else data, said)
+            nothing = f"No ended session{_of_source(args)} is older than {days(args.days)}; nothing to prune."
+            data = {"success": True, "would_prune": 0, "pruned": 0, "warnings": warnings}
+            return Output(
+                {**data, "dry_run": True, "sessions": []} if args.dry_run else data, "\n".join([nothing, *said])
+            )
         named = _named(home, ids if args.dry_run else ids[:10])
         if args.dry_run:  # every one, a line each: nothing is asked, so nothing is cut
             lines = [f"would prune {len(ids):,} ended session{'s' * (len(ids) != 1)}{older} (nothing was deleted):"]
             lines += [f"  {n['id']}  {one_line(n['label'], 60)}".rstrip() for n in named]
             sessions = [{key: n[key] for key in ("id", "title", "preview")} for n in named]
             data = {"success": True, "dry_run": True, "would_prune": len(ids), "pruned": 0, "sessions": sessions}
-            return Output(data, "\n".join(lines))
+            return Output({**data, "warnings": warnings}, "\n".join(lines + said))
         listed = [f"{n['id']} ({one_line(n['label'], 40)})" if n["label"] else n["id"] for n in named]
         more = f" and {len(ids) - 10:,} more" if len(ids) > 10 else ""
         raise WorkbenchError(
             f"Pruning would delete {len(ids):,} ended session(s){older}: "
-            f"{', '.join(listed)}{more}. Their child sessions stay, as roots. Add --yes to delete them "
-            "(--dry-run lists them all).",
+            f"{', '.join(listed)}{more}. Their child sessions stay, as roots. "
+            + "".join(f"{w} " for w in warnings)
+            + "Add --yes to delete them (--dry-run lists them all).",
             would_prune=len(ids),
+            warnings=warnings,
         )
     count = home.archive.prune(args.days, source=args.source, actor="user")
-    return Output({"success": True, "pruned": count}, f"pruned {count} session{'s' * (count != 1)}")
+    done = f"pruned {count} session{'s' * (count != 1)}"
+    return Output({"success": True, "pruned": count, "warnings": warnings}, "\n".join([done, *said]))
 
 
 def _named(home: Home, ids: list[str]) -> list[dict]:
