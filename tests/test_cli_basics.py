@@ -215,3 +215,21 @@ def test_a_mistyped_command_action_or_choice_is_offered_the_closest(words, liste
 def test_a_word_like_no_choice_gets_no_guess():
     result = run("xyz")
     assert result.returncode == 2 and "Did you mean" not in result.stderr
+
+
+def test_the_writes_that_need_no_yes_say_so_and_apply_at_once(tmp_path):
+    """A trial: `revert` applied without --yes where `sessions prune` asks for it, and nothing said
+    why. The contract promises scripts that revert, memory undo and curator rollback apply at once
+    (they are undoable; only what cannot be taken back asks), so their help says it, and they do."""
+    from pathlib import Path
+
+    for words in (["revert"], ["memory", "undo"], ["curator", "rollback"]):
+        page = " ".join(run(*words, "--help").stdout.split())
+        assert "It applies at once, with no --yes to give" in page and "takes back in turn" in page, words
+    contract = (Path(__file__).parent.parent / "docs" / "cli-contract.md").read_text(encoding="utf-8")
+    assert "**Confirmation.** A command asks for `--yes` only where what it does cannot be taken" in contract
+    home = str(tmp_path / "h")
+    assert run("memory", "add", "--target", "memory", "Likes jazz", "--home", home).returncode == 0
+    reverted = run("revert", "1", "--home", home, "--json")
+    assert reverted.returncode == 0 and json.loads(reverted.stdout)["reverted"][0]["id"] == 1
+    assert json.loads(run("memory", "show", "--target", "memory", "--home", home, "--json").stdout)["entries"] == []

@@ -48,7 +48,16 @@ def register(subparsers, common) -> None:
     purge.add_argument("--dry-run", action="store_true", help="list what would be purged")
     purge.set_defaults(handler=purge_archive, creates_home=False)
 
-    rollback = sub.add_parser("rollback", parents=[common], help="undo the files one ledger entry changed")
+    rollback = sub.add_parser(
+        "rollback",
+        parents=[common],
+        help="undo the files one ledger entry changed",
+        description=(
+            "Undo the files one ledger entry changed. It applies at once, with no --yes to give (scripts rely on "
+            "it: see docs/cli-contract.md, Confirmation). Undoable: the rollback is a ledger entry of its own, "
+            "which `workbench curator rollback` takes back in turn."
+        ),
+    )
     rollback.add_argument(
         "ledger_id", metavar="LEDGER_ID", help="the ledger entry to undo (`workbench curator ledger`)"
     )

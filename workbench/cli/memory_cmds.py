@@ -64,7 +64,16 @@ def register(subparsers, common) -> None:
     history_p.add_argument("--entry", metavar="TEXT", help="only the changes of this exact entry, with its origin")
     history_p.set_defaults(handler=show_history, read_only=False, creates_home=False)
 
-    undo = sub.add_parser("undo", parents=[common], help="apply the inverse of a journal row")
+    undo = sub.add_parser(
+        "undo",
+        parents=[common],
+        help="apply the inverse of a journal row",
+        description=(
+            "Apply the inverse of a journal row. It applies at once, with no --yes to give (scripts rely on it: "
+            "see docs/cli-contract.md, Confirmation). Undoable: the undo is a journal row of its own, which "
+            "`workbench memory undo` takes back in turn."
+        ),
+    )
     undo.add_argument(
         "event_id", metavar="ROW", type=ID, help="the journal row to undo: its #id in `workbench memory history`"
     )

@@ -67,7 +67,16 @@ def register(subparsers, common) -> None:
     one.add_argument("row", type=ID, metavar="ROW", help="a timeline row id (`workbench timeline`)")
     one.set_defaults(handler=show_row, read_only=False, creates_home=False)
 
-    revert = subparsers.add_parser("revert", parents=[common], help="undo a timeline row or a whole group")
+    revert = subparsers.add_parser(
+        "revert",
+        parents=[common],
+        help="undo a timeline row or a whole group",
+        description=(
+            "Undo a timeline row or a whole group. It applies at once, with no --yes to give (scripts rely on it: "
+            "see docs/cli-contract.md, Confirmation); --dry-run first lists what it would change. Undoable: the "
+            "revert is journaled as rows of its own, which `workbench revert` takes back in turn."
+        ),
+    )
     revert.add_argument(
         "ref",
         metavar="ROW_OR_GROUP",
