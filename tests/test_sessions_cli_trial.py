@@ -138,3 +138,21 @@ def test_a_session_asked_for_by_the_preview_a_list_shows_is_named_by_its_id(caps
     home.close()
     code, _, err = cli(capsys, home_dir, "sessions", "show", "私は渋谷で働いています")
     assert code == 1 and "s-ja-" not in err and "`workbench sessions search TEXT`" in err
+
+
+def test_a_multi_line_first_message_is_named_by_its_one_line_preview(capsys, tmp_path, clock):
+    """A trial: the hint named the session only when its first message was typed on one line; the
+    list shows line breaks, tabs and runs of spaces as one space, and that is what people copy."""
+    home = open_home(tmp_path / "h", clock=clock)
+    home.archive.create_session("s-ml-1", source="cli")
+    home.archive.append_message("s-ml-1", "user", "\n  rotate the\n\tpostgres   password\nplease")
+    home.archive.create_session("s-ml-2", source="cli")  # the same words otherwise spaced: another preview
+    home.archive.append_message("s-ml-2", "user", "rotate the postgres password, please")
+    home.close()
+    listed = cli(capsys, tmp_path / "h", "sessions", "list")[1]
+    assert "“rotate the postgres password please”" in listed
+    for asked in ("rotate the postgres password please", "“rotate the postgres password please”"):
+        code, out, err = cli(capsys, tmp_path / "h", "sessions", "export", asked, "--json")
+        doc = json.loads(out)
+        assert code == 1 and doc["close_matches"] == ["s-ml-1"], doc
+        assert "that is how lists show untitled session s-ml-1" in doc["error"]

@@ -240,14 +240,16 @@ class SessionsMixin(LineageMixin):
         person who copied a list's title column meant. Cheap: one index look-up per untitled session
         for its first user message, and only the few that start so are read whole."""
         shown = (text or "").strip().removeprefix("“").removesuffix("”").strip()
-        start = shown.removesuffix("…")
-        if not start:
+        words = shown.removesuffix("…").split()
+        if not words:
             return []
+        # A list folds the message's line breaks, tabs and runs of spaces into one space, so the words are
+        # looked for with anything between them (then each preview is compared whole).
         rows = self.conn().execute(
             "SELECT id FROM sessions s WHERE coalesce(s.title, '') = '' AND ltrim((SELECT content FROM messages m "
-            "WHERE m.session_id = s.id AND m.role = 'user' ORDER BY m.timestamp, m.id LIMIT 1)) LIKE ? ESCAPE '\\' "
-            "ORDER BY started_at DESC LIMIT ?",
-            (like_escape(start) + "%", limit),
+            "WHERE m.session_id = s.id AND m.role = 'user' ORDER BY m.timestamp, m.id LIMIT 1), ' ' || char(9, 10)) "
+            "LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT ?",
+            ("%".join(like_escape(word) for word in words) + "%", limit),
         )
         ids = [str(r[0]) for r in rows]
         previews = self.previews(ids)
