@@ -818,3 +818,55 @@ def waiting_for_the_skills_lock(home, call, meanwhile) -> dict:
         holder.wait()
     thread.join(timeout=10)
     return outcome
+
+
+HERMES_ARCHIVES_AN_HOUR_LATER = """
+import datetime as real
+import json
+import tools.skill_usage as usage
+
+class Later(real.datetime):  # Hermes's clock an hour on: its second archive of the name, an hour after the first
+    @classmethod
+    def now(cls, tz=None):
+        return real.datetime.now(tz) + real.timedelta(hours=1)
+
+usage.datetime = Later
+print(json.dumps(list(usage.archive_skill("k8s-rollout"))))
+"""
+
+
+@pytest.mark.slow  # Hermes's own archive_skill and skill_manage in their own process
+def test_a_copy_moved_back_by_hand_is_not_made_anew_when_an_older_copy_stays(home, hermes):
+    """A trial: Hermes archived k8s-rollout twice (`.archive/k8s-rollout`, then an hour later
+    `.archive/k8s-rollout-<stamp>`; its archive writes no archive_dir). The second copy, moved back by
+    hand, read as "made anew" because the first copy stays: the record's copy is the one archived when
+    the record says, and a skill made anew is told the copy the record is about, not the older one."""
+    from engine.skills.usage import record_copy
+
+    write_skill(home, "k8s-rollout", category="devops")
+    home.skills.usage.set_fields("k8s-rollout", created_by="agent")
+    code = "import json\nfrom tools.skill_usage import archive_skill\n"
+    assert hermes.json(home.root, code + 'print(json.dumps(list(archive_skill("k8s-rollout"))))')[0] is True
+    assert hermes.json(home.root, HERMES_CREATES_K8S) is True  # ops/k8s-rollout, the first copy's record kept
+    home.skills.usage.set_fields("k8s-rollout", use_count=7)
+    ok, said = hermes.json(home.root, HERMES_ARCHIVES_AN_HOUR_LATER)
+    assert ok, said
+    archive = home.skills_dir / ".archive"
+    [second] = [p.name for p in archive.iterdir() if p.name.startswith("k8s-rollout-")]
+    assert sorted(p.name for p in archive.iterdir()) == ["k8s-rollout", second]
+    record = home.skills.usage.load()["k8s-rollout"]
+    assert record["state"] == "archived" and not record.get("archive_dir")
+
+    write_skill(home, "k8s-rollout")  # made anew by hand: the record is the second copy's, not the first's
+    copy = record_copy("k8s-rollout", record, home.skills.scanner.archived())
+    assert copy is not None and copy.dir_name == second
+    [finding] = [f for f in run_doctor(home).findings if "made anew" in f.what]
+    assert f"archived copy in skills/.archive/{second}" in finding.what
+    (home.skills_dir / "k8s-rollout" / "SKILL.md").unlink()
+    (home.skills_dir / "k8s-rollout").rmdir()
+
+    (archive / second).rename(home.skills_dir / "ops" / "k8s-rollout")  # the second copy moved back by hand
+    assert record_copy("k8s-rollout", record, home.skills.scanner.archived()) is None
+    assert not [f for f in run_doctor(home).findings if "made anew" in f.what]
+    [back] = [s for s in home.skills.list() if s.name == "k8s-rollout"]
+    assert back.use_count == 7, "its own record's counts, not a skill made anew's"

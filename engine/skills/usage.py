@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -147,15 +149,50 @@ def last_activity(record: dict[str, Any]) -> float | None:
     return max(moments) if moments else None
 
 
+ARCHIVE_SLACK = 5.0  # seconds between Hermes's move of a folder into .archive/ and the archived_at it stamps
+_STAMPED = re.compile(r"-(\d{14})$")  # Hermes names a second copy of a name .archive/<name>-YYYYmmddHHMMSS
+
+
 def record_copy(name: str, record: dict[str, Any] | None, archived: Iterable[Any]) -> Any:
     """The archived copy (of ``archived``, found skills under .archive/) an active skill ``name``'s record
     is about, when it says archived: the folder its ``archive_dir`` names (ours and the workbench's
-    archives write it), else, with none named (Hermes's own archive writes none), a copy of that name;
-    None when the record says otherwise or no such copy is left (the skill was moved back by hand)."""
+    archives write it), else, with none named (Hermes's own archive writes none), the copy of that name
+    archived when the record says (``archived_at``); None when the record says otherwise or no such copy
+    is left (the skill was moved back by hand).
+
+    Hermes archives a name twice as ``.archive/<name>`` and ``.archive/<name>-<UTC stamp>``, so an older
+    copy may stay when the newer one (the record's) was moved back by hand: that copy is not the record's,
+    and the skill was not made anew. A copy's archive time is its folder's stamp, else the time the folder
+    last changed (a move into .archive/ changes it: its ctime, never earlier than the move); one archived
+    more than ``ARCHIVE_SLACK`` before the record's ``archived_at`` is an older archive's. Of the copies
+    left, the one archived last is the record's."""
     if record is None or record.get("state") != "archived":
         return None
     named = record.get("archive_dir")
-    return next((f for f in archived if (f.dir_name == named if named else f.name == name)), None)
+    if named:
+        return next((f for f in archived if f.dir_name == named), None)
+    copies = [f for f in archived if f.name == name]
+    at = parse_iso(record.get("archived_at"))
+    if at is None or not copies:
+        return copies[0] if copies else None
+    timed = [(when, f) for f in copies if (when := archived_when(f)) is None or when >= at - ARCHIVE_SLACK]
+    return max(timed, key=lambda pair: -math.inf if pair[0] is None else pair[0])[1] if timed else None
+
+
+def archived_when(found: Any) -> float | None:
+    """When an archived copy was moved into .archive/, as far as can be told: the UTC stamp Hermes puts in
+    a second copy's folder name, else its folder's ctime (a move sets it; a later change only makes it
+    later); None when neither can be read."""
+    stamp = _STAMPED.search(found.dir_name)
+    if stamp:
+        try:
+            return datetime.strptime(stamp.group(1), "%Y%m%d%H%M%S").replace(tzinfo=UTC).timestamp()
+        except ValueError:  # (14 digits that are no time: a name of its own)
+            pass
+    try:
+        return found.path.stat().st_ctime
+    except OSError:
+        return None
 
 
 def made_anew(record: dict[str, Any] | None, name: str, archived: Iterable[Any]) -> TypeGuard[dict[str, Any]]:
