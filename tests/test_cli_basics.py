@@ -233,3 +233,41 @@ def test_the_writes_that_need_no_yes_say_so_and_apply_at_once(tmp_path):
     reverted = run("revert", "1", "--home", home, "--json")
     assert reverted.returncode == 0 and json.loads(reverted.stdout)["reverted"][0]["id"] == 1
     assert json.loads(run("memory", "show", "--target", "memory", "--home", home, "--json").stdout)["entries"] == []
+
+
+# ctrl+c while the command line's modules load: a finder that raises KeyboardInterrupt as the CLI's
+# package is imported stands for the SIGINT, at a moment a real one could land (any run's first half second).
+_INTERRUPTED_IMPORT = """
+import runpy, sys
+
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == "workbench.cli":
+            raise KeyboardInterrupt
+        return None
+
+sys.meta_path.insert(0, Interrupt())
+sys.argv = ["workbench", *sys.argv[1:]]
+runpy.run_module("workbench", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("words", [["sessions", "list"], ["--help"]], ids=["command", "help"])
+def test_ctrl_c_while_the_command_loads_ends_it_quietly(tmp_path, words):
+    """A trial: ctrl+c in a command's first half second (its imports) printed a KeyboardInterrupt
+    traceback, even for --help. The entry point now ends such a command as one stopped later: exit 130."""
+    result = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_IMPORT, *words, "--home", str(tmp_path)], capture_output=True, text=True
+    )
+    assert result.returncode == 130, result.stderr
+    assert "Traceback" not in result.stderr and "KeyboardInterrupt" not in result.stderr
+
+
+def test_the_installed_command_starts_at_the_entry_point_that_catches_ctrl_c():
+    """The console script (what `workbench` runs) and `python -m workbench` share that entry point."""
+    from importlib.metadata import entry_points
+
+    from workbench import launch
+
+    (script,) = [point for point in entry_points(group="console_scripts") if point.name == "workbench"]
+    assert script.load() is launch.run

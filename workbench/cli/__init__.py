@@ -500,7 +500,3 @@ def _warn_unreadable_journal(home: Home) -> None:
     problem = home.journal.problem()
     if problem:
         sys.stderr.write(visible(f"warning: shown without the journal: {problem}") + "\n")
-
-
-def run() -> None:
-    sys.exit(main())
