@@ -61,6 +61,19 @@ async def test_keys_switch_modes_and_the_header_follows(home, tmp_path):
                 assert app.current_mode == "memory"
 
 
+async def test_ctrl_c_says_which_key_quits_in_plain_words(home, tmp_path):
+    """A trial: ctrl+c outside a text box showed Textual's notice with its markup as typed:
+    `Press [b]ctrl+q[/b] to quit the app`."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+c")
+        await settle(pilot)
+        said = [(n.title, n.message) for n in app._notifications]
+        assert said == [("Do you want to quit?", "Press ctrl+q to quit the workbench.")]
+        assert app.is_running
+
+
 async def test_clicking_a_tab_switches_mode(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -333,6 +333,11 @@ class WorkbenchApp(ResultsFromWorkers, App):
         and some screens' calls did not make them safe themselves. Never markup."""
         super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
 
+    def action_help_quit(self) -> None:
+        """ctrl+c copies in a text box and quits nowhere: say which key quits. (Textual's own notice is
+        markup, which ``notify`` here shows as typed: ``[b]ctrl+q[/b]``.)"""
+        self.notify("Press ctrl+q to quit the workbench.", title="Do you want to quit?")
+
     def notice(
         self, message: str, *, title: str, severity: SeverityLevel = "warning", timeout: float = 30
     ) -> Notification:
