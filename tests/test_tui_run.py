@@ -22,7 +22,7 @@ from widgets.lineage_tree import LineageTree
 from widgets.transcript import Transcript, TranscriptItem
 from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.resume import ResumeDialog
-from workbench.screens.run import RunScreen, runner_item
+from workbench.screens.run import TURN_FAILED_SEE_TRANSCRIPT, RunScreen, runner_item
 from workbench.screens.sessions import SessionsScreen
 
 pytestmark = pytest.mark.anyio
@@ -299,6 +299,42 @@ async def test_a_failing_model_is_reported_not_fatal(home, tmp_path):
         assert "failed" in screen_text(app)  # said in place; the app is still running
         assert screen.query_one(Transcript).items[0].content == "hello"  # the user's words were kept
         assert screen.query_one("#run-input", Input).value == ""  # stored: not offered twice
+
+
+async def test_a_failed_turn_whose_reason_is_in_the_transcript_gets_a_one_line_notice(home, tmp_path):
+    """At 80x24 the whole reason, said again in a 30 s notice, covered half the transcript whose last
+    line already gave it; and the reread of the session as the turn ended took that line away."""
+    home.config_path.write_text(
+        "model:\n  base_url: http://127.0.0.1:9/v1\n  name: none\n  max_retries: 0\n  timeout: 1\n", encoding="utf-8"
+    )
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await send_with_openai(pilot, "hello")
+        await wait_for(pilot, lambda: screen._shown_look is not None, what="the session reread")
+        await settle(pilot)
+        items = screen.query_one(Transcript).items
+        assert [i.content for i in items[:1]] == ["hello"]
+        assert items[-1].role == "system" and items[-1].content.startswith("turn error: Cannot connect to the model")
+        said = [(n.title, n.message) for n in app._notifications]
+        assert ("", TURN_FAILED_SEE_TRANSCRIPT) in said
+        assert not any("Cannot connect" in message for _, message in said)  # (said once, in the transcript)
+        await pilot.press("h", "i", "enter")  # the next turn: the old failure's line goes, its own comes
+        await wait_for(pilot, lambda: not screen.running, timeout=15, what="turn ended")
+        await settle(pilot)
+        items = screen.query_one(Transcript).items
+        assert [i.content[:11] for i in items] == ["hello", "hi", "turn error:"]
+
+
+async def test_a_turn_that_failed_before_it_could_say_why_says_it_whole_in_the_notice(home, tmp_path):
+    """No endpoint: no session, no transcript line: the notice is the only place that says why."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await send_with_openai(pilot, "hello openai")
+        assert screen.query_one(Transcript).items == []
+        said = [(n.title, n.message) for n in app._notifications]
+        assert any(t == "The turn failed" and "No endpoint configured" in m for t, m in said)
+        assert ("", TURN_FAILED_SEE_TRANSCRIPT) not in said
 
 
 class TranscriptApp(App):

@@ -42,6 +42,8 @@ from .sessions import session_items
 log = logging.getLogger(__name__)
 
 NO_SCENARIO = "(type messages)"
+# A failed turn's notice when the transcript's last line already gives the reason (one line at 80x24)
+TURN_FAILED_SEE_TRANSCRIPT = "The turn failed: see the transcript."
 SCENARIO_SPEED = 1.0  # scenario pacing: 1 is watchable, 0 plays without delays
 # Set from the start: a quit's try at storing what state.db lacks gives up on a busy state.db as a quit
 # ends a turn's wait (after ``db.CANCEL_GRACE_S``), never after the whole busy timeout.
@@ -148,6 +150,9 @@ class TurnEnded(Message):
     stopped: bool = False  # cancelled (esc)
     cancelled_waits: list[str] = field(default_factory=list)  # its writes esc stopped waiting for a lock (said)
     scenario: str | None = None  # the scenario played (its rest was not played when it stopped)
+    # the runner said ``error`` as the turn's error event (``TurnResult.error_said``): the transcript's
+    # last line gives the whole reason, so the notice need not cover it
+    error_shown: bool = False
 
 
 @dataclass
@@ -286,6 +291,9 @@ class RunScreen(WorkbenchScreen):
         self._turn: Handover | None = None  # the last turn's (``_send``) or opening's (``_open_agent``)
         self._opening: Handover | None = None  # an agent being opened for a session resumed before any turn
         self.exit_note: str | None = None  # what ending the session at the close kept in workbench.db (or lost)
+        # (session, its line) a failed turn's reason, said as the transcript's last line: a reread of the
+        # session from state.db, which holds no such line, keeps it there until the next turn or session
+        self._failure: tuple[str, TranscriptItem] | None = None
 
     def compose_body(self) -> Iterable[Widget]:
         with Horizontal(id="run-bar"):
@@ -587,7 +595,17 @@ class RunScreen(WorkbenchScreen):
         )
 
     # -- actions -------------------------------------------------------------------
+    def _show_failure(self) -> None:
+        """The last turn's failure stays the transcript's last line (``_failure``) while its session is shown."""
+        if self._failure is None or self._failure[0] != self.session_id:
+            return
+        transcript = self.query_one(Transcript)
+        line = self._failure[1]
+        if not transcript.items or transcript.items[-1].content != line.content:
+            transcript.append(line)
+
     def action_new_session(self) -> None:
+        self._failure = None
         self._switch_agent(None)
         self.session_id = None
         self.watching = False
@@ -623,6 +641,7 @@ class RunScreen(WorkbenchScreen):
         if self.agent is not None and session_id == self.session_id:
             self.notify(f"Already in session {session_id}.", markup=False)  # (as Hermes's /resume says)
             return
+        self._failure = None
         self._switch_agent(session_id)
         self.session_id = session_id
         self.workbench.resumed(session_id)  # the header names it now, not at its first turn
@@ -830,6 +849,7 @@ class RunScreen(WorkbenchScreen):
             self.notify("A turn is running; wait for it or cancel it (esc).", severity="warning")
             return
         event.input.value = ""
+        self._failure = None  # (the next turn's own lines follow)
         self._withdraw_live()  # read by now, it would cover the answer (at 80x24, its last lines)
         if self.watching:
             self.action_new_session()  # never talk into a session another runner drives
@@ -890,7 +910,7 @@ class RunScreen(WorkbenchScreen):
         )
 
     def _play(self, scenario: str, consent: bool) -> None:
-        self.action_new_session()
+        self.action_new_session()  # (forgets a failed turn's line: ``_failure``)
         self._turn = None  # (a scenario's runs end their own sessions)
         self.running = True
         self.playing = True
@@ -918,7 +938,7 @@ class RunScreen(WorkbenchScreen):
         lock end on esc (the agent's stop) as at quit; should the screen close meanwhile, this thread
         ends the session once the turn has stopped, as the quit would have (``Handover``)."""
         session_id, error, unsent, unstored, why = self.session_id, None, text, 0, None
-        stopped, waits = False, []
+        stopped, waits, shown = False, [], False
         if not turn.begin():  # (the screen closed first: nothing to run, nobody to tell)
             done.set()
             turn.finished.set()
@@ -943,6 +963,7 @@ class RunScreen(WorkbenchScreen):
                 result = agent.run_turn(text, said_at)  # (what it raises it raised before taking the message)
             unsent = ""  # the turn took the message: it is stored, even if the turn then failed
             session_id, error = result.session_id, result.error if result.status == "error" else None
+            shown = error is not None and result.error_said
             unstored, why = agent.unstored, result.error
             stopped = result.status == "cancelled"
             waits = [str(call["result"]["error"]) for call in result.tool_calls if _wait_cancelled(call["result"])]
@@ -959,7 +980,15 @@ class RunScreen(WorkbenchScreen):
             try:
                 self._end_turn(
                     TurnEnded(
-                        session_id, error, unsent if error or stopped else "", unstored, why, owed, stopped, waits
+                        session_id,
+                        error,
+                        unsent if error or stopped else "",
+                        unstored,
+                        why,
+                        owed,
+                        stopped,
+                        waits,
+                        error_shown=shown,
                     )
                 )  # always: the screen must never stay "running"
             finally:  # (the app gone, there is no one to tell)
@@ -1035,7 +1064,13 @@ class RunScreen(WorkbenchScreen):
         box = self.query_one("#run-input", Input)
         if message.unsent and not box.value:
             box.value = message.unsent  # never stored: to send again once the cause is fixed
-        if message.error:
+        if message.error and message.error_shown and self.session_id:
+            # the transcript's last line says it whole (kept there through rereads: ``_failure``); a notice
+            # saying it again covered half the transcript at 80x24 for 30 s
+            self._failure = (self.session_id, TranscriptItem("system", f"turn error: {message.error}"))
+            self._show_failure()
+            self.notify(TURN_FAILED_SEE_TRANSCRIPT, severity="error", markup=False, timeout=10)
+        elif message.error:  # failed before the runner could say it (no endpoint, no session): said only here
             self.notify(message.error, title="The turn failed", severity="error", markup=False, timeout=30)
         elif message.unstored:
             self.notify(
@@ -1122,6 +1157,7 @@ class RunScreen(WorkbenchScreen):
             ended_at, reason = message.look[:2] if message.look and fresh else (None, None)
             self._session_title(ended_as=end_reason_said(reason) if ended_at is not None else None)
             transcript.set_items(message.items, placeholder="This session has no messages yet.", select_id=keep)
+            self._show_failure()
 
     # -- live events ---------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
