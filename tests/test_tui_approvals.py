@@ -358,7 +358,8 @@ async def test_a_batch_that_only_removes_dims_e_as_it_holds_no_text_to_edit(gate
 
 
 async def test_decisions_are_dimmed_with_nothing_pending(gated, tmp_path):
-    """a, r, e and A showed over an empty queue, each then saying "Nothing selected."."""
+    """a, r, e and A showed over an empty queue, each then saying "Nothing selected."; dimmed, each then
+    said nothing when pressed (a trial took them for broken): each says nothing waits."""
     app = make_app(gated, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_approvals(pilot)
@@ -366,6 +367,7 @@ async def test_decisions_are_dimmed_with_nothing_pending(gated, tmp_path):
         await pilot.press("a", "r", "e", "A", "R")
         await settle(pilot)
         assert app.screen.query_one("#status").display is False
+        assert [n.message for n in app._notifications] == ["Nothing waits for approval."] * 5
         stage(gated, "Prefers tabs")
         app.screen.reload()
         await wait_for(pilot, lambda: app.screen.current is not None, what="the proposal")

@@ -40,7 +40,7 @@ from tests.tui_support import (
 from widgets.entry_list import EntryList
 from widgets.lineage_tree import LineageTree, MoreRoots, SessionNode
 from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, header_prompt, hit_prompt
-from widgets.transcript import Transcript, TranscriptItem, render_item
+from widgets.transcript import NO_ENTRIES, NO_ENTRY, NO_WRITES, Transcript, TranscriptItem, render_item
 from workbench.app import ScreenCommands
 from workbench.messages import JumpToMessage
 from workbench.screens.sessions import ROOTS_PAGE, SEARCH_LIMIT, SearchDone, SessionsScreen, list_hit
@@ -475,8 +475,9 @@ async def test_transcript_marks_the_message_that_wrote_memory(home, tmp_path):
         assert "✎ wrote" in text and "[bold]tomatoes[/]" in text and '"target": "user"' in text
 
 
-async def test_w_is_dimmed_in_a_session_where_no_message_wrote_anything(home, tmp_path):
-    """w Next write showed on every transcript, and in one with no write it said so in a warning."""
+async def test_w_is_dimmed_in_a_session_where_no_message_wrote_anything_and_says_why(home, tmp_path):
+    """w Next write showed on every transcript, and in one with no write it said so in a warning; dimmed,
+    w and m then did nothing at all when pressed (user trial: the keys seemed broken): they say why."""
     home.archive.create_session("s-plain", title="Just talk")
     home.archive.append_messages(
         "s-plain", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
@@ -490,7 +491,9 @@ async def test_w_is_dimmed_in_a_session_where_no_message_wrote_anything(home, tm
         assert await footer_keys(pilot, "w", "m") == {"w": False, "m": False}
         await pilot.press("w", "m")
         await settle(pilot)
-        assert not app._notifications and transcript.cursor == len(transcript.items) - 1
+        said = [n.message for n in app._notifications]
+        assert said == [NO_WRITES, NO_ENTRIES] and transcript.cursor == len(transcript.items) - 1
+        assert await footer_keys(pilot, "w", "m") == {"w": False, "m": False}  # (still dimmed)
 
 
 async def test_m_on_a_marked_message_opens_the_memory_entry_it_wrote(home, tmp_path):
@@ -503,11 +506,11 @@ async def test_m_on_a_marked_message_opens_the_memory_entry_it_wrote(home, tmp_p
         transcript = screen.query_one(Transcript)
         await show_first_segment(pilot, screen)
         transcript.focus()
-        await pilot.press("home")  # the question wrote nothing: m is dimmed, and does nothing
+        await pilot.press("home")  # the question wrote nothing: m is dimmed, and says why
         assert await footer_keys(pilot, "w", "m") == {"w": True, "m": False}
         await pilot.press("m")
         await settle(pilot)
-        assert app.current_mode == "sessions" and not app._notifications
+        assert app.current_mode == "sessions" and [n.message for n in app._notifications] == [NO_ENTRY]
         await pilot.press("w")
         assert await footer_keys(pilot, "w", "m") == {"w": True, "m": True}
         await pilot.press("m")  # the marked message: to its entry

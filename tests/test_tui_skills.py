@@ -220,10 +220,11 @@ async def test_two_active_folders_declaring_one_name_open_each_its_own(home, tmp
             assert body in text and "Ambiguous" not in text
 
 
-async def test_a_key_that_cannot_act_on_the_selected_skill_is_dimmed_and_does_nothing(home, tmp_path):
+async def test_a_key_that_cannot_act_on_the_selected_skill_is_dimmed_and_says_why(home, tmp_path):
     """r Restore showed on an active skill, and pressing it said "Could not restore …: No archived skill
     named …"; a and p showed on an archived one, which the engine refuses as well. Now r takes a's
-    place on an archived skill (with p Unpin, a dimmed r did not leave ? Help room at 80 columns)."""
+    place on an archived skill (with p Unpin, a dimmed r did not leave ? Help room at 80 columns);
+    p, dimmed there, said nothing when pressed (a trial took it for broken): it says why."""
     seed_skills(home)
     home.curator.archive("docker-prune")
     app = make_app(home, tmp_path, watch_files=False)
@@ -237,9 +238,12 @@ async def test_a_key_that_cannot_act_on_the_selected_skill_is_dimmed_and_does_no
         assert not app._notifications and state_of(home, active) == "active"
         await select(pilot, screen, "docker-prune")
         assert await footer_keys(pilot, "a", "r", "p") == {"r": True, "p": False}
-        await pilot.press("p", "a")
+        await pilot.press("p", "a")  # (a is hidden there: r is in its place)
         await settle(pilot)
-        assert not app._notifications and not isinstance(app.screen, ConfirmDialog)
+        assert [n.message for n in app._notifications] == [
+            "Skill 'docker-prune' is archived: restore it first (r), then pin it."
+        ]
+        assert not isinstance(app.screen, ConfirmDialog) and state_of(home, "docker-prune") == "archived"
         await pilot.press("r")
         await wait_for(pilot, lambda: screen.current.state == "active", what="the restored row")
         assert await footer_keys(pilot, "a", "r", "p") == {"a": True, "p": True}  # the same row, now active

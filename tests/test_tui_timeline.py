@@ -103,9 +103,10 @@ async def test_space_and_g_are_dimmed_where_they_cannot_act(home, tmp_path):
         await wait_for(pilot, lambda: shown(screen)[1].startswith("▾ background review"), what="unfolded")
         assert await footer_labels(pilot, "space") == {"space": "Fold"}
         await cursor_to(pilot, screen, "Hand-written note")
-        await pilot.press("space")
+        await pilot.press("space")  # dimmed, it said nothing when pressed: it says why
         await settle(pilot)
         assert screen.query_one("#status").display is False and len(shown(screen)) == 5
+        assert [n.message for n in pilot.app._notifications][-1].startswith("This row is in no group: space folds")
         # g, dimmed there, said nothing at all (a trial took it for broken): it says why it opens nothing
         await pilot.press("g")
         await wait_for(pilot, lambda: "did not come from a session message" in status_of(screen), what="why")

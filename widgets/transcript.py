@@ -40,6 +40,10 @@ from .literal import visible
 
 MAX_BODY_CHARS = 6000  # longer bodies are cut in the view (the archive keeps them whole)
 GUTTER = 2
+# What w and m say when they have nothing to go to (dimmed in the footer, and said when pressed)
+NO_WRITES = "No message in this session wrote memory or skills."
+NO_ENTRIES = "No message in this session wrote a memory entry."
+NO_ENTRY = "This message wrote no memory entry (w jumps to the next one that wrote something)."
 
 ROLE_STYLES = {
     "user": "bold $text-success",
@@ -263,23 +267,30 @@ class Transcript(ScrollView, can_focus=True):
                 self.cursor = index
                 self._show_cursor(center=True)
                 return
-        self.notify("No message in this session wrote memory or skills.", severity="warning")
+        self.notify(NO_WRITES, severity="warning")
 
     def action_open_entry(self) -> None:
         item = self.current
         if item is None or not item.entries:
-            self.notify(
-                "This message wrote no memory entry (w jumps to the next one that wrote something).",
-                severity="warning",
-                markup=False,
-            )
+            self.notify(self.explain_dimmed("open_entry", ()) or NO_ENTRY, severity="warning", markup=False)
             return
         target, text = item.entries[-1]
         self.post_message(self.EntryWanted(target, text))
 
+    def explain_dimmed(self, action: str, parameters: tuple) -> str | None:
+        """Why ``w`` or ``m``, dimmed (``check_action``), does nothing here: said when pressed (the app's
+        ``run_action``), never silence."""
+        if action == "next_write":
+            return NO_WRITES if self.items else "No session is shown: it has no messages to jump between."
+        if action == "open_entry":
+            if self.current is None:
+                return "No message is selected: j/k move between messages."
+            return NO_ENTRY if any(item.entries for item in self.items) else NO_ENTRIES
+        return None
+
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        """``m`` is dimmed (and does nothing) on a message that wrote no memory entry, ``w`` while no
-        message of the session wrote memory or skills: each said so in a warning. ``f`` reads Unfollow
+        """``m`` is dimmed on a message that wrote no memory entry, ``w`` while no message of the
+        session wrote memory or skills: pressed, each says so in a warning (``explain_dimmed``). ``f`` reads Unfollow
         while following, Follow while not."""
         if action in ("follow", "unfollow"):
             return (action == "unfollow") == self.follow

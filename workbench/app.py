@@ -437,6 +437,21 @@ class WorkbenchApp(ResultsFromWorkers, App):
             )
         self._quit_now()
 
+    async def run_action(self, action, default_namespace=None, namespaces=None) -> bool:
+        """A dimmed key (its owner's ``check_action`` says None: it does nothing where the user is) says
+        why in a notice, when its owner can tell (``explain_dimmed``), instead of doing nothing silently
+        (the footer's dimming alone was missed: ``w`` on a session that wrote nothing seemed broken)."""
+        target, name, parameters = self._parse_action(
+            action, self if default_namespace is None else default_namespace, namespaces
+        )
+        explain = getattr(target, "explain_dimmed", None)
+        if explain is not None and target.check_action(name, parameters) is None:
+            why = explain(name, parameters)
+            if why:
+                self.notify(why, severity="warning")
+                return True
+        return await super().run_action(action, default_namespace, namespaces)
+
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "goto" and parameters:
             if parameters[0] not in self.MODES:

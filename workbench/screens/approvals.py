@@ -391,6 +391,20 @@ class ApprovalsScreen(WorkbenchScreen):
             )
         return None
 
+    def explain_dimmed(self, action: str, parameters: tuple) -> str | None:
+        """Why a decision's key, dimmed, does nothing: said when pressed (``WorkbenchApp.run_action``;
+        an unreadable record's reasons are said by ``on_key``, in the status line)."""
+        if action not in DECISIONS:
+            return None
+        if (reason := self._refused_here(action)) is not None:
+            return reason
+        record = self.current if self.is_mounted else None
+        if record is None:
+            return "Nothing waits for approval." if not self.records else "Nothing selected."
+        if action == "edit_approve":
+            return edit_draft(record.subsystem, record.payload).note
+        return None
+
     def on_key(self, event: events.Key) -> None:
         """A decision's key dimmed on an unreadable record (or on a queue of only those) says why it does
         nothing, instead of nothing at all."""

@@ -338,6 +338,16 @@ class RunScreen(WorkbenchScreen):
             return None if busy else True
         return True
 
+    def explain_dimmed(self, action: str, parameters: tuple) -> str | None:
+        """Why ctrl+l, ctrl+o or ctrl+g, dimmed while the agent is busy, does nothing: said when pressed."""
+        if action not in ("play", "new_session", "resume"):
+            return None
+        if self.running:
+            return "A turn is running; wait for it or cancel it (esc)."
+        if self._opening is not None:
+            return "The session resumed is still opening; try again in a moment."
+        return "The scenario is still being checked; try again in a moment."
+
     # -- choices -------------------------------------------------------------------
     @work(thread=True, exit_on_error=False)
     def load_scenarios(self) -> None:

@@ -26,6 +26,7 @@ from .base import WorkbenchScreen
 from .dialogs import LineDialog
 
 ARCHIVING = ("archive", "unarchive")  # a's two labels: what it does to the session shown
+PICK_FIRST = "Pick a session first: these keys act on the session the transcript shows."
 FOOTER_ROOM = 110  # columns from which the footer has room for a, e and D beside the transcript's keys
 
 HELP = (
@@ -87,6 +88,12 @@ class SessionActions(WorkbenchScreen):
             return None  # dimmed: they act on the session the transcript shows, and it shows none yet
         return super().check_action(action, parameters)
 
+    def explain_dimmed(self, action: str, parameters: tuple) -> str | None:
+        """Why a, e or D, dimmed, does nothing: pressed, it says so (``WorkbenchApp.run_action``)."""
+        if action in ("listed_session", "session") and self.shown_session is None:
+            return PICK_FIRST
+        return None
+
     def _keys_crowd(self) -> bool:
         """Whether the focused widget's own keys fill the footer (the transcript's: w, f, m), leaving no
         room below ``FOOTER_ROOM`` columns for a, e and D; the tree and the search leave it."""
@@ -100,7 +107,7 @@ class SessionActions(WorkbenchScreen):
 
     def action_session(self, action: str) -> None:
         if self.shown_session is None:
-            self.show_status("Pick a session first: these keys act on the session the transcript shows.")
+            self.show_status(PICK_FIRST)
             return
         self._look(action, self.shown_session)
 

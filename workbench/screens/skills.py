@@ -425,6 +425,15 @@ class SkillsScreen(WorkbenchScreen):
             return archived == (action == "restore")
         return None if archived else True
 
+    def explain_dimmed(self, action: str, parameters: tuple) -> str | None:
+        """Why a or p, dimmed, does nothing: said when pressed (``WorkbenchApp.run_action``)."""
+        if action not in SKILL_KEYS:
+            return None
+        skill = self.current if self.is_mounted else None
+        if skill is None:
+            return f"Select a skill to {action}."
+        return f"Skill '{skill.name}' is archived: restore it first (r), then {action} it."
+
     # -- curator actions -------------------------------------------------------------
     def _on_skill(self, verb: str, call: Callable[[str], Any]) -> None:
         skill = self.current

@@ -329,6 +329,12 @@ class TimelineScreen(WorkbenchScreen):
             return None
         return True if self._source_of(row) is not None else None
 
+    def explain_dimmed(self, action: str, parameters: tuple) -> str | None:
+        """Why space, dimmed off a group, does nothing: said when pressed (``g`` says why in ``on_key``)."""
+        if action in ("fold", "unfold"):
+            return "This row is in no group: space folds or unfolds a group's rows (a revert, a curator run)."
+        return None
+
     def on_key(self, event: events.Key) -> None:
         """``g``, dimmed on a row no message wrote, says why it opens nothing, instead of nothing at all."""
         if event.key == "g" and not isinstance(self.focused, Input) and self.check_action("open_message", ()) is None:
