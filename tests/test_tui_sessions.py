@@ -43,6 +43,7 @@ from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, hea
 from widgets.transcript import NO_ENTRIES, NO_ENTRY, NO_WRITES, Transcript, TranscriptItem, render_item
 from workbench.app import ScreenCommands
 from workbench.messages import JumpToMessage
+from workbench.screens.help import HelpScreen
 from workbench.screens.sessions import ROOTS_PAGE, SEARCH_LIMIT, SearchDone, SessionsScreen, list_hit
 
 pytestmark = pytest.mark.anyio
@@ -307,6 +308,40 @@ async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_p
         await pilot.press("escape")
         await settle(pilot)
         assert screen.query_one(Input).value == "" and screen.query_one(ContentSwitcher).current == "sessions-tree"
+
+
+async def test_help_lists_the_keys_of_the_panes_sessions_shows(home, tmp_path):
+    """Sessions' help listed / esc a e D only: the lineage tree's [ ] l h, and while searching the
+    results' l h, were in no help at all (they live on the panes, not the screen)."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+
+        async def listed() -> dict[str, str]:
+            await pilot.press("f1")  # (? would be typed in the search box)
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+            keys = dict(app.screen.sections[0].keys)
+            await pilot.press("escape")
+            await settle(pilot)
+            return keys
+
+        keys = await listed()
+        for shown, said in (
+            ("right, l", "Expand"),
+            ("left, h", "Collapse"),
+            ("[", "Earlier segment"),
+            ("]", "Later segment"),
+            ("/", "Search"),
+            ("D", "Delete"),
+            ("ctrl+r", "Reload"),
+        ):
+            assert keys.get(shown) == said, (shown, keys)
+        await pilot.press("slash", *"tomatoes")
+        await wait_for(pilot, lambda: screen.query_one(SearchResults).hits, what="search hits")
+        keys = await listed()
+        assert keys.get("right, l") == "Expand hits" and keys.get("left, h") == "Fold hits"
+        assert "[" not in keys  # (the tree is not shown while the results are)
 
 
 async def test_a_transcript_whose_session_a_new_search_leaves_out_says_so(home, tmp_path):

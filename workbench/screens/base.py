@@ -38,9 +38,10 @@ from engine.textsafety import visible
 from widgets.header import WorkbenchHeader
 from widgets.literal import cut_cells, literal
 from widgets.narration import NarrationLine
+from widgets.transcript import Transcript
 
 from ..messages import ResultsFromWorkers
-from .help import HelpSection, binding_rows, working_bindings
+from .help import HelpSection, binding_rows, view_bindings
 
 if TYPE_CHECKING:
     from engine.home import Home
@@ -242,8 +243,10 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
 
     def help_section(self) -> HelpSection:
         """This screen on the help page as it is now: the keys its ``check_action`` hides in the view
-        shown are left out (``help.working_bindings``). A screen with another view names it here."""
-        return HelpSection(self.TITLE_TEXT, self.HELP, binding_rows(working_bindings(self)))
+        shown are left out (``help.working_bindings``), and the keys of the panes it shows are listed with
+        its own (``help.view_bindings``: the transcript's have their own section). A screen with another
+        view names it here."""
+        return HelpSection(self.TITLE_TEXT, self.HELP, binding_rows(view_bindings(self, separate=(Transcript,))))
 
     def engine_event(self, event: Event) -> None:
         """An engine event (or an external change) arrived; refresh what it touches."""

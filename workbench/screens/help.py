@@ -76,6 +76,25 @@ def working_bindings(owner) -> list:
     return kept
 
 
+def view_bindings(screen, separate: tuple[type, ...] = ()) -> list:
+    """Every key of the view a live screen shows: its own (``working_bindings``), then those of each
+    pane of ours it shows (the Sessions lineage tree's ``[`` and ``]``, its search results' ``l`` and
+    ``h``), each kind of pane once. A pane hidden now (the search results while the tree is shown, the
+    facts under the Memory columns) does nothing, so is left out; ``separate`` kinds (the transcript)
+    have their own section."""
+    kept = working_bindings(screen)
+    seen: set[type] = set()
+    for widget in screen.query("*"):
+        kind = type(widget)
+        if kind in seen or isinstance(widget, separate) or not kind.__module__.startswith("widgets."):
+            continue
+        if not all(node.display for node in widget.ancestors_with_self if node is not screen):
+            continue
+        seen.add(kind)
+        kept.extend(working_bindings(widget))
+    return kept
+
+
 class HelpScreen(Dialog[None]):
     """Scrollable key reference; any of escape, q or ? closes it."""
 
