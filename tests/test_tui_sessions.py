@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import sqlite3
 import subprocess
 
@@ -508,6 +509,28 @@ async def test_transcript_marks_the_message_that_wrote_memory(home, tmp_path):
         assert transcript.current.id == ids["call"]
         text = screen_text(app)
         assert "✎ wrote" in text and "[bold]tomatoes[/]" in text and '"target": "user"' in text
+
+
+async def test_the_write_mark_stays_whole_on_its_header_line_at_80_columns(home, tmp_path):
+    """At 80 columns the Sessions transcript's header ``assistant  2026-… #N  ✎ wrote`` wrapped, leaving
+    ``✎`` at the end of one line and ``wrote`` alone on the next: the time drops its year there."""
+    ids = seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        transcript = screen.query_one(Transcript)
+        await show_first_segment(pilot, screen)
+        transcript.focus()
+        await pilot.press("home", "w")
+        await settle(pilot)
+        [header] = [line for line in screen_text(app).splitlines() if f"#{ids['call']}" in line]
+        assert "✎ wrote" in header, header
+        assert not any(line.strip(" │▌") == "wrote" for line in screen_text(app).splitlines())
+    async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:  # with room: the whole time
+        screen = await open_sessions(pilot)
+        await show_first_segment(pilot, screen)
+        [header] = [line for line in screen_text(pilot.app).splitlines() if f"#{ids['call']}" in line]
+        assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  #\d+  ✎ wrote", header), header
 
 
 async def test_w_is_dimmed_in_a_session_where_no_message_wrote_anything_and_says_why(home, tmp_path):

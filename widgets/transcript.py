@@ -15,6 +15,7 @@ yanking the view.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from bisect import bisect_right
 from collections.abc import Iterable
@@ -40,6 +41,7 @@ from .literal import visible
 
 MAX_BODY_CHARS = 6000  # longer bodies are cut in the view (the archive keeps them whole)
 GUTTER = 2
+FULL_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")  # a header's time as ``when`` writes it
 # What w and m say when they have nothing to go to (dimmed in the footer, and said when pressed)
 NO_WRITES = "No message in this session wrote memory or skills."
 NO_ENTRIES = "No message in this session wrote a memory entry."
@@ -99,8 +101,10 @@ def when(timestamp: float | None) -> str:
     return shown_time(timestamp, "%Y-%m-%d %H:%M:%S") or "?"
 
 
-def _parts(item: TranscriptItem, highlighted: bool = True) -> list[Content]:
-    """The message's lines as Content: header, body, tool calls, write markers (JSON highlighted or plain)."""
+def _parts(item: TranscriptItem, highlighted: bool = True, width: int | None = None) -> list[Content]:
+    """The message's lines as Content: header, body, tool calls, write markers (JSON highlighted or plain).
+    The header keeps to one line of ``width`` where it can: its time drops the year, then the day, when
+    the whole would not fit (at 80 columns the Sessions transcript cut ``✎ wrote`` in two)."""
 
     def block(value: Any) -> Content:
         pretty = _json_text(value)
@@ -111,13 +115,18 @@ def _parts(item: TranscriptItem, highlighted: bool = True) -> list[Content]:
     header: list[Any] = [(item.role, ROLE_STYLES.get(item.role, "bold"))]
     if item.role == "tool" and item.tool_name:
         header.append((f" ← {sanitize(item.tool_name)}", "$text-secondary"))
-    if item.timestamp is not None:
-        header.append((f"  {when(item.timestamp)}", "$text-muted"))
+    stamp = when(item.timestamp) if item.timestamp is not None else None
+    rest: list[Any] = []
     if item.id is not None:
-        header.append((f"  #{item.id}", "$text-muted"))
+        rest.append((f"  #{item.id}", "$text-muted"))
     if item.writes:
-        header.append((f"  ✎ {item.mark}", "bold $text-warning"))
-    parts = [Content.assemble(*header)]
+        rest.append((f"  ✎ {item.mark}", "bold $text-warning"))
+    if stamp is not None:
+        if width is not None and FULL_TIME.match(stamp):  # the year, then the day, go where it would not fit
+            room = width - sum(cell_len(text) for text, _ in [*header, *rest]) - 2
+            stamp = next((short for short in (stamp, stamp[5:], stamp[11:]) if cell_len(short) <= room), stamp[11:])
+        header.append((f"  {stamp}", "$text-muted"))
+    parts = [Content.assemble(*header, *rest)]
     if item.content:
         parts.append(block(item.content))
     for call in item.tool_calls:
@@ -130,9 +139,9 @@ def _parts(item: TranscriptItem, highlighted: bool = True) -> list[Content]:
     return parts
 
 
-def render_item(item: TranscriptItem) -> Content:
-    """The whole message as one highlighted Content."""
-    return Content("\n").join(_parts(item))
+def render_item(item: TranscriptItem, width: int | None = None) -> Content:
+    """The whole message as one highlighted Content (to be drawn ``width`` cells wide)."""
+    return Content("\n").join(_parts(item, width=width))
 
 
 def estimate_height(item: TranscriptItem, width: int) -> int:
@@ -141,7 +150,7 @@ def estimate_height(item: TranscriptItem, width: int) -> int:
     Cheap (no highlighting, no wrapping), so a long session is laid out at once and only
     the messages in view are really rendered.
     """
-    plain = "\n".join(part.plain for part in _parts(item, highlighted=False))
+    plain = "\n".join(part.plain for part in _parts(item, highlighted=False, width=width))
     return sum(max(1, -(-cell_len(line) // width)) for line in plain.split("\n")) + 1  # + the blank separator
 
 
@@ -369,7 +378,7 @@ class Transcript(ScrollView, can_focus=True):
         strips = self._rendered[index]
         if strips is None:
             width = max(1, self._width - GUTTER)
-            strips = Visual.to_strips(self, render_item(self.items[index]), width, None, self.visual_style)
+            strips = Visual.to_strips(self, render_item(self.items[index], width), width, None, self.visual_style)
             strips.append(Strip.blank(width))  # one blank line between messages
             self._rendered[index] = strips
             delta = len(strips) - self._heights[index]
