@@ -150,7 +150,7 @@ async def test_a_screenshot_lands_in_a_folder_that_exists_and_says_where(home, t
 MAIN_ACTIONS = {
     "1": ("t", "a", "e", "d", "u", "question_mark"),
     "2": ("slash", "question_mark"),
-    "3": ("slash", "d", "a", "p", "l", "question_mark"),  # (on an archived skill r Restore takes a's place)
+    "3": ("slash", "d", "c", "a", "p", "l", "question_mark"),  # (on an archived skill r Restore takes a's place)
     "4": ("a", "r", "e", "A", "question_mark"),
     "5": ("ctrl+l", "ctrl+o", "ctrl+g", "escape", "f1"),  # in the message box, ? is text: f1 is said
     "6": ("slash", "space", "g", "r", "question_mark"),

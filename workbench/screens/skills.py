@@ -212,7 +212,7 @@ class LedgerDialog(Dialog[str | None]):
 # Columns from which the footer has room for c Curate: with it and p Unpin the keys end at 69, and the
 # palette's key (12 cells, at the right) leaves them 68 at 80 columns. (Without Unpin they end at 67,
 # but c coming and going with the cursor would move a, p, l and ? about.)
-FOOTER_ROOM = 81
+FOOTER_ROOM = 81  # columns from which the footer holds every skill key beside c Curate and p Unpin
 
 
 class SkillsScreen(WorkbenchScreen):
@@ -227,14 +227,17 @@ class SkillsScreen(WorkbenchScreen):
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", key_display="/", priority=True),
         Binding("d", "dry_run", "Dry run", tooltip="Show what a curator run would change, then apply exactly that"),
-        # c where the footer has room for it beside p Unpin (FOOTER_ROOM); its unlisted twin answers at any width
-        Binding("c", "listed_curate", "Curate", tooltip="Run the curator now (shows its changes, then asks)"),
-        Binding("c", "curate", "Curate", tooltip="Run the curator now (shows its changes, then asks)", show=False),
+        Binding("c", "curate", "Curate", tooltip="Run the curator now (shows its changes, then asks)"),
         Binding("a", "archive", "Archive"),
         Binding("r", "restore", "Restore"),
         # p says what it does to the selected skill: one of the two is hidden (check_action)
         Binding("p", "pin", "Pin", tooltip="Pin: a pinned skill is never archived"),
         Binding("p", "unpin", "Unpin", tooltip="Unpin: the curator may mark it stale and archive it again"),
+        # below FOOTER_ROOM the footer leaves out, on a pinned skill, the key that does nothing to it (a on an
+        # active one, p on an archived one), so c Curate fits beside p Unpin: these twins answer it there
+        Binding("a", "unlisted('archive')", "Archive", show=False),
+        Binding("p", "unlisted('pin')", "Pin", show=False),
+        Binding("p", "unlisted('unpin')", "Unpin", show=False),
         Binding(
             "x",
             "purge",
@@ -410,11 +413,27 @@ class SkillsScreen(WorkbenchScreen):
         archived, ``r Restore`` in its place on one that is (the other hidden, and doing nothing), ``p``
         Unpin on a pinned skill and Pin on any other, dimmed on an archived one (the engine refuses it
         all the same); with none selected, ``a`` and ``p`` dimmed. ``a`` on a pinned skill stays: it
-        says how to unpin it. (Hidden, not dimmed: at 80 columns the footer has no room for both.)"""
-        if action == "listed_curate":
-            return self.size.width >= FOOTER_ROOM
+        says how to unpin it. (Hidden, not dimmed: at 80 columns the footer has no room for both.) Below
+        ``FOOTER_ROOM`` columns, on a pinned skill, the key that does nothing to it leaves the footer to an
+        unlisted twin (``unlisted``), so ``c Curate`` keeps its place."""
+        if action == "unlisted":
+            return self._key_state(parameters[0]) if self._left_out(parameters[0]) else False
         if action not in SKILL_KEYS:
             return True
+        state = self._key_state(action)
+        return False if state is not False and self._left_out(action) else state
+
+    def _left_out(self, action: str) -> bool:
+        """Whether the footer leaves ``action``'s key out (``check_action``): a key that does nothing to
+        the pinned skill selected (a refused archive, a dimmed pin), where it is too narrow for it all."""
+        skill = self.current if self.is_mounted else None
+        if skill is None or not skill.pinned or self.size.width >= FOOTER_ROOM:
+            return False
+        archived = skill.state == "archived"
+        return action in ("pin", "unpin") if archived else action == "archive"
+
+    def _key_state(self, action: str) -> bool | None:
+        """What a key of ``SKILL_KEYS`` does to the skill selected: True acts, None dimmed, False hidden."""
         skill = self.current if self.is_mounted else None
         if action in ("pin", "unpin") and (action == "unpin") != bool(skill and skill.pinned):
             return False
@@ -427,6 +446,8 @@ class SkillsScreen(WorkbenchScreen):
 
     def explain_dimmed(self, action: str, parameters: tuple) -> str | None:
         """Why a or p, dimmed, does nothing: said when pressed (``WorkbenchApp.run_action``)."""
+        if action == "unlisted":
+            action = parameters[0]
         if action not in SKILL_KEYS:
             return None
         skill = self.current if self.is_mounted else None
@@ -481,10 +502,10 @@ class SkillsScreen(WorkbenchScreen):
         self._on_skill("unpin", lambda name: self.home.curator.unpin(name))
 
     def on_resize(self) -> None:
-        self.refresh_bindings()  # (c joins the footer from FOOTER_ROOM columns, and leaves it below)
+        self.refresh_bindings()  # (below FOOTER_ROOM, a key that does nothing to a pinned skill leaves the footer)
 
-    def action_listed_curate(self) -> None:
-        self.action_curate()
+    def action_unlisted(self, action: str) -> None:
+        getattr(self, f"action_{action}")()
 
     def action_curate(self) -> None:
         """Run the curator after showing exactly what it would change (its dry run), as d does."""
