@@ -367,6 +367,22 @@ async def test_a_transcript_whose_session_a_new_search_leaves_out_says_so(home, 
         assert "not a hit: enter opens" not in str(transcript.border_subtitle)
 
 
+async def test_a_search_with_no_hits_does_not_say_the_transcript_is_not_a_hit(home, tmp_path):
+    """A query matching nothing put "not a hit: enter opens the highlighted one" on the transcript's
+    border, though no hit was there to open; the results' own line says nothing matched."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        transcript = screen.query_one(Transcript)
+        await wait_for(pilot, lambda: screen.shown_session is not None and transcript.items, what="a session shown")
+        await pilot.press("slash", *"zzyzxqq")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "zzyzxqq" and not results.hits, what="no hits")
+        await settle(pilot)
+        assert "not a hit" not in str(transcript.border_subtitle) and "not a hit" not in screen_text(app)
+
+
 async def test_a_not_with_nothing_before_it_is_said_over_the_results_not_searched_for(home, tmp_path):
     """Typing ``NOT tomatoes`` listed the tomato sessions; now nothing is searched and the row says why."""
     seed_sessions(home)

@@ -394,7 +394,9 @@ class SessionsScreen(SessionActions):
             unsearched=message.unsearched,
         )
         shown = {h.session_id for h in hits} | {sid for h in hits for sid in h.segments}
-        self.transcript.elsewhere = self.wanted_session is not None and self.wanted_session not in shown
+        # ("not a hit: enter opens the highlighted one": with no hits there is none to open, and the
+        # results already say nothing matched)
+        self.transcript.elsewhere = bool(hits) and self.wanted_session is not None and self.wanted_session not in shown
         if hits:
             rows = {h.session_id: h.segments or (h.session_id,) for h in hits}
             self.count_matches(message.query, rows, [h for h in hits if not h.title])
