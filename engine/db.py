@@ -14,6 +14,7 @@ import contextlib
 import errno
 import os
 import random
+import re
 import sqlite3
 import stat
 import threading
@@ -189,6 +190,34 @@ def retry_once(holders: list[str], mine: bool = False) -> str:
         many = len(holders) > 1
         return f"Try again once process{'es' * many} {', '.join(holders)} finish{'es' * (not many)}."
     return f"Try again once that {'task' if mine else 'process'} finishes."
+
+
+BUSY_WHO = re.compile(r"is busy: (?P<who>.+?) (?:holds its write lock|is changing it)")
+HOLDER_START = re.compile(r"(?:^|, )\d+ \(")  # "4242 (python hermes)", each holder as ``lock_holders`` names it
+
+
+def in_app_words(text: str) -> str:
+    """``text`` as a running app says it: a busy error's words carried as plain text (a tool's or a
+    decision's ``error``, a turn's reason, several joined in one sentence) give ``RETRY_LONGER``'s
+    advice, which only a new command can take (``WORKBENCH_BUSY_TIMEOUT`` is read at start); each
+    gets ``retry_once``'s instead, naming the holder its own words name, as ``WorkbenchError.in_app``
+    does. Any other text is returned as it is."""
+    core = RETRY_LONGER.rstrip(".")  # (joined as clauses, it loses its full stop)
+    if core not in text:
+        return text
+    out, start = [], 0
+    while (at := text.find(core, start)) >= 0:
+        found = list(BUSY_WHO.finditer(text, start, at))
+        who = found[-1]["who"] if found else ""
+        if who.startswith("process "):
+            names = who.removeprefix("process ")
+            many = len(HOLDER_START.findall(names)) > 1
+            advice = f"Try again once process{'es' * many} {names} finish{'es' * (not many)}."
+        else:
+            advice = retry_once([], mine=who.startswith("another task of this workbench"))
+        out += [text[start:at], advice.rstrip(".")]
+        start = at + len(core)
+    return "".join([*out, text[start:]])
 
 
 def on_read_only_mount(path: Path) -> bool:

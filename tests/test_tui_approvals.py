@@ -971,3 +971,30 @@ async def test_a_skill_proposal_that_would_be_refused_still_names_its_file(home,
             await wait_for(pilot, lambda: "Would be refused" in text_of(app, "#proposal-warnings"), what="refusal")
             titles.append(text_of(app, "#proposal-title"))
         assert all(title.endswith(" · devops/git-rebase/SKILL.md") for title in titles), titles
+
+
+async def test_a_busy_refusal_among_decisions_gives_the_apps_advice_not_the_clis(gated, tmp_path, monkeypatch):
+    """A decision refused for a busy workbench.db came back as plain text (the outcome's ``error``)
+    with the CLI's advice, to set WORKBENCH_BUSY_TIMEOUT, which a running TUI never reads again."""
+    from tests.lock_support import holding_write_lock
+
+    stage(gated, "One")
+    stage(gated, "Two")
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.3")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        await wait_for(pilot, lambda: app.screen.current is not None, what="the proposals")
+        holder = holding_write_lock(gated.workbench_db_path)
+        try:
+            await pilot.press("A")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
+            await pilot.press("y")
+            status = app.screen.query_one("#status", Static)
+            await wait_for(pilot, lambda: "busy" in str(status.render()), timeout=15, what="the refusal")
+            said = " ".join(str(status.render()).split()) + " ".join(n.message for n in app._notifications)
+        finally:
+            holder.kill()
+            holder.wait()
+        assert f"Try again once process {holder.pid} (" in said, said
+        assert "WORKBENCH_BUSY_TIMEOUT" not in said

@@ -14,6 +14,7 @@ from textual import events
 from textual.widgets import ContentSwitcher, Input
 
 from engine import open_home
+from engine.db import in_app_words
 from engine.tools import ToolContext
 from tests.hermes_support import workbench_cmd
 from tests.lock_support import holding_write_lock
@@ -44,6 +45,7 @@ from widgets.search_results import STALE_AFTER, Hit, SearchResults, excerpt, hea
 from widgets.transcript import NO_ENTRIES, NO_ENTRY, NO_WRITES, Transcript, TranscriptItem, render_item
 from workbench.app import ScreenCommands
 from workbench.messages import JumpToMessage
+from workbench.screens.base import clauses
 from workbench.screens.help import HelpScreen
 from workbench.screens.sessions import ROOTS_PAGE, SEARCH_LIMIT, SearchDone, SessionsScreen, list_hit
 
@@ -878,6 +880,12 @@ def test_the_cli_keeps_the_busy_timeout_advice(home, monkeypatch):
     assert "set WORKBENCH_BUSY_TIMEOUT (seconds) to wait longer" in raised.value.message
     assert f"Try again once process {holder.pid} (" in raised.value.in_app
     assert "WORKBENCH_BUSY_TIMEOUT" not in raised.value.in_app
+    # carried as plain text (a decision's or a tool's ``error``), its words become the app's the same
+    # way, alone or joined as clauses with others (each loses its full stop there)
+    assert in_app_words(raised.value.message) == raised.value.in_app
+    joined = clauses([raised.value.message, "x: other words", raised.value.message])
+    assert in_app_words(joined) == clauses([raised.value.in_app, "x: other words", raised.value.in_app])
+    assert in_app_words("Nothing busy here.") == "Nothing busy here."
 
 
 async def test_a_on_an_archived_segment_of_a_continued_conversation_archives_it(home, clock, tmp_path):

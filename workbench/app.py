@@ -37,6 +37,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine import lock_waits
 from engine.archive import outside as sessions_outside
+from engine.db import in_app_words
 from engine.errors import WorkbenchError
 from engine.events import ConfigChanged, Event, KeptStored, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
 from engine.home import Home
@@ -330,8 +331,10 @@ class WorkbenchApp(ResultsFromWorkers, App):
     ) -> None:
         """Every notice (a screen's ``notify`` comes here too) is literal text, its control characters
         shown as symbols: notices carry session ids, titles and error texts from other programs' data,
-        and some screens' calls did not make them safe themselves. Never markup."""
-        super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
+        and some screens' calls did not make them safe themselves. Never markup. A busy error carried as
+        plain text gives the app's advice, not the CLI's (``in_app_words``)."""
+        message = visible(in_app_words(message))
+        super().notify(message, title=visible(title), severity=severity, timeout=timeout, markup=False)
 
     def action_help_quit(self) -> None:
         """ctrl+c copies in a text box and quits nowhere: say which key quits. (Textual's own notice is
@@ -342,7 +345,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self, message: str, *, title: str, severity: SeverityLevel = "warning", timeout: float = 30
     ) -> Notification:
         """A notice (literal, as ``notify``'s) that ``withdraw`` takes down once what it says stops being so."""
-        notice = Notification(visible(message), visible(title), severity, timeout, markup=False)
+        notice = Notification(visible(in_app_words(message)), visible(title), severity, timeout, markup=False)
         self.post_message(Notify(notice))
         return notice
 

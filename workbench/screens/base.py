@@ -33,6 +33,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, TextArea
 
+from engine.db import in_app_words
 from engine.events import Event
 from engine.textsafety import visible
 from widgets.header import WorkbenchHeader
@@ -140,7 +141,7 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         """Say on every screen why workbench.db cannot be read: what is shown is the files alone, and
         changes are refused."""
         banner = self.query_one("#journal-problem", Static)
-        banner.update(literal(problem))
+        banner.update(literal(in_app_words(problem)))
         banner.display = bool(problem)
 
     def on_narration_line_dismissed(self, _: NarrationLine.Dismissed) -> None:
@@ -185,7 +186,9 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
 
     def show_status(self, message: str, *, error: bool = False) -> None:
         """Say ``message`` (shown literally) in the status line for a few seconds (an error
-        a little longer) or until the next key; an empty message hides it."""
+        a little longer) or until the next key; an empty message hides it. A busy error carried as plain
+        text (a decision's or a revert's ``error``) gives the app's advice, not the CLI's (``in_app_words``)."""
+        message = in_app_words(message)
         status = self.query_one("#status", Static)
         status.set_class(error, "error")
         status.update(literal(self._fitted_status(message, error)))

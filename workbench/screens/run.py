@@ -25,7 +25,7 @@ from textual.widgets import Input, Select, Static
 
 from engine import lock_waits
 from engine.conversation import Conversation, leaving_reason
-from engine.db import DatabaseBusyError
+from engine.db import DatabaseBusyError, in_app_words
 from engine.errors import said, said_in_app
 from engine.events import Event, RunnerEvent, SessionChanged
 from engine.kept import cause, of_session, when_stored
@@ -972,9 +972,11 @@ class RunScreen(WorkbenchScreen):
             with lock_waits.cancellable(agent.stop_event, asked=False):
                 result = agent.run_turn(text, said_at)  # (what it raises it raised before taking the message)
             unsent = ""  # the turn took the message: it is stored, even if the turn then failed
-            session_id, error = result.session_id, result.error if result.status == "error" else None
+            # (its words are the CLI's: a busy error's advice is given as the app gives it)
+            why = in_app_words(result.error) if result.error else None
+            session_id, error = result.session_id, why if result.status == "error" else None
             shown = error is not None and result.error_said
-            unstored, why = agent.unstored, result.error
+            unstored = agent.unstored
             stopped = result.status == "cancelled"
             waits = [str(call["result"]["error"]) for call in result.tool_calls if _wait_cancelled(call["result"])]
         except TurnNotBegun:
@@ -1235,15 +1237,16 @@ def runner_item(event: RunnerEvent) -> TranscriptItem | None:
     if event.kind == "tool_result":
         return TranscriptItem("tool", str(data.get("preview") or ""), tool_name=data.get("name"))
     if event.kind == "warning":
-        return TranscriptItem("system", f"warning: {data.get('message')}")
+        return TranscriptItem("system", f"warning: {in_app_words(str(data.get('message')))}")
     if event.kind == "unbacked_claim":
         return TranscriptItem(
             "system", "unbacked claim: the answer says it saved or will remember, but this turn wrote nothing"
         )
     if event.kind == "flush_finished":
         return TranscriptItem("system", str(data.get("summary") or ""))
-    if event.kind in ("error", "cancelled"):
-        return TranscriptItem("system", f"turn {event.kind}" + (f": {data['message']}" if data.get("message") else ""))
+    if event.kind in ("error", "cancelled"):  # (a busy error's advice as the app gives it: ``in_app_words``)
+        said = f": {in_app_words(str(data['message']))}" if data.get("message") else ""
+        return TranscriptItem("system", f"turn {event.kind}{said}")
     return None
 
 
