@@ -38,7 +38,15 @@ from .curator.ledger import sha256
 from .diffs import line_diff
 from .errors import WorkbenchError
 from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
-from .memory.history import HERMES_SLACK_S, AlreadyUndone, external_rows_of, first_look, hermes_call, undo_problem
+from .memory.history import (
+    HERMES_SLACK_S,
+    AlreadyUndone,
+    external_rows_of,
+    first_look,
+    hermes_call,
+    shown_actor,
+    undo_problem,
+)
 from .skills.outside import ARCHIVED, CREATED, EDITED, RECORD_ONLY, REMOVED, STATE_CHANGES
 from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
@@ -218,6 +226,14 @@ class Row:
         return iso_time(self.at) or "(no valid time)"
 
     @property
+    def by(self) -> str:
+        """Who the row is shown as made by (both skins' actor column, ``by`` in JSON): an outside memory
+        edit whose Hermes call was found (``source``) is the agent's, as ``memory history`` and the entry's
+        origin name it (``memory.history.shown_actor``); else the journaled actor."""
+        called = self.source if self.source is not None and self.source.via == "archive" else None
+        return shown_actor(self.actor, called if _hermes_memory_write(self) else None)
+
+    @property
     def session(self) -> str | None:
         """The session the change came from: the journal's, else (an outside memory edit) the one its
         Hermes call was found in."""
@@ -225,7 +241,7 @@ class Row:
 
     def to_dict(self) -> dict[str, Any]:
         shown = {key: value for key, value in asdict(self).items() if key != "found"}  # (``why_line`` says it)
-        return {**shown, "at": self.when, "session": self.session}
+        return {**shown, "at": self.when, "session": self.session, "by": self.by}
 
 
 @dataclass(frozen=True)
@@ -463,7 +479,8 @@ def detail_lines(row: Row, source: Source | None = None, *, opens: str = "") -> 
     TUI's "g opens it"); and its group."""
     source = source or row.source or Source.named_by(row)
     lines = [
-        f"row {row.id} · {stamped(row.at, seconds=True) or row.when} · {row.actor} · {row.subsystem} {row.action}"
+        f"row {row.id} · {stamped(row.at, seconds=True) or row.when} · {replace(row, source=source).by} · "
+        f"{row.subsystem} {row.action}"
         + (f" ({inline(row.change)})" if row.change else "")
         + f" · target {inline(row.target)}",  # (a folder name may hold a line break)
         row.summary,
@@ -543,6 +560,9 @@ def describe_group(rows: list[Row], total: int | None = None) -> str:
     parts = ", ".join(_part(subsystem, action, n) for (subsystem, action), n in sorted(counts.items()))
     if kind == "outside":
         title = f"outside edit of {FILES[rows[0].target]}" if rows[0].target in FILES else "outside the workbench"
+        sessions = {row.source.session_id for row in rows if row.by != row.actor and row.source is not None}
+        if len(sessions) == 1 and all(row.by != row.actor for row in rows):  # every row Hermes's, in one session
+            title = f"Hermes's edit of {FILES.get(rows[0].target, rows[0].target)} in session {visible(sessions.pop())}"
     elif kind == "revert" and rows[0].revert_of:
         title = f"revert of {visible(one_line(rows[0].revert_of, 60))}"
     else:

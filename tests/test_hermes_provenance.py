@@ -362,7 +362,7 @@ def test_hermess_first_writes_into_a_home_the_workbench_watched_empty_are_outsid
         timeout=60,
     )
     [coffee] = json.loads(history.stdout)["events"]  # an outside row, with the session of the call behind it
-    assert (coffee["actor"], coffee["session_id"], coffee["message_id"]) == ("external", "hermes-spring", ids["coffee"])
+    assert (coffee["actor"], coffee["session_id"], coffee["message_id"]) == ("agent", "hermes-spring", ids["coffee"])
     timeline = Timeline(home)
     # (Fridays was added and replaced between two looks: only what the second look found is journaled)
     assert [row.summary for row in timeline.page(session_id="hermes-spring")] == [

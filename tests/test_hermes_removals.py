@@ -110,7 +110,7 @@ def test_an_entry_hermes_removed_keeps_the_message_that_added_it(hermes, tmp_pat
     )
     removal = next(e for e in found["events"] if e["action"] == "remove")
     assert (removal["actor"], removal["session_id"], removal["message_id"]) == (
-        "external",
+        "agent",  # (its call found: the agent's, as the origin says, though journaled external)
         "ja-tokyo",
         removed["forget"],
     )

@@ -237,6 +237,7 @@ def test_cli_timeline_and_revert(tmp_path, home):
         "session_id",
         "message_id",
         "source",  # an outside memory edit's Hermes call, when found; None here
+        "by",  # who it is shown as made by: ``actor``, or ``agent`` for an outside edit Hermes's call made
         "revert_of",  # the group a revert group's row helped revert; None here
         "reverted_by",  # the row that undid it; None here
         "why",  # how a decision made outside was told, or why an approval failed; None here

@@ -140,10 +140,11 @@ def test_a_replace_hermes_made_reads_as_one_only_when_its_call_says_so(written):
         titles = sorted(describe_group(members) for members in groups.values())
         # the replace call behind both halves; two calls (a remove, an add) and a replace no call records,
         # the same on disk, are what the rows say
+        # (a group whose every row a call in one session made is Hermes's edit, as its rows are the agent's)
         assert titles == [
+            "Hermes's edit of MEMORY in session s-tea (2 rows): 1 memory entry added, 1 memory entry removed",
+            "Hermes's edit of MEMORY in session s-tea (2 rows): 1 memory entry replaced",
             "outside edit of MEMORY (2 rows): 1 memory entry added, 1 memory entry removed",
-            "outside edit of MEMORY (2 rows): 1 memory entry added, 1 memory entry removed",
-            "outside edit of MEMORY (2 rows): 1 memory entry replaced",
         ]
         replaced = next(m for m in groups.values() if "replaced" in describe_group(m))
         assert {r.summary for r in replaced} == {
@@ -166,9 +167,13 @@ async def test_the_timeline_screen_says_the_same(written, tmp_path, size):
             screen = await open_mode(pilot, "6", TimelineScreen)
             table = screen.query_one(TimelineList)
             what = [str(table.get_row_at(i)[3]) for i in range(table.row_count)]
-            assert "outside edit of MEMORY (2 rows): 1 memory entry replaced" in screen.titles.values()
+            assert (
+                "Hermes's edit of MEMORY in session s-tea (2 rows): 1 memory entry replaced" in screen.titles.values()
+            )
+            cat = next(i for i, line in enumerate(what) if line.startswith("  MEMORY + 'Owns a cat"))
+            assert str(table.get_row_at(cat)[1]) == "agent"  # (its call found: the agent's, as memory history says)
             table.focus()
-            table.move_cursor(row=next(i for i, line in enumerate(what) if line.startswith("  MEMORY + 'Owns a cat")))
+            table.move_cursor(row=cat)
             await settle(pilot)
             detail = str(screen.query_one("#timeline-detail").render())
             assert f"Hermes's memory replace call in session s-tea · message {messages['cat']} wrote it" in " ".join(
@@ -176,3 +181,23 @@ async def test_the_timeline_screen_says_the_same(written, tmp_path, size):
             )
     finally:
         home.close()
+
+
+def test_a_change_hermes_made_gets_one_label_everywhere(written):
+    """An outside edit matched to Hermes's stored tool call is the agent's in the entry's origin, its history,
+    ``memory history`` and the Timeline (listing, JSON and detail); an edit no call made stays external."""
+    root, messages = written
+    listed = {r["summary"]: r for r in rows(root)}
+    called, quiet = listed["MEMORY + 'Owns a cat called Miso'"], listed["MEMORY + 'Prefers pytest over unittest'"]
+    assert (called["actor"], called["by"], quiet["by"]) == ("external", "agent", "external")
+    line = next(line for line in workbench("timeline", "--home", str(root)).splitlines() if "Owns a cat" in line)
+    assert line.split()[3] == "agent"
+    shown = workbench("timeline", "show", str(called["id"]), "--home", str(root))
+    assert f"row {called['id']} · " in shown and " · agent · memory add · " in shown
+    told = json.loads(workbench("memory", "history", "--home", str(root), "--json", "--limit", "50"))["events"]
+    by_id = {e["id"]: e for e in told}
+    assert (by_id[called["id"]]["actor"], by_id[called["id"]]["session_id"]) == ("agent", "s-tea")
+    assert by_id[quiet["id"]]["actor"] == "external"
+    story = json.loads(workbench("memory", "history", "--entry", "Lives near Lake Biwa", "--home", str(root), "--json"))
+    assert story["origin"]["actor"] == "agent"
+    assert story["events"][-1]["actor"] == "agent" and story["events"][-1]["message_id"] == messages["lake"]

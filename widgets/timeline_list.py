@@ -92,7 +92,7 @@ class TimelineList(RowTable):
             self.group_by_key[key] = group
             self.add_row(
                 Text(shown_time(row.at) or "?", "bold"),
-                Text(row.actor, "bold"),
+                Text(row.by, "bold"),
                 self._session(row),
                 Text(self._what(f"{mark} {visible(titles.get(group, group))}"), "bold"),
                 key=key,
@@ -123,7 +123,7 @@ class TimelineList(RowTable):
         self.rows_by_key[key] = row
         self.add_row(
             Text(shown_time(row.at) or "?"),
-            Text(row.actor),
+            Text(row.by),
             self._session(row),
             self._summary(row, indent),
             key=key,
@@ -148,7 +148,7 @@ class TimelineList(RowTable):
             + (scrollbar if self.show_vertical_scrollbar else 0)
             - (scrollbar if lines > region.height else 0)
         )
-        actor = max([len("actor"), *(len(visible(row.actor)) for row in rows)])
+        actor = max([len("actor"), *(len(visible(row.by)) for row in rows)])
         room = width - (self.WHEN_CHARS + actor + self._session_cells(rows)) - 2 * len(self.COLUMNS) * self.cell_padding
         return room if room >= self.MIN_WHAT else None
 

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 # Journal actions that rewrote the whole file (``normalize``: older line-ending repairs).
 WHOLE_FILE = (repair.ACTION, "normalize")
+HERMES_AGENT = "agent"  # the actor a Hermes agent's memory tool call is shown as (``shown_actor``)
 HERMES_SLACK_S = 600.0  # how long after a file change Hermes may still store the turn that made it
 
 
@@ -135,7 +136,7 @@ def origin(
     if writer is not None and writer.actor != "external" and (found is None or writer.at >= found.at):
         return _from_row(writer)
     if found is not None:
-        return Origin("archive", "agent", found.at, found.session_id, found.message_id, action=found.action)
+        return Origin("archive", HERMES_AGENT, found.at, found.session_id, found.message_id, action=found.action)
     if writer is not None:
         return _approved_outside(memory, writer) or _from_row(writer)
     made = next((r.row for r in (_rewrites(memory, target) if rewrites is None else rewrites) if r.made(entry)), None)
@@ -207,6 +208,15 @@ def origins(memory: MemoryStore, target: str, entries: list[str]) -> list[Origin
         return [origin(memory, target, entry, rewrites, live, left) for entry in entries]
 
     return memory.home.journal.read_or(read, [Origin("unknown", None, None) for _ in entries])
+
+
+def shown_actor(actor: str, call: object | None) -> str:
+    """Who a journal row's change is shown as made by, one label everywhere (an entry's history, the
+    Timeline, ``workbench memory history`` and ``timeline``): an ``external`` row whose Hermes ``memory``
+    tool call state.db holds (``call``: what ``hermes_call`` found for it) is the agent's, as the origin
+    of the entry it wrote says (``origin``: ``agent``, from the archive); any other row its journaled
+    actor. The journal keeps ``external`` (a filter by actor finds it so)."""
+    return HERMES_AGENT if actor == "external" and call is not None else actor
 
 
 def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
@@ -465,7 +475,7 @@ def with_calls(memory: MemoryStore, rows: list[JournalEntry]) -> list[JournalEnt
 def _with_call(memory: MemoryStore, row: JournalEntry) -> JournalEntry:
     call = hermes_call(memory, row)
     if call is not None:
-        return replace(row, session_id=call.session_id, message_id=call.message_id)
+        return replace(row, actor=shown_actor(row.actor, call), session_id=call.session_id, message_id=call.message_id)
     approved = _approved_outside(memory, row)
     if approved is not None and approved.session_id is not None:
         return replace(row, session_id=approved.session_id, message_id=approved.message_id)

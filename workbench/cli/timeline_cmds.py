@@ -118,7 +118,7 @@ def show_timeline(home: Home, args) -> Output:
         # Hermes call found for it is shown under it.
         named = not args.session or any(r.session != args.session for r in rows)
         lines = [
-            f"{r.id:>7}  {shown_time(r.at, '%Y-%m-%d %H:%M:%S') or '?'}  {r.actor:<8} {r.summary}"
+            f"{r.id:>7}  {shown_time(r.at, '%Y-%m-%d %H:%M:%S') or '?'}  {r.by:<8} {r.summary}"
             + (f"  ↶ reverted by row {r.reverted_by}" if r.reverted_by is not None else "")
             + (f"  [{r.group}]" if r.group else "")
             + (f"  (session {r.session_id})" if named and r.session_id else "")
