@@ -84,7 +84,7 @@ def test_skills_and_curator_commands(tmp_path):
     out = io.StringIO()  # (Hermes's `curator status` counts fewer: its own words say which ones)
     with contextlib.redirect_stdout(out):
         main(["curator", "status", "--home", str(tmp_path / "h")])
-    assert "`hermes curator status` counts only the agent-created ones" in " ".join(out.getvalue().split())
+    assert "`hermes curator status` says 0 agent-created (0 active, 0 stale, 0 archived)" in out.getvalue()
     code, refused = wb(tmp_path / "h", "curator", "purge", "--days", "0", "--yes")
     assert code == 2 and "from 1 to 36,500" in refused["error"]  # a usage error, before the engine
     code, refused = wb_process(tmp_path / "h", "curator", "purge", "--days", "1")
@@ -365,3 +365,54 @@ def test_curator_rollback_refuses_to_make_a_second_active_skill_of_one_name(tmp_
     )
     assert "Traceback" not in said.out + said.err
     assert not (tmp_path / "h" / "skills" / "devops").exists()
+
+
+@pytest.mark.slow
+def test_status_says_how_its_counts_relate_to_hermes_curator_status(hermes, tmp_path):
+    """It said ``4 active, 0 stale, 2 archived (4 curator-managed …; hermes curator status counts only the
+    agent-created ones)`` where Hermes says 2: the 4 active held user-owned skills, and Hermes leaves out the
+    archived agent-made ones. The line Hermes's count is compared with is what Hermes's own code counts."""
+    home = open_home(tmp_path / "h")
+    for name in ("made-1", "made-2", "made-3", "made-4"):
+        write_skill(home, name)
+        home.skills.usage.set_fields(name, created_by="agent")
+    write_skill(home, "mine-1")
+    write_skill(home, "mine-2")
+    home.curator.archive("made-3")
+    home.curator.archive("made-4")
+    home.close()
+    theirs = hermes.json(
+        tmp_path / "h",
+        """
+        import json
+        from tools import skill_usage
+        rows = skill_usage.agent_created_report()
+        states = [r.get("state", "active") for r in rows]
+        print(json.dumps({s: states.count(s) for s in ("active", "stale", "archived")}))
+        """,
+    )
+    code, status = wb(tmp_path / "h", "curator", "status")
+    assert code == 0 and status["hermes_counts"] == theirs == {"active": 2, "stale": 0, "archived": 0}
+    assert (status["counts"], status["managed"]) == (
+        {"active": 4, "stale": 0, "archived": 2},
+        {"active": 2, "stale": 0, "archived": 2},
+    )
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["curator", "status", "--home", str(tmp_path / "h")])
+    text = out.getvalue()
+    assert (
+        "skills: 4 active, 0 stale, 2 archived, all skills (bundled, hub and user-owned too); 4 curator-managed, "
+        "the ones the Curator ages: 2 active, 0 stale, 2 archived" in text
+    )
+    assert (
+        "hermes: `hermes curator status` says 2 agent-created (2 active, 0 stale, 0 archived): only skills the "
+        "agent made, the archived ones (in skills/.archive) left out" in text
+    )
+    listed = subprocess.run(
+        [sys.executable, "-m", "workbench", "skills", "list", "--home", str(tmp_path / "h")],
+        capture_output=True,
+        text=True,
+    )
+    # (``mine-1`` reads ``user`` where `hermes curator usage` says ``agent``: the listing says why)
+    assert "user = a local skill the agent did not make. `hermes curator usage` lists both as `agent`" in listed.stdout

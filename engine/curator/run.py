@@ -748,10 +748,13 @@ class Curator:
         skills = self.skills.list(include_archived=True)
         counts = {s: 0 for s in ("active", "stale", "archived")}
         managed = dict(counts)
+        hermes = dict(counts)  # as `hermes curator status` counts: see ``counts_line``
         for info in skills:
             counts[info.state] += 1
             if self._managed(info.provenance):
                 managed[info.state] += 1
+            if info.provenance == "agent" and info.state != "archived":
+                hermes[info.state] += 1
         state = self._state()
         config = self.home.config
         schedule = Schedule.from_config(config)
@@ -762,6 +765,7 @@ class Curator:
             "next": self.due().to_dict(),
             "counts": counts,
             "managed": managed,
+            "hermes_counts": hermes,
             "pinned": sorted({s.name for s in skills if s.pinned}),  # (a record, and its pin, is a name's)
             "usage_problem": self.skills.usage_warning(),
             "run_count": int(state.get("run_count") or 0),
@@ -1055,3 +1059,25 @@ def revert_usage(records: dict[str, dict[str, Any]], usage: dict[str, Any]) -> N
                         current[key] = old[key]
                     else:
                         current.pop(key, None)
+
+
+def counts_lines(status: dict[str, Any]) -> tuple[str, str]:
+    """``curator status``'s skill counts, and how they relate to ``hermes curator status``'s, in two lines.
+
+    Ours count every skill the library lists (bundled, hub and user-owned ones too; ``archived``: the
+    copies in ``skills/.archive``), and say how many of those the Curator ages (curator-managed: made by
+    the agent, ``created_by: agent``, or every local one with ``curator.manage_all``). Hermes 0.19.0's
+    ``agent_created_report`` counts only skills whose usage record says the agent made them, and walks
+    the live tree, leaving out the copies in ``.archive`` (so its ``archived`` is 0 here): ``hermes_counts``
+    is that, so the two can be compared number by number."""
+    counts, managed, hermes = status["counts"], status["managed"], status["hermes_counts"]
+
+    def three(c: dict[str, int]) -> str:
+        return f"{c['active']} active, {c['stale']} stale, {c['archived']} archived"
+
+    return (
+        f"skills: {three(counts)}, all skills (bundled, hub and user-owned too); "
+        f"{sum(managed.values())} curator-managed, the ones the Curator ages: {three(managed)}",
+        f"hermes: `hermes curator status` says {sum(hermes.values())} agent-created ({three(hermes)}): "
+        "only skills the agent made, the archived ones (in skills/.archive) left out",
+    )

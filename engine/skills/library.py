@@ -65,6 +65,12 @@ ACTIONS = ("create", "patch", "edit", "delete", "write_file", "remove_file")
 # Where each action keeps the text edit-then-approve replaces (delete and remove_file have none).
 EDITABLE_SLOTS = {"create": "content", "edit": "content", "write_file": "file_content", "patch": "new_string"}
 READ_ONLY_PROVENANCE = ("bundled", "hub")
+# How our provenance words map to Hermes's: ``hermes curator usage`` calls every skill neither bundled nor
+# hub-installed ``agent`` (its ``is_agent_created``); ours split those by who made them (``provenance_of``).
+PROVENANCE_NOTE = (
+    "provenance: agent = made by the agent (created_by: agent; the Curator ages it); user = a local skill the "
+    "agent did not make. `hermes curator usage` lists both as `agent` (its word for neither bundled nor hub)."
+)
 _PLATFORMS = {"macos": "darwin", "linux": "linux", "windows": "win32"}
 _LINKED = {  # group -> (suffixes or None for any, recursive)
     "references": ((".md",), False),

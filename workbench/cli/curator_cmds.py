@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.clock import stamped
 from engine.curator.ledger import columns
-from engine.curator.run import PURGE_DAYS
+from engine.curator.run import PURGE_DAYS, counts_lines
 from engine.home import Home
 from engine.textsafety import inline
 
@@ -76,13 +76,11 @@ def run_curator(home: Home, args) -> Output:
 
 def curator_status(home: Home, args) -> Output:
     status = home.curator.status()
-    counts, settings = status["counts"], status["settings"]
+    settings = status["settings"]
     lines = [
         f"curator: {_state(status)}  runs: {status['run_count']}  last run: {_last_run(status)}",
         f"  last summary: {status['last_run_summary'] or '-'}",
-        f"  skills: {counts['active']} active, {counts['stale']} stale, {counts['archived']} archived "
-        f"({sum(status['managed'].values())} curator-managed, the ones the Curator ages; `hermes curator "
-        "status` counts only the agent-created ones)",
+        *(f"  {line}" for line in counts_lines(status)),
         f"  pinned: {', '.join(status['pinned']) or '-'}",
         f"  stale after {settings['stale_after_days']} d, archive after {settings['archive_after_days']} d",
         f"  schedule: every {settings['interval_hours']:g} h after {settings['min_idle_hours']:g} h idle; "

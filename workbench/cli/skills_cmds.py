@@ -7,7 +7,7 @@ The CLI acts as the user: archive and restore are journaled and ledgered with ac
 from __future__ import annotations
 
 from engine.home import Home
-from engine.skills.library import skill_command
+from engine.skills.library import PROVENANCE_NOTE, skill_command
 from engine.skills.validation import MAX_SKILL_CONTENT_CHARS, SkillError
 from engine.textsafety import inline
 
@@ -74,6 +74,8 @@ def list_skills(home: Home, args) -> Output:
         f"{inline(s.description[:60])}"
         for s, name, category, owner in zip(skills, names, categories, owners, strict=True)
     ]
+    if any(s.provenance == "user" for s in skills):  # (the word Hermes's `curator usage` does not use; warnings last)
+        lines.append(PROVENANCE_NOTE)
     broken = [inline(s.path) for s in skills if s.problem and not s.too_long]
     if broken:
         lines.append(f"⚠ SKILL.md does not parse in {', '.join(broken)} (`workbench doctor` says why).")
