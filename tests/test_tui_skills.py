@@ -882,3 +882,26 @@ def test_a_label_cut_to_a_narrow_column_keeps_what_tells_its_folder_apart():
     assert cell("k8s-rollout", 20) == "k8s-rollout (…)"
     assert cell(".archive/k8s-rollout-20261206000751", 20) == "k8s-rollout (…00751)"  # its stamp's end
     assert cell(".archive/k8s-rollout", 20) == "k8s-rollout (…)"  # the state column says archived
+
+
+async def test_the_title_counts_archived_copies_apart_and_80_columns_mark_them(home, tmp_path):
+    """The title said ``3 skills`` with the archived copy counted as a skill (``skills list`` prints 2, ``curator
+    status`` ``2 active … 1 archived``), and at 80 columns the copy read ``pg-rotate (…)`` with room to spare."""
+    from tests.test_skills_support import write_skill
+
+    write_skill(home, "pg-rotate", body="# Old\nrotate.\n")
+    home.curator.archive("pg-rotate")
+    write_skill(home, "pg-rotate", body="# New\nrotate v2.\n")
+    write_skill(home, "git-rebase", body="# Rebase\n")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        table = screen.query_one(SkillList)
+        await wait_for(pilot, lambda: len(table.rows_by_key) == 3, what="the rows")
+        await settle(pilot)
+        assert str(table.border_title) == "2 skills · 1 archived"
+        assert str(table.get_cell(".archive/pg-rotate", "skill")) == "pg-rotate (.archive)"
+        assert str(table.get_cell("pg-rotate", "skill")) == "pg-rotate"
+        await pilot.press("slash", *"rebase")
+        await settle(pilot)
+        assert str(table.border_title) == "1 of 2 skills · 0 of 1 archived"

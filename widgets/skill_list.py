@@ -121,14 +121,18 @@ def _cut_left(text: str, cells: int, style: str = "") -> Text:
     return Text("…" + kept, style)
 
 
-def _without_name(folder: str, name: str) -> str:
-    """A folder shortened where it repeats the name beside it: ``devops/…``, ``…-20261206000751`` for an
-    archived copy (its state says archived), ``…`` for one at the top level or the first archived copy: what
-    is left, with the category and state columns, tells it from the others."""
+def _without_name(folder: str, name: str, *, archive: bool = False) -> str:
+    """A folder shortened where it repeats the name beside it: ``devops/…``; for an archived copy
+    ``.archive`` (``.archive/…-20261206000751``) when ``archive`` (room for the marker that tells it
+    from the active skill of the same name), else ``…-20261206000751`` or ``…`` alone (the state column
+    says archived): what is left, with the category and state columns, tells it from the others."""
     parent, _, last = folder.rpartition("/")
     if not last.startswith(name):
         return folder
-    parent = "" if parent == ".archive" else parent  # (the state column says archived)
+    if parent == ".archive":
+        if archive:  # (the first archived copy, ``.archive/NAME``: ``.archive`` alone says where it is)
+            return ".archive" + f"/…{last[len(name) :]}" * (last != name)
+        parent = ""  # (the state column says archived)
     return f"{parent}/" * bool(parent) + "…" + last[len(name) :]
 
 
@@ -145,12 +149,27 @@ def name_cell(skill: SkillRow, cells: int, warning: str = "") -> Text:
     folder = visible(skill.folder)
     room = cells - 3  # (" (" and ")": the engine's label, ``name (folder)``)
     if cell_len(name) + cell_len(folder) > room:
-        folder = _without_name(folder, name)
+        marked = _without_name(folder, name, archive=True)  # (``.archive/…``: an archived copy's marker kept)
+        folder = marked if cell_len(name) + cell_len(marked) <= room else _without_name(folder, name)
     name_cells = min(cell_len(name), NAME_CELLS, max(room - min(cell_len(folder), FOLDER_CELLS), room // 2, 1))
     folder_cells = max(min(room - name_cells, NAME_CELLS), 1)
     # a folder that ends where the name did (``devops/…``) says most at its start, an archived copy's at its end
     shown = _cut(folder, folder_cells, "dim") if folder.endswith("…") else _cut_left(folder, folder_cells, "dim")
     return Text.assemble((mark, warning), _cut(name, name_cells), (" (", "dim"), shown, (")", "dim"))
+
+
+def counted(skills: list[SkillRow], of: tuple[int, int] | None = None) -> str:
+    """The table's title: the skills, then the archived copies apart (``10 skills · 2 archived``), as
+    ``skills list`` (which leaves the archived out) and ``curator status`` (``10 active … 2 archived``)
+    count them; ``of``: the skills and archived copies a filter chose them from (``3 of 10 skills``)."""
+    archived = sum(1 for skill in skills if skill.state == "archived")
+    live = len(skills) - archived
+    live_of, archived_of = of if of is not None else (live, archived)
+    said = f"{live} of {live_of}" if live_of != live else str(live)
+    title = f"{said} skill{'s' * (live_of != 1)}"
+    if archived_of:
+        title += f" · {archived} of {archived_of} archived" if archived_of != archived else f" · {archived} archived"
+    return title
 
 
 def _day(timestamp: float | None) -> str:
@@ -180,10 +199,10 @@ class SkillList(RowTable):
         for column in self.COLUMNS:
             self.add_column(column, key=column)
 
-    def show(self, skills: list[SkillRow], of: int | None = None) -> None:
+    def show(self, skills: list[SkillRow], of: tuple[int, int] | None = None) -> None:
         """Replace the rows, keeping the cursor on the same skill when it is still listed (by its folder, else
         by its name: archiving or restoring moves the folder), else on its place in the list. ``of``: how
-        many a filter chose them from."""
+        many skills and archived copies a filter chose them from (``counted``)."""
         current, at = self.current, self.cursor_row
         theme = self.app.current_theme  # state colours from the theme, so they read well on light ones too
         state_styles = {"active": theme.success or "", "stale": theme.warning or "", "archived": "dim"}
@@ -203,8 +222,7 @@ class SkillList(RowTable):
                 key=skill.key,
             )
         self._fit_names()  # (measures the columns)
-        shown = f"{len(skills)} of {of}" if of is not None and of != len(skills) else str(len(skills))
-        self.border_title = f"{shown} skill{'s' * ((of or len(skills)) != 1)}"
+        self.border_title = counted(skills, of)
         # the same row, else the same skill by name (archived or restored, its folder moved)
         key = current and (current.key if current.key in self.rows_by_key else self.key_of(current.name))
         if key:

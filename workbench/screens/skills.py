@@ -321,8 +321,10 @@ class SkillsScreen(WorkbenchScreen):
 
     @on(Input.Changed, "#skills-filter")
     def _apply_filter(self) -> None:
+        archived = sum(1 for row in self.all_rows if row.state == "archived")
         self.skill_list.show(
-            fuzzy_filter(self.all_rows, self.query_one("#skills-filter", Input).value), of=len(self.all_rows)
+            fuzzy_filter(self.all_rows, self.query_one("#skills-filter", Input).value),
+            of=(len(self.all_rows) - archived, archived),
         )
 
     @on(Input.Submitted, "#skills-filter")
