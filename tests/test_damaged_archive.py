@@ -5,6 +5,7 @@ that `sqlite3 state.db .recover` later finds what the damage left. A healthy hom
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -261,3 +262,74 @@ def test_damage_in_workbench_db_does_not_mark_a_sound_state_db_damaged(tmp_path)
         home.archive.create_session("t", source="cli")  # state.db still takes writes
     finally:
         home.close()
+
+
+def _lineage_damaged(tmp_path: Path) -> Path:
+    """A home whose state.db's parent index (what the Sessions tree reads its roots by) is overwritten, as
+    the user trial damaged a copy in the middle: the sessions table itself still reads."""
+    root = tmp_path / "lineage-damaged"
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    for n in range(3):
+        home.archive.create_session(f"s{n}", source="cli", title=f"Talk {n}")
+    home.close()
+    db = sqlite3.connect(root / "state.db", isolation_level=None)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'idx_sessions_parent'").fetchone()[0]
+    db.close()
+    with open(root / "state.db", "r+b") as f:
+        f.seek((page - 1) * PAGE)
+        f.write(b"\xde\xad" * (PAGE // 2))
+    return root
+
+
+def test_sessions_list_on_a_damaged_state_db_warns_and_says_what_it_read(tmp_path):
+    """It printed the list with exit 0 and no word of the damage, while the TUI said only "cannot be read"."""
+    root = _lineage_damaged(tmp_path)
+    done = subprocess.run(workbench_cmd("sessions", "list", "--home", str(root)), capture_output=True, text=True)
+    assert done.returncode == 0 and "Talk 0" in done.stdout and "Traceback" not in done.stderr
+    [warning] = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
+    assert warning.startswith(
+        "warning: state.db is damaged: the 3 sessions listed are what SQLite could still read (others may be "
+        "missing or incomplete, and none can be changed)."
+    )
+    assert "sqlite3 state.db .recover" in warning
+    as_json = subprocess.run(
+        workbench_cmd("sessions", "list", "--home", str(root), "--json"), capture_output=True, text=True
+    )
+    assert json.loads(as_json.stdout)["warning"].startswith("state.db is damaged: the 3 sessions listed")
+
+
+@pytest.mark.anyio
+async def test_the_sessions_screen_lists_what_a_damaged_state_db_could_read(tmp_path):
+    """The screen showed only "The session archive cannot be read" and still offered a, e and D."""
+    from widgets.lineage_tree import LineageTree
+    from workbench.screens.sessions import SessionsScreen
+
+    root = _lineage_damaged(tmp_path)
+    home = open_home(root)
+    try:
+        async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+            await pilot.press("2")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen), what="Sessions")
+            tree = pilot.app.screen.query_one(LineageTree)
+            await wait_for(pilot, lambda: tree.root_count == 3, what="the sessions read")
+            await settle(pilot)
+            assert "state.db damaged" in str(tree.border_title)
+            assert pilot.app.screen.damaged.startswith("state.db is damaged: the 3 sessions listed")
+    finally:
+        home.close()
+
+
+@pytest.mark.parametrize("table", ["sessions", "messages_fts_data"])
+def test_a_run_whose_calls_damage_stopped_says_damaged_not_busy(tmp_path, table):
+    """`run --message` on a damaged state.db said "ask for those calls again once state.db is free": it is
+    damaged, not busy, and waiting frees nothing."""
+    root = _damaged(tmp_path, table)
+    done = subprocess.run(
+        workbench_cmd("run", "--message", "remember that I like jazz", "--home", str(root), "--json"),
+        capture_output=True,
+        text=True,
+    )
+    error = json.loads(done.stdout)["error"]
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "once state.db is free" not in error and "state.db is damaged" in error

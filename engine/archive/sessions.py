@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from ..db import is_corrupt
 from ..errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from ..events import SessionChanged
 from ..textsafety import one_line, without_escape_sequences
@@ -265,6 +266,35 @@ class SessionsMixin(LineageMixin):
             (like_escape(prefix) + "%", max(0, limit)),
         )
         return [r["id"] for r in rows]
+
+    def roots_read(self, limit: int = 50) -> tuple[list[Chain], str | None]:
+        """The first page of ``root_chains``, and None; or, when state.db is damaged where the lineage is
+        read, the sessions ``list_sessions`` (what ``workbench sessions list`` prints) can still read, each
+        a chain of its own, and what ``damaged_listing`` says of them: the Sessions screen shows what the
+        CLI shows, not only that the archive cannot be read. Damage there too raises, as ever."""
+        try:
+            return self.root_chains(limit=limit), None
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
+            self.noticed(exc)
+            sessions = self.list_sessions(limit=limit)
+            note = self.damaged_listing(len(sessions))
+            if note is None:  # (not state.db's damage: workbench.db's, say) as it was
+                raise
+            return [Chain((session,), "root") for session in sessions], note
+
+    def damaged_listing(self, listed: int) -> str | None:
+        """When state.db is damaged (SQLite's ``quick_check``, once per process: ``vet``), what a listing of
+        ``listed`` sessions read from it is, in words both skins say beside it; else None."""
+        damage = self.vet(quiet=True)
+        if damage is None:
+            return None
+        count = f"{listed} session{'s' * (listed != 1)}"
+        return (
+            f"state.db is damaged: the {count} listed are what SQLite could still read (others may be missing "
+            f"or incomplete, and none can be changed). {damage}"
+        )
 
     def list_sessions(
         self, limit: int = 50, offset: int = 0, source: str | None = None, include_archived: bool = False

@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import kept
 from ..archive.models import Session
-from ..db import BusyWaitCancelled, is_corrupt
+from ..db import BusyWaitCancelled, DatabaseDamaged, is_corrupt
 from ..errors import WorkbenchError, said
 from ..events import RunnerEvent
 from ..memory.snapshot import record_prompt_built, stored_prompt_frozen_at
@@ -784,10 +784,16 @@ class AgentSession:
             result.status = "error"
             result.error = said(exc)
             if not stored:  # its calls were answered "Not run", and what was said is kept for later
+                damaged = isinstance(exc, DatabaseDamaged) or is_corrupt(exc) or self.home.archive.damage is not None
+                later = (  # (damage is not a lock another program holds: waiting frees nothing)
+                    "state.db is damaged, so it is kept in workbench.db until state.db is recovered or restored "
+                    "(`workbench doctor` says how); ask for those calls again after that."
+                    if damaged
+                    else "it is stored later; ask for those calls again once state.db is free."
+                )
                 result.error = (
                     f"The turn stopped before its tool calls ran: the message asking for them was not stored "
-                    f"yet when they were due ({kept.cause(result.error)}). What was said is kept and stored later; "
-                    "ask for those calls again once state.db is free."
+                    f"yet when they were due ({kept.cause(result.error)}). What was said is kept: {later}"
                 )
             if not isinstance(
                 exc, (WorkbenchError, sqlite3.Error)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 from rich.cells import cell_len
@@ -21,7 +22,7 @@ from engine.home import Home
 from engine.memory import history
 from engine.runner.claims import unbacked_claims
 from engine.session_writes import session_writes
-from engine.textsafety import one_line, visible
+from engine.textsafety import inline, one_line, visible
 from engine.values import call_name
 
 from . import Output, UsageError
@@ -130,10 +131,14 @@ def list_sessions(home: Home, args) -> Output:
         limit=args.limit, offset=args.offset, source=args.source, include_archived=args.all
     )
     previews = home.archive.previews([s.id for s in rows if not s.title])
+    damaged = home.archive.damaged_listing(len(rows))
     data = {
         "sessions": [{**s.to_dict(), "preview": previews.get(s.id)} for s in rows],
         "count": len(rows),
+        "warning": damaged,  # (state.db damaged: what was listed is what could be read; also on stderr)
     }
+    if damaged:
+        sys.stderr.write(inline(f"warning: {damaged}") + "\n")
 
     def text() -> str:
         if not rows:

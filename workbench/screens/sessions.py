@@ -64,6 +64,7 @@ class RootsLoaded(Message):
     more: bool  # older roots remain
     error: str | None = None  # the archive could not be read (said in place of the transcript)
     unlisted: int = 0  # with no roots: the sessions the tree does not list (archived), if any
+    damaged: str | None = None  # state.db damaged: the roots are what could be read (``Archive.roots_read``)
 
 
 @dataclass
@@ -231,7 +232,11 @@ class SessionsScreen(SessionActions):
     @work(thread=True, exit_on_error=False, group="roots")
     def load_roots(self, after: tuple[float | None, str] | None = None) -> None:
         try:
-            chains = self.home.archive.root_chains(limit=ROOTS_PAGE + 1, after=after)
+            damaged = None
+            if after is None:  # (damaged where the lineage is read: what could be read, as `sessions list`)
+                chains, damaged = self.home.archive.roots_read(limit=ROOTS_PAGE + 1)
+            else:
+                chains = self.home.archive.root_chains(limit=ROOTS_PAGE + 1, after=after)
             unlisted = self.home.archive.session_count() if not chains and after is None else 0
         except WorkbenchError as exc:  # a damaged or foreign state.db: said where the sessions would be
             self.post_message(RootsLoaded(after, [], False, exc.in_app))
@@ -243,7 +248,7 @@ class SessionsScreen(SessionActions):
         if after is not None:  # an older page: a change to its rows is found by their stamps (refresh_roots)
             with contextlib.suppress(WorkbenchError):
                 self._stamps.update(self.home.archive.chain_stamps({c.head.id: c.ids for c in chains[:ROOTS_PAGE]}))
-        self.post_message(RootsLoaded(after, nodes, len(chains) > ROOTS_PAGE, unlisted=unlisted))
+        self.post_message(RootsLoaded(after, nodes, len(chains) > ROOTS_PAGE, unlisted=unlisted, damaged=damaged))
 
     @on(RootsLoaded)
     def _roots_loaded(self, message: RootsLoaded) -> None:
@@ -251,6 +256,9 @@ class SessionsScreen(SessionActions):
             self.transcript.set_placeholder(f"The session archive cannot be read. {message.error}")
             return
         if message.after is None:
+            self.damaged = message.damaged
+            if message.damaged:
+                self.show_status(message.damaged, error=True)
             self.tree.show_roots(message.nodes, more=message.more)
             if self._reveal is not None:
                 self._lineage_loaded(self._reveal)
@@ -270,11 +278,15 @@ class SessionsScreen(SessionActions):
             self.tree.add_roots(message.nodes, more=message.more)
         self._count_roots()
 
+    damaged: str | None = None  # state.db is damaged: the tree lists what could be read (``RootsLoaded``)
+
     def _count_roots(self) -> None:
         tree = self.tree
         more = "+" if tree.more_roots else ""
         roots = f"{tree.root_count}{more} root{'s' * (tree.root_count != 1 or bool(more))}"
         listed = f"{roots} · by {LISTED_BY}"  # (newest first; the date each row shows)
+        if self.damaged:  # (what could be read of a damaged state.db: flat, newest first)
+            listed = f"{roots} · ⚠ state.db damaged: what could be read"
         # the pane's name gives way first, so a narrow pane (80 columns) keeps the order whole
         tree.border_title = f"Lineage · {listed}" if len(listed) + 14 <= tree.size.width else listed
 
@@ -480,13 +492,20 @@ class SessionsScreen(SessionActions):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="transcript")
     def _load_transcript(self, session_id: str, select_id: int | None) -> None:
-        session = self.home.archive.get_session(session_id)
-        if get_current_worker().is_cancelled:  # superseded already: skip reading the messages
+        try:
+            session = self.home.archive.get_session(session_id)
+            if get_current_worker().is_cancelled:  # superseded already: skip reading the messages
+                return
+            title = self._transcript_title(session_id, session)
+            items = session_items(self.home, session_id, select_id) if session else []
+            archived = bool(session and session.archived)
+            whole = bool(session) and self.home.archive.archived_whole(session_id)  # (what a will do: its label)
+        except WorkbenchError as exc:
+            self.report(f"Session {session_id} cannot be read: {exc.in_app}", error=True)
             return
-        title = self._transcript_title(session_id, session)
-        items = session_items(self.home, session_id, select_id) if session else []
-        archived = bool(session and session.archived)
-        whole = bool(session) and self.home.archive.archived_whole(session_id)  # (what a will do: its label)
+        except (sqlite3.Error, OSError) as exc:  # a damaged page (state.db damaged: the tree lists what it read)
+            self.report(f"Session {session_id} cannot be read: {self.home.explain(exc)}", error=True)
+            return
         self.post_result(
             TranscriptLoaded(
                 session_id, title, items, select_id, gone=session is None, archived=archived, archived_whole=whole
