@@ -298,3 +298,24 @@ def test_reject_all_refuses_what_changed_kind_since_its_question(home):
     assert "cannot be read now (it changed since it was shown" in errors[record.id]
     assert "reads as a record now" in errors["0badc0de"]
     assert path.read_bytes() == b"{ broken too" and broken.exists()
+
+
+def test_pending_reject_all_names_the_unreadable_file_it_left_and_how_to_drop_it(home):
+    """It printed only "Rejected 0 pending write(s)." and left the file unnamed."""
+    import subprocess
+
+    from tests.hermes_support import workbench_cmd
+
+    (home.pending_dir / "memory").mkdir(parents=True, exist_ok=True)
+    broken = home.pending_dir / "memory" / "0badc0de.json"
+    broken.write_bytes(b"{broken")
+    home.close()
+    done = subprocess.run(
+        workbench_cmd("pending", "reject", "all", "--home", str(home.root)), capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "Rejected 0 pending write(s)." in done.stdout
+    assert (
+        f"Left as it is: {broken} cannot be read (not valid JSON" in done.stdout
+        and "Drop it with `workbench pending reject 0badc0de` (its bytes stay in the journal)" in done.stdout
+    )
+    assert broken.exists()  # (reject all lists nothing first: it never drops a file nobody saw)

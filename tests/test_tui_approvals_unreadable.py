@@ -247,3 +247,16 @@ async def test_with_only_files_rejecting_cannot_take_r_and_a_say_so(home, tmp_pa
         await wait_for(pilot, lambda: "Nor can they be rejected" in text_of(app, "#status"), what="A")
         assert "R all of them" not in text_of(app, "#status")
     assert folder.joinpath("2badc0de.json").is_dir() and folder.joinpath("notes.json").exists()
+
+
+async def test_reject_all_of_one_unreadable_file_asks_of_that_file(home, tmp_path):
+    """With only an unreadable file queued, R asked "Reject all 1 pending write, 1 unreadable file among them?"."""
+    (home.pending_dir / "memory").mkdir(parents=True, exist_ok=True)
+    (home.pending_dir / "memory" / "0badc0de.json").write_bytes(b"{broken")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_row(pilot, 0)
+        await pilot.press("R")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="reject all's question")
+        text = screen_text(app)
+        assert "Reject the unreadable file?" in text and "among them" not in text

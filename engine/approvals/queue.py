@@ -825,7 +825,15 @@ class ApprovalQueue:
                 outcome = {**brief, "success": False, "error": exc.message}
             (done if outcome["success"] else failed).append(outcome)
         gone = [pid for pid in only or () if pid not in {item[0] for item in items}]
-        return {done_key: done, "failed": failed, **({"gone": gone} if only is not None else {}), **stopped}
+        # the unreadable files a decision of the whole queue did not take, each named and why (``left_said``)
+        left = [] if only is not None else [p for p in scan.problems if not unreadable or p.reject_refusal is not None]
+        unread = [{"path": p.path, "id": p.id, "error": p.error, "message": p.left_said} for p in left]
+        return {
+            done_key: done,
+            "failed": failed,
+            **({"gone": gone} if only is not None else {"left_unreadable": unread}),
+            **stopped,
+        }
 
     # -- helpers ------------------------------------------------------------------
     def _date_hits(self, record: PendingRecord, staged: dict[str, Any]) -> None:

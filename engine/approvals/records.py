@@ -31,6 +31,7 @@ from typing import Any
 from ..errors import WorkbenchError
 from ..fileio import LinkPolicy, UnsafePath
 from ..journal import ACTORS
+from ..textsafety import inline
 from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
 from ..values import MAX_JSON_DEPTH, iso_time, json_depth, json_error
 from .labels import claim_problem, describe, payload_action, shown_summary
@@ -171,6 +172,15 @@ class RecordProblem:
                 f"rejecting cannot name it. Move it out of {where} by hand."
             )
         return None
+
+    @property
+    def left_said(self) -> str:
+        """Why a decision of the whole queue that lists nothing first (``pending approve all``, ``pending
+        reject all``) left this file as it is, and how to drop it: said under its outcome."""
+        how = self.reject_refusal or (
+            f"Drop it with `workbench pending reject {self.id}` (its bytes stay in the journal), or fix it by hand."
+        )
+        return f"Left as it is: {inline(self.path)} cannot be read ({inline(self.error)}). {how}"
 
     @property
     def remedy(self) -> str:

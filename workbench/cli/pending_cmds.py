@@ -187,6 +187,7 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
         return Output(data, text=f"error: {data['error']}")
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
     lines += [f"  {item['id']}  {summary_line(item.get('summary'))}{_unchanged(item)}" for item in done]
+    lines += [item["message"] for item in outcome.get("left_unreadable", ())]  # (files it could not take)
     if failed:
         lines.append("Failed:")
         lines += [f"  {item['id']}  {item['error']}" for item in failed]

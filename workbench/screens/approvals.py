@@ -675,9 +675,11 @@ class ApprovalsScreen(WorkbenchScreen):
         verb = "Approve" if message.approve else "Reject"
         count = len(message.ids)
         refused = f" ({message.refused} of them would be refused now and stay pending)" if message.refused else ""
-        if message.unreadable and not message.approve:  # (counted in: each is listed, and dropped)
-            among = f", {message.unreadable} unreadable file{'s' * (message.unreadable != 1)} among them"
-            question = f"Reject all {count} pending write{'s' * (count != 1)}{among}?"
+        files = f"{message.unreadable} unreadable file{'s' * (message.unreadable != 1)}"
+        if message.unreadable and not message.approve and message.unreadable == count:  # (no proposal among them)
+            question = "Reject the unreadable file?" if count == 1 else f"Reject all {files}?"
+        elif message.unreadable and not message.approve:  # (counted in: each is listed, and dropped)
+            question = f"Reject all {count} pending write{'s' * (count != 1)}, {files} among them?"
         else:
             question = f"{verb} all {count} pending write{'s' * (count != 1)}?{refused}"
         self.ask(
