@@ -146,6 +146,59 @@ def _temp_file(folder: Path, prefix: str) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "No usable temporary file name found", os.fspath(folder))
 
 
+FS_IOC_GETFLAGS = 0x80086601  # Linux: a file's attribute flags (``lsattr``)
+FS_IMMUTABLE_FL, FS_APPEND_FL = 0x10, 0x20
+
+
+def _attribute_flags(folder: Path) -> int:
+    """The folder's Linux attribute flags (0 where they cannot be read: another system, another file system)."""
+    import array
+
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return 0
+    try:
+        flags = array.array("l", [0])
+        fcntl.ioctl(fd, FS_IOC_GETFLAGS, flags, True)
+        return int(flags[0])
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+
+
+def write_blocker(folder: Path) -> str | None:
+    """Why no file can be written into ``folder`` (an existing folder), looked at without writing: a
+    read-only mount, an immutable or append-only attribute (which root's writes meet too, where they
+    pass over permissions), or permissions that refuse this user; None when none of those is so."""
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "it is on a file system mounted read-only (remount it read-write)"
+    except OSError:
+        return None
+    flags = _attribute_flags(folder)
+    if flags & FS_IMMUTABLE_FL:
+        return f"it has the immutable attribute (`lsattr -d {folder}` shows i; `chattr -i {folder}` as root clears it)"
+    if flags & FS_APPEND_FL:
+        return f"it has the append-only attribute (`lsattr -d {folder}` shows a; `chattr -a {folder}` clears it)"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"its permissions do not let this user write in it (`ls -ld {folder}`; chmod u+w, or chown it)"
+    return None
+
+
+def write_failure_hint(folder: Path) -> str:
+    """The next step after a write into ``folder`` failed for lack of permission: what stops it, when that
+    can be seen (``write_blocker``), else what to check."""
+    blocker = write_blocker(folder)
+    if blocker is not None:
+        return f"The folder {folder} cannot be written: {blocker}."
+    return (
+        f"Check that {folder} can be written: its permissions (`ls -ld`), an immutable attribute (`lsattr -d`), "
+        "or a read-only mount; `workbench doctor` checks it."
+    )
+
+
 def atomic_write_bytes(path: Path, data: bytes, tmp_prefix: str = ".tmp_", *, sync_folder: bool = True) -> None:
     """Write ``data`` to ``path`` via temp file + fsync + rename; the temp is removed on failure.
 

@@ -20,7 +20,7 @@ import yaml
 from .config import Config
 from .db import integrity_problems, is_corrupt, on_read_only_mount, salvage_advice
 from .errors import ConfigError, WorkbenchError
-from .fileio import TEMP_AGE_SECONDS, UnsafePath
+from .fileio import TEMP_AGE_SECONDS, UnsafePath, write_blocker
 from .health import CHECKS, FIXES, NEEDS_CONFIG, Finding
 from .yamltext import check_bounds, load_yaml
 
@@ -387,3 +387,31 @@ CHECKS.extend([check_config, check_databases, check_leftovers])
 CHECKS.insert(0, check_pending)  # first: a check that opens a writable store settles its rows
 FIXES.update({"config.rewrite": rewrite_config, "files.move_aside": move_aside, "journal.settle": settle_pending})
 NEEDS_CONFIG.add("config.rewrite")
+
+
+# -- folders both programs write ----------------------------------------------------
+def check_writable_folders(home: Home) -> list[Finding]:
+    """The memories and skills folders, where every memory and skill write goes: one that cannot be
+    written (a read-only mount, an immutable attribute root's writes meet too, permissions) makes every
+    add fail, Hermes's as well as ours (``fileio.write_blocker``, looked at without writing)."""
+    findings = []
+    for area, folder, writes in (
+        ("memory", home.memories_dir, "every memory write (add, replace, remove, Hermes's too) fails"),
+        ("skills", home.skills_dir, "every skill write and Curator change fails"),
+    ):
+        if not folder.is_dir():
+            continue
+        blocker = write_blocker(folder)
+        if blocker is not None:
+            findings.append(
+                Finding(
+                    area,
+                    "error",
+                    f"{folder} cannot be written: {blocker}; {writes}.",
+                    "Make it writable as said in brackets, then run `workbench doctor` again.",
+                )
+            )
+    return findings
+
+
+CHECKS.append(check_writable_folders)  # (after the config check: the folders are those config.yaml names)

@@ -658,3 +658,43 @@ def test_a_drifting_store_over_its_limit_says_so_once(tmp_path):
     assert len(said) == 2 and "does not round-trip" in said[0] and "is over its limit" in said[1]
     assert sum(what.count("over its limit") for what in said) == 1
     home.close()
+
+
+@pytest.fixture
+def immutable(tmp_path):
+    """A home whose memories and skills folders carry the immutable attribute (root's writes meet it, where
+    they pass over chmod); skipped where chattr cannot set it. Cleared afterwards, so the folder can go."""
+    home = open_home(tmp_path / "h")
+    home.memory.add("memory", "User likes tea", ToolContext(actor="user"))
+    (home.skills_dir).mkdir(parents=True, exist_ok=True)
+    folders = [str(home.memories_dir), str(home.skills_dir)]
+    home.close()
+    done = subprocess.run(["chattr", "+i", *folders], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"chattr +i is not available here: {done.stderr.strip()}")
+    try:
+        yield tmp_path / "h"
+    finally:
+        subprocess.run(["chattr", "-i", *folders], check=True)
+
+
+def test_an_unwritable_memories_folder_is_a_finding_and_an_add_says_the_next_step(immutable):
+    """Every add failed with "Operation not permitted. Nothing was changed." and doctor said all was well."""
+    add = subprocess.run(
+        [sys.executable, "-m", "workbench", "memory", "add", "User likes jazz", "--home", str(immutable), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    said = json.loads(add.stdout)["error"]
+    assert add.returncode == 1 and "Operation not permitted. Nothing was changed." in said
+    assert f"The folder {immutable / 'memories'} cannot be written: it has the immutable attribute" in said
+    assert f"chattr -i {immutable / 'memories'}" in said
+    doctor = subprocess.run(
+        [sys.executable, "-m", "workbench", "doctor", "--home", str(immutable), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    report = json.loads(doctor.stdout)
+    found = {f["area"]: f for f in report["findings"] if "cannot be written" in f["what"]}
+    assert not report["ok"] and set(found) == {"memory", "skills"}
+    assert found["memory"]["severity"] == "error" and "immutable attribute" in found["memory"]["what"]

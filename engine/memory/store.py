@@ -14,6 +14,7 @@ is validated and pinned to the entry it targets, then staged instead of applied.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import secrets
@@ -38,6 +39,7 @@ from ..fileio import (
     lock_path_for,
     read_regular,
     remove_stale_temps,
+    write_failure_hint,
 )
 from ..journal import JournalEntry, Mark, content_hash, mark, mark_after
 from ..safety import Verdict, assess
@@ -960,6 +962,8 @@ class MemoryStore:
             for row_id in journal_ids:
                 self.home.journal.abandon(row_id, str(exc))
             reason = exc.message if isinstance(exc, UnsafePath) else f"{exc.strerror or exc}. Nothing was changed."
+            if isinstance(exc, OSError) and exc.errno in (errno.EPERM, errno.EACCES, errno.EROFS):
+                reason += " " + write_failure_hint(real.parent)  # (what stops it, the next step)
             raise refuse(f"Failed to write memory file {self.path(target)}: {reason}") from exc
 
     def _locked(self, target: str) -> contextlib.ExitStack:
