@@ -905,3 +905,16 @@ async def test_the_title_counts_archived_copies_apart_and_80_columns_mark_them(h
         await pilot.press("slash", *"rebase")
         await settle(pilot)
         assert str(table.border_title) == "1 of 2 skills · 0 of 1 archived"
+
+
+async def test_help_says_how_the_provenance_words_map_to_hermess(home, tmp_path):
+    """The screen says `user` of a skill `hermes curator usage` calls `agent` (its word for neither bundled
+    nor hub): its help says why, in the words `skills list` prints under the listing."""
+    seed_skills(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_skills(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        said = " ".join(" ".join(section.text for section in app.screen.sections).split())
+        assert "user = a local skill the agent did not make. `hermes curator usage` lists both as `agent`" in said

@@ -28,6 +28,7 @@ from engine.curator.ledger import columns
 from engine.curator.run import WHERE_RECORDED, PlanChanged, pinned_refusal, purge_days_problem
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
+from engine.skills.library import PROVENANCE_NOTE
 from engine.skills.usage import parse_iso
 from widgets.code_view import CodeView
 from widgets.literal import assemble, literal, one_line, visible
@@ -222,7 +223,7 @@ class SkillsScreen(WorkbenchScreen):
     HELP = (
         "The skill library (active, stale and archived) with a fuzzy filter. The lower half shows the selected "
         "skill's SKILL.md and linked files. Curator actions: a dry run shows what a run would change; purge and "
-        "rollback ask first. " + WHERE_RECORDED + "."
+        "rollback ask first. " + PROVENANCE_NOTE + " " + WHERE_RECORDED + "."
     )
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", key_display="/", priority=True),
