@@ -333,3 +333,23 @@ def test_a_run_whose_calls_damage_stopped_says_damaged_not_busy(tmp_path, table)
     error = json.loads(done.stdout)["error"]
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "once state.db is free" not in error and "state.db is damaged" in error
+
+
+def test_sessions_list_on_a_sound_state_db_makes_no_whole_file_check(tmp_path, monkeypatch, capsys):
+    """The listing's damage warning first ran SQLite's quick_check over the whole of state.db on every
+    `sessions list`: seconds on a Hermes archive of a million messages. A sound one pays one indexed read."""
+    from engine.archive import core
+    from workbench.cli import main
+
+    root = tmp_path / "sound"
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    home.archive.create_session("s0", source="cli", title="Talk 0")
+    home.close()
+
+    def whole_file_check(*_args, **_kwargs):
+        raise AssertionError("a listing ran the whole-file check")
+
+    monkeypatch.setattr(core, "integrity_problems", whole_file_check)
+    assert main(["sessions", "list", "--home", str(root)]) == 0
+    shown = capsys.readouterr()
+    assert "Talk 0" in shown.out and "warning" not in shown.err

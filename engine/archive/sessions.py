@@ -284,6 +284,20 @@ class SessionsMixin(LineageMixin):
                 raise
             return [Chain((session,), "root") for session in sessions], note
 
+    def listing_damage(self, listed: int, limit: int) -> str | None:
+        """What ``damaged_listing`` says of a listing of ``listed`` sessions, when the lineage the Sessions
+        screen reads its roots by (``roots_read``, the first ``limit``) meets damage; else None. The two
+        skins agree on what they read, and a listing pays one indexed read for it, not the whole-file check
+        of a state.db that may hold gigabytes (``workbench doctor`` makes that)."""
+        try:
+            self.root_chains(limit=limit)
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
+            self.vet(again=True, quiet=True)  # (said once, by the listing's warning)
+            return self.damaged_listing(listed)
+        return None
+
     def damaged_listing(self, listed: int) -> str | None:
         """When state.db is damaged (SQLite's ``quick_check``, once per process: ``vet``), what a listing of
         ``listed`` sessions read from it is, in words both skins say beside it; else None."""

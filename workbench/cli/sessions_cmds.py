@@ -131,7 +131,7 @@ def list_sessions(home: Home, args) -> Output:
         limit=args.limit, offset=args.offset, source=args.source, include_archived=args.all
     )
     previews = home.archive.previews([s.id for s in rows if not s.title])
-    damaged = home.archive.damaged_listing(len(rows))
+    damaged = home.archive.listing_damage(len(rows), args.limit)
     data = {
         "sessions": [{**s.to_dict(), "preview": previews.get(s.id)} for s in rows],
         "count": len(rows),
