@@ -410,9 +410,8 @@ def test_status_says_how_its_counts_relate_to_hermes_curator_status(hermes, tmp_
         "agent made, the archived ones (in skills/.archive) left out" in text
     )
     listed = subprocess.run(
-        [sys.executable, "-m", "workbench", "skills", "list", "--home", str(tmp_path / "h")],
-        capture_output=True,
-        text=True,
+        [sys.executable, "-m", "workbench", "skills", "list", "--help"], capture_output=True, text=True
     )
-    # (``mine-1`` reads ``user`` where `hermes curator usage` says ``agent``: the listing says why)
-    assert "user = a local skill the agent did not make. `hermes curator usage` lists both as `agent`" in listed.stdout
+    # (``mine-1`` reads ``user`` where `hermes curator usage` says ``agent``: the listing's help says why)
+    said = " ".join(listed.stdout.split())
+    assert "user = a local skill the agent did not make. `hermes curator usage` lists both as `agent`" in said

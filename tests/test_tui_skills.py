@@ -909,7 +909,7 @@ async def test_the_title_counts_archived_copies_apart_and_80_columns_mark_them(h
 
 async def test_help_says_how_the_provenance_words_map_to_hermess(home, tmp_path):
     """The screen says `user` of a skill `hermes curator usage` calls `agent` (its word for neither bundled
-    nor hub): its help says why, in the words `skills list` prints under the listing."""
+    nor hub): its help says why, in the words of `skills list --help`."""
     seed_skills(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

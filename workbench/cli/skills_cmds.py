@@ -38,7 +38,12 @@ def register(subparsers, common) -> None:
     skills = subparsers.add_parser("skills", parents=[common], help="the skill library (procedural memory)")
     sub = skills.add_subparsers(dest="skills_command", metavar="ACTION", required=True)
 
-    listing = sub.add_parser("list", parents=[common], help="skills with state, provenance and usage")
+    listing = sub.add_parser(
+        "list",
+        parents=[common],
+        help="skills with state, provenance and usage",
+        description="Skills with state, provenance and usage, one per line. " + PROVENANCE_NOTE,
+    )
     listing.add_argument("--all", action="store_true", help="include archived skills")
     listing.set_defaults(handler=list_skills, read_only=True)
 
@@ -74,8 +79,6 @@ def list_skills(home: Home, args) -> Output:
         f"{inline(s.description[:60])}"
         for s, name, category, owner in zip(skills, names, categories, owners, strict=True)
     ]
-    if any(s.provenance == "user" for s in skills):  # (the word Hermes's `curator usage` does not use; warnings last)
-        lines.append(PROVENANCE_NOTE)
     broken = [inline(s.path) for s in skills if s.problem and not s.too_long]
     if broken:
         lines.append(f"⚠ SKILL.md does not parse in {', '.join(broken)} (`workbench doctor` says why).")
