@@ -91,8 +91,15 @@ def _timed_writes(call, count: int) -> list[float]:
 
 def _contender(root: str, worker: int, start, spans) -> None:
     """One of the contending processes: its adds' first start and last end go to ``spans``
-    (wall clock, as Hermes's contenders report theirs: interpreter start and exit are not counted)."""
+    (wall clock, as Hermes's contenders report theirs: interpreter start and exit are not counted).
+
+    Before the gun each makes one agent write to the other store (USER.md): what a running agent has
+    done before it contends, and what Hermes's contenders do before theirs (its store loaded from disk,
+    its patterns compiled at import). A process's first write opens workbench.db and its journal's
+    schema, reads config.yaml and settles the store (10-45 ms a process, 8 of them on 2 cores at the
+    gun): that is the "first agent add" figure, not this one."""
     home = open_home(root)
+    home.memory.add("user", f"worker {worker} is ready", ToolContext(actor="agent"))
     start.wait()
     spans[2 * worker] = time.time()
     for i in range(PER_WORKER):
