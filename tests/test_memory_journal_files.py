@@ -399,3 +399,35 @@ def test_workbench_db_is_checkpointed_after_the_memory_lock_and_its_wal_stays_bo
     assert len(home.memory.entries("memory")) == 321
     assert_files_rebuild(home)
     home.close()
+
+
+def test_a_process_keeping_a_snapshot_on_its_own_writes_reads_no_rows_back(tmp_path):
+    """A write that keeps a snapshot releases the one the file was rebuilt from. When this process's
+    own writes made the chain since that snapshot (nothing else wrote workbench.db), it knows which
+    one that is and reads none of the chain's rows back for it; after another connection's write it
+    reads them, and either way exactly the snapshots the files rebuild from are kept."""
+    home, other = _home(tmp_path), open_home(tmp_path / "h")
+    ctx = ToolContext(actor="user")
+    assert home.memory.add("user", "a user fact", ctx)["success"]
+    statements: list[str] = []
+    home.journal.connection().set_trace_callback(statements.append)
+
+    def keeping_write(fact: str) -> list[str]:
+        statements.clear()
+        assert home.memory.add("memory", fact, ctx)["success"]
+        return list(statements) if any("INTO journal_files" in s for s in statements) else []
+
+    kept = [s for i in range(2 * SNAPSHOT_EVERY + 3) if (s := keeping_write(f"fact {i}"))]
+    assert len(kept) == 3  # the first write and each one SNAPSHOT_EVERY writes after the one before
+    for written in kept:
+        assert not any(s.startswith("SELECT detail, before, after FROM journal") for s in written), written
+    assert_files_rebuild(home)
+    assert len(kept_snapshots(home)) == 2  # one for each file
+
+    assert other.memory.add("memory", "from another connection", ctx)["success"]
+    later = [s for i in range(SNAPSHOT_EVERY + 1) if (s := keeping_write(f"later fact {i}"))]
+    assert len(later) == 1 and any(s.startswith("SELECT detail, before, after FROM journal") for s in later[0])
+    assert_files_rebuild(home)
+    assert len(kept_snapshots(home)) == 2
+    other.close()
+    home.close()

@@ -209,10 +209,13 @@ class _Writer:
 class _Wrote:
     """What a write left the journal as: while workbench.db keeps its ``mark`` (nothing wrote it since,
     in any connection), the target has no pending rows and ``left`` is the file the journal last left,
-    so the next write of this process need not read either again."""
+    so the next write of this process need not read either again. ``base``: the hash of the snapshot
+    that file is rebuilt from (its own when it kept one), when this process knows it without reading
+    the rows back (None: it does not)."""
 
     mark: Mark
     left: Left
+    base: str | None = None
 
 
 @dataclass
@@ -843,8 +846,9 @@ class MemoryStore:
             with journal.transaction() as conn:
                 found = journal.reading(lambda: mark(conn))
                 last: Left | None
+                base: str | None = None  # the snapshot ``last``'s file is rebuilt from, when known
                 if wrote is not None and wrote.mark == found:  # as this process's last write of it left it
-                    last = wrote.left  # (no pending rows: they were committed; the file it left is the last)
+                    last, base = wrote.left, wrote.base  # (no pending rows: committed; the file it left is the last)
                 else:
                     pending, last = journal.reading(lambda: left_unless_pending(conn, target))  # (one statement)
                     if pending:
@@ -852,9 +856,11 @@ class MemoryStore:
                         last = left_of(conn, target)
                 external = self._journal_external(target, state, last)
                 if external is not None or last is None:  # rows of an outside edit (or a first look) came first
-                    last = left_of(conn, target)
+                    last, base = left_of(conn, target), None
                 link = self._link(last, state, outcome, text)
-                release = () if link else self._releasable(target, keeping=left)
+                if last is not None and last.depth == 0:
+                    base = last.sha  # (it kept its own)
+                release = () if link else self._releasable(target, keeping=left, mine=last, base=base)
                 sha = _sha_of(data.removeprefix(_BOM_BYTES))
                 at = self.home.clock.now()
                 journal_ids = self._begin(conn, target, sha, outcome, writer, plan, link, at)
@@ -871,7 +877,9 @@ class MemoryStore:
                 journal_ids, snapshot=None if link else left, release=release, since=began
             )
             if ended is not None:  # nothing else wrote workbench.db meanwhile: the next write may trust this
-                self._wrote[target] = _Wrote(ended, Left(journal_ids[-1], sha, None, link or 0, at))
+                self._wrote[target] = _Wrote(
+                    ended, Left(journal_ids[-1], sha, None, link or 0, at), base if link else sha
+                )
         if external is not None:
             self.home.bus.publish(external)
         single = outcome.changes[0] if len(outcome.changes) == 1 and plan.journal_action != "undo" else None
@@ -1340,15 +1348,21 @@ class MemoryStore:
         journal = self.home.journal
         return rebuild(journal.connection(), target, left, journal.file_text)
 
-    def _releasable(self, target: str, keeping: str) -> tuple[str, ...]:
+    def _releasable(
+        self, target: str, keeping: str, *, mine: Left | None = None, base: str | None = None
+    ) -> tuple[str, ...]:
         """The snapshot ``target``'s last file is rebuilt from, once a write keeps ``keeping`` instead:
-        none when that is the same text, or when the other target still builds on it."""
+        none when that is the same text, or when the other target still builds on it. ``base``: that
+        snapshot's hash for ``mine``, the file the journal last left, when the caller knows both (a
+        write of this process on its own last one): the rows back to it are then not read again."""
         conn = self.home.journal.connection()
         other_target = next(t for t in TARGETS if t != target)
-        mine, other = left_of(conn, target), left_of(conn, other_target)
-        if mine is None:
-            return ()
-        base = base_of(conn, target, mine)
+        if base is None or mine is None:
+            mine = left_of(conn, target)
+            if mine is None:
+                return ()
+            base = base_of(conn, target, mine)
+        other = left_of(conn, other_target)
         if base == content_hash(keeping) or (other and base == base_of(conn, other_target, other)):
             return ()
         return (base,)
