@@ -10,13 +10,13 @@ second.
 
 A wait is blocking (one ``flock`` call) unless its thread runs inside ``cancellable`` (or a skin
 made every wait so, ``cancellable_everywhere``: the TUI, for its quit): then ``fileio.file_lock``
-polls the lock every ``POLL_S`` and gives up with ``WaitCancelled`` once one of the scope's events
-is set (the TUI's esc on a waiting save, its quit). Only a wait while the thread holds no lock is
-cancelled: once a write holds a lock it runs to its end (an engine part that undoes what it began
-on a refusal, as an approval does, may say its inner waits can be cancelled too, with
-``inner_waits_cancellable``), and an operation of several locked steps (``one_operation``: a
-Curator pass, a purge, a group revert) runs to its end once its first step took its lock. A
-cancelled wait is over before the lock is taken, so nothing was written.
+polls the lock (after 1 ms, then twice as long each time, up to ``POLL_S``) and gives up with
+``WaitCancelled`` once one of the scope's events is set (the TUI's esc on a waiting save, its quit).
+Only a wait while the thread holds no lock is cancelled: once a write holds a lock it runs to its
+end (an engine part that undoes what it began on a refusal, as an approval does, may say its inner
+waits can be cancelled too, with ``inner_waits_cancellable``), and an operation of several locked
+steps (``one_operation``: a Curator pass, a purge, a group revert) runs to its end once its first
+step took its lock. A cancelled wait is over before the lock is taken, so nothing was written.
 
 The same scopes end a wait for a busy SQLite database (another process holds state.db's or
 workbench.db's write lock: ``db.write_transaction``): in a cancellable scope it tries again every
@@ -37,7 +37,8 @@ from pathlib import Path
 from .errors import WorkbenchError
 
 NOTICE_AFTER_S = 1.0
-POLL_S = 0.03  # between tries of a cancellable wait (a blocking wait does not poll)
+POLL_S = 0.03  # between tries of a cancellable wait at most (a blocking wait does not poll)
+FIRST_POLL_S = 0.001  # a cancellable wait's first pause; each one after is twice the one before, up to POLL_S
 
 Listener = Callable[[Path, list[str]], None]  # (the lock file, its holders as "pid (program)")
 Ended = Callable[[Path, bool], None]  # (the lock file, whether the wait took it rather than being cancelled)

@@ -227,3 +227,44 @@ def test_each_thread_s_wait_state_starts_from_the_defaults_without_a_lookup_that
     assert seen == [((), False, None)]
     with lock_waits.cancellable(stop):
         assert lock_waits.cancel_events() == (stop,)
+
+
+def test_a_cancellable_wait_tries_again_after_a_millisecond_then_backs_off(tmp_path, monkeypatch):
+    """A cancellable wait (the TUI's saves and agent turns) polls the lock: its first pause is a
+    millisecond, not ``POLL_S``, so a lock held for one short write is taken soon after it is let go;
+    each pause after is twice the one before, never past ``POLL_S`` (a cancel is seen within it).
+    The pauses are read as asked for, not timed."""
+    import types
+
+    import engine.fileio as fileio
+
+    pauses: list[float] = []
+
+    def recorded(seconds: float) -> None:
+        pauses.append(seconds)
+        time.sleep(seconds)
+
+    monkeypatch.setattr(fileio, "time", types.SimpleNamespace(sleep=recorded))
+    lock = tmp_path / "MEMORY.md.lock"
+    holder = holding_flock(lock)
+    taken = threading.Event()
+
+    def wait() -> None:
+        with lock_waits.cancellable(threading.Event()), file_lock(tmp_path / "MEMORY.md"):
+            taken.set()
+
+    try:
+        thread, outcome = in_thread(wait)
+        wait_until_waiting(lock, thread)
+        for _ in range(1_000):  # (bounded: at most 10 s) until the pauses have reached POLL_S
+            if len(pauses) >= 8 or not thread.is_alive():
+                break
+            time.sleep(0.01)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    thread.join(timeout=10)
+    assert taken.is_set() and "error" not in outcome, outcome
+    assert pauses[0] == 0.001
+    assert all(later == min(2 * earlier, lock_waits.POLL_S) for earlier, later in zip(pauses, pauses[1:], strict=False))
+    assert max(pauses) == lock_waits.POLL_S
