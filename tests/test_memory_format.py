@@ -55,6 +55,27 @@ def test_size_counts_delimiters_and_percent_is_floored_and_capped():
     assert percent_of(10, 0) == 0
 
 
+def test_an_add_counts_the_store_once_for_its_limit(tmp_path, monkeypatch):
+    """An add counts the store it would leave once to check it against the limit (joining a few
+    hundred entries is most of what counting costs; it was counted twice), and once more, as it
+    left it, for its reply's usage."""
+    import engine.memory.format as format_module
+    from engine import open_home
+    from engine.tools import ToolContext
+
+    home = open_home(tmp_path / "h")
+    ctx = ToolContext(actor="user")
+    for i in range(20):
+        assert home.memory.add("memory", f"fact {i}", ctx)["success"]
+    counted: list[int] = []
+    real = format_module.serialize
+    monkeypatch.setattr(format_module, "serialize", lambda entries: counted.append(len(entries)) or real(entries))
+    done = home.memory.add("memory", "one more fact", ctx)
+    assert done["success"] and counted == [21, 21]
+    assert done["usage"] == format_module.Usage(len(real(home.memory.entries("memory"))), 2200).text
+    home.close()
+
+
 def test_usage_strings_use_em_dash_and_thousands():
     usage = Usage(1474, 2200)
     assert usage.text == "67% — 1,474/2,200 chars"

@@ -241,8 +241,9 @@ def add(entries: list[str], content: str, limit: int) -> Outcome:
     if content in entries:
         return Outcome(list(entries), ALREADY_THERE)
     new = [*entries, content]
-    _refuse_too_long(entries, content, limit, size_of(new))
-    if size_of(new) > limit:
+    after = size_of(new)  # (counted once: joining a few hundred entries is most of what counting costs)
+    _refuse_too_long(entries, content, limit, after)
+    if after > limit:
         usage = Usage.of(entries, limit)
         raise refuse(
             f"Memory at {usage.short} chars. Adding this entry ({len(content)} chars) would exceed the "
@@ -251,7 +252,7 @@ def add(entries: list[str], content: str, limit: int) -> Outcome:
             "— all in this turn.",
             counts=True,
             person=room_advice(entries, content, limit),
-            size_after=size_of(new),
+            size_after=after,
             current_entries=list(entries),
             usage=usage.short,
         )
@@ -286,16 +287,17 @@ def replace(entries: list[str], old_text: str, content: str, limit: int, pin: st
     new = list(entries)
     new[index] = content
     _refuse_twice(entries, new)
-    _refuse_too_long(entries, content, limit, size_of(new))
-    if size_of(new) > limit:
+    after = size_of(new)  # (counted once, as an add's)
+    _refuse_too_long(entries, content, limit, after)
+    if after > limit:
         raise refuse(
-            f"Replacement would put memory at {size_of(new):,}/{limit:,} chars. Shorten the new content, "
+            f"Replacement would put memory at {after:,}/{limit:,} chars. Shorten the new content, "
             "or 'remove' other stale or less important entries to make room (see current_entries below), "
             "then retry — all in this turn.",
             counts=True,
-            person=f"With this text memory would be at {size_of(new):,}/{limit:,} chars, past the limit. "
+            person=f"With this text memory would be at {after:,}/{limit:,} chars, past the limit. "
             "Shorten it, or merge or remove other entries first.",
-            size_after=size_of(new),
+            size_after=after,
             current_entries=list(entries),
             usage=Usage.of(entries, limit).short,
         )
