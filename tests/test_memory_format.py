@@ -55,10 +55,10 @@ def test_size_counts_delimiters_and_percent_is_floored_and_capped():
     assert percent_of(10, 0) == 0
 
 
-def test_an_add_counts_the_store_once_for_its_limit(tmp_path, monkeypatch):
-    """An add counts the store it would leave once to check it against the limit (joining a few
-    hundred entries is most of what counting costs; it was counted twice), and once more, as it
-    left it, for its reply's usage."""
+def test_an_add_joins_the_store_into_one_text_once(tmp_path, monkeypatch):
+    """An add counts the store it would leave once, for its limit (joining a few hundred entries is
+    most of what counting costs; it was counted twice), and joins it once more, into the text it
+    writes, whose length is the reply's usage (it joined the entries again for that)."""
     import engine.memory.format as format_module
     from engine import open_home
     from engine.tools import ToolContext
@@ -67,12 +67,18 @@ def test_an_add_counts_the_store_once_for_its_limit(tmp_path, monkeypatch):
     ctx = ToolContext(actor="user")
     for i in range(20):
         assert home.memory.add("memory", f"fact {i}", ctx)["success"]
-    counted: list[int] = []
-    real = format_module.serialize
-    monkeypatch.setattr(format_module, "serialize", lambda entries: counted.append(len(entries)) or real(entries))
+    joined: list[int] = []
+    real_serialize = format_module.serialize
+
+    def serialize(entries):
+        joined.append(len(entries))
+        return real_serialize(entries)
+
+    monkeypatch.setattr(format_module, "serialize", serialize)
+    monkeypatch.setattr("engine.memory.store.serialize", serialize)
     done = home.memory.add("memory", "one more fact", ctx)
-    assert done["success"] and counted == [21, 21]
-    assert done["usage"] == format_module.Usage(len(real(home.memory.entries("memory"))), 2200).text
+    assert done["success"] and joined == [21, 21]  # the limit's count, the text written
+    assert done["usage"] == format_module.Usage(len(real_serialize(home.memory.entries("memory"))), 2200).text
     home.close()
 
 

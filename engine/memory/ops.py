@@ -127,6 +127,7 @@ class Outcome:
     extras: dict[str, Any] = field(default_factory=dict)
     pins: dict[int, str] = field(default_factory=dict)  # batch op index (1-based) -> matched entry
     text: str | None = None  # exact file text to write, when not just the serialized entries
+    chars: int | None = None  # the size of the text written, once a write has serialized the entries
 
 
 def stale_pin_message(entry: str) -> str:

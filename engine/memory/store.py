@@ -576,7 +576,8 @@ class MemoryStore:
 
     def _success(self, target: str, outcome: Outcome, limit: int | None = None) -> dict[str, Any]:
         """The result of a write; ``limit``: the char limit it was made under (else read now)."""
-        usage = Usage.of(outcome.entries, self.limit(target) if limit is None else limit)
+        limit = self.limit(target) if limit is None else limit
+        usage = Usage(outcome.chars, limit) if outcome.chars is not None else Usage.of(outcome.entries, limit)
         return {
             "success": True,
             "done": True,
@@ -826,7 +827,11 @@ class MemoryStore:
             if dry_run or not outcome.changes:
                 self._settle(target, state)
                 return outcome
-            text = outcome.text if outcome.text is not None else serialize(outcome.entries)
+            if outcome.text is None:  # (its size is the reply's usage: the entries are joined once)
+                text = serialize(outcome.entries)
+                outcome.chars = len(text)
+            else:
+                text = outcome.text
             if has_crlf(state.raw) and not has_crlf(text):  # (a whole-file repair or undo may keep them)
                 outcome.extras["line_endings"] = (
                     f"{FILE_NAMES[target]} had {line_endings(state.raw)} line endings: it was written back with "
