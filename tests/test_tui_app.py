@@ -85,6 +85,43 @@ async def test_clicking_a_tab_switches_mode(home, tmp_path):
         assert app.current_mode == "approvals"
 
 
+async def test_the_footer_draws_its_keys_without_restyling_them(home, tmp_path, monkeypatch):
+    """Each footer key was styled as it mounted, then twice more (compact on, then off, as the footer
+    bound it): two style passes per key at every focus move, for keys that look the same."""
+    from textual.app import App
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    restyled = []
+    restyle = FooterKey.update_node_styles
+    monkeypatch.setattr(
+        FooterKey, "update_node_styles", lambda key, *a, **k: restyled.append(key) or restyle(key, *a, **k)
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for mode in "2341":
+            await pilot.press(mode)
+            await settle(pilot)
+        await pilot.pause()
+        keys = list(app.screen.query(FooterKey))
+        assert {key.key for key in keys} >= {"a", "e", "ctrl+p"} and not restyled
+        for key in keys:  # as before: the keys the footer binds are not compact, the palette's is
+            palette = key.has_class("-command-palette")
+            assert key.compact is palette and key.has_class("-compact") is palette
+
+    class CompactFooter(App):  # a compact footer's keys are compact
+        BINDINGS = [("a", "bell", "Add")]
+
+        def compose(self):
+            yield Footer(compact=True)
+
+    async with CompactFooter().run_test() as pilot:
+        await pilot.pause()
+        (add,) = [key for key in pilot.app.screen.query(FooterKey) if key.key == "a"]
+        assert add.compact and add.has_class("-compact")
+
+
 async def test_help_lists_every_key_of_every_screen(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
