@@ -209,3 +209,27 @@ def _first_rank(nodeid: str) -> int:
 def pytest_collection_modifyitems(config, items) -> None:
     """Move the longest tests to the front, longest first (a stable sort: nothing else moves)."""
     items.sort(key=lambda item: _first_rank(item.nodeid))
+
+
+# -- Textual's CSS, parsed once per process ------------------------------------------------
+# Each app has its own Stylesheet, and each parses every widget's DEFAULT_CSS and ours again:
+# at start, and once more (in a new Stylesheet, with an empty cache) on the first visit to each
+# screen and at every theme change. Parsing is a function of the text, where it was read from
+# and the theme's variables, so the rule sets are kept per process, keyed on all of them; they
+# are only read afterwards (their values are copied into each node's styles). About a tenth of
+# a TUI test's CPU was tokenizing and parsing the same CSS again.
+from textual.css.stylesheet import Stylesheet as _Stylesheet  # noqa: E402
+
+_parse_rules = _Stylesheet._parse_rules
+_PARSED_CSS: dict[tuple, list] = {}
+
+
+def _parse_rules_once(self, css, read_from, is_default_rules=False, tie_breaker=0, scope=""):
+    key = (css, read_from, is_default_rules, tie_breaker, scope, tuple(sorted(self._variables.items())))
+    rules = _PARSED_CSS.get(key)
+    if rules is None:
+        rules = _PARSED_CSS[key] = _parse_rules(self, css, read_from, is_default_rules, tie_breaker, scope)
+    return rules
+
+
+_Stylesheet._parse_rules = _parse_rules_once
