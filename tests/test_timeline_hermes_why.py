@@ -4,19 +4,21 @@ one), and a replace Hermes made that the look found as a removed and an added en
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 import re
-import subprocess
 
 import pytest
 
 from engine import open_home
 from engine.timeline import Timeline, describe_group
-from tests.hermes_support import MEMORY_TURNS, workbench_cmd
+from tests.hermes_support import MEMORY_TURNS
 from tests.screens_seed import open_mode
 from tests.tui_support import make_app, settle
 from widgets.timeline_list import TimelineList
+from workbench.cli import main
 from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
@@ -54,9 +56,13 @@ STEPS = ("start", "quiet add", "replace", "remove and add", "quiet replace", "sk
 
 
 def workbench(*args: str) -> str:
-    done = subprocess.run(workbench_cmd(*args), capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    """What the CLI prints, run in this process: the words are the subject here, not the process (Hermes's
+    steps run in their own; the CLI's processes are tested in test_cli_errors.py and test_timeline.py)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(list(args))
+    assert status == 0, err.getvalue()
+    return out.getvalue()
 
 
 @pytest.fixture(scope="module")
