@@ -18,7 +18,7 @@ from tests.test_skills_support import ctx, skill_md
 from tests.tui_support import footer_keys, footer_labels, make_app, settle, wait_for
 from widgets.code_view import CodeView, highlight_file
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
-from widgets.skill_meta import meta_lines
+from widgets.skill_meta import SkillMeta, meta_lines
 from widgets.timeline_list import TimelineList
 from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.help import HelpScreen
@@ -918,3 +918,66 @@ async def test_help_says_how_the_provenance_words_map_to_hermess(home, tmp_path)
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
         said = " ".join(" ".join(section.text for section in app.screen.sections).split())
         assert "user = a local skill the agent did not make. `hermes curator usage` lists both as `agent`" in said
+
+
+async def test_a_filter_moves_the_cursor_to_its_best_match_and_esc_on_the_list_clears_it(home, tmp_path):
+    """`/ pg-rot` with nofront selected listed pg-rotate first but left the cursor and the detail pane on
+    nofront (still listed, second); and with the list focused, esc did nothing and no key said how to clear."""
+    for name, category, description in (
+        ("nofront", "misc", "A skill with no front matter trick"),
+        ("pg-rotate", "devops", "Rotate postgres credentials"),
+    ):
+        content = f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n\nSteps.\n"
+        result = home.skills.manage({"action": "create", "name": name, "category": category, "content": content}, ctx())
+        assert result.get("success"), result
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        await select(pilot, screen, "nofront")
+        assert "escape" not in await footer_keys(pilot, "escape")  # no filter: nothing to clear
+        await pilot.press("slash", *"pg-rot", "enter")
+        await settle(pilot)
+        assert names(screen) == ["pg-rotate", "nofront"]
+        assert screen.current.name == "pg-rotate"
+        assert screen.query_one(SkillMeta).skill.name == "pg-rotate"  # the detail pane with it
+        await wait_for(pilot, lambda: screen.shown == ("pg-rotate", "SKILL.md"), what="pg-rotate's SKILL.md")
+        assert screen.focused is screen.query_one(SkillList)
+        assert await footer_labels(pilot, "escape") == {"escape": "Clear"}
+        await pilot.press("down")  # nofront, then esc: every skill again, the cursor kept on it
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen.query_one("#skills-filter", Input).value == ""
+        assert sorted(names(screen)) == ["nofront", "pg-rotate"]
+        assert screen.current.name == "nofront"
+        assert screen.focused is screen.query_one(SkillList)
+        assert "escape" not in await footer_keys(pilot, "escape")
+
+
+async def test_esc_clear_fits_the_footer_beside_unpin_at_any_width(home, tmp_path):
+    """esc Clear, shown while a filter is set, takes the place of / Filter where both do not fit beside
+    p Unpin, c Curate and ? Help (at 80 columns ? Help was cut to ? Hel); / still focuses the filter."""
+    seed_skills(home)
+    home.curator.pin("tomato-care")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_skills(pilot)
+        await pilot.press("slash", *"tomato", "enter")
+        await settle(pilot)
+        assert screen.current.name == "tomato-care"
+        for width, listed in ((120, True), (92, True), (91, False), (82, False), (81, False), (80, False)):
+            await pilot.resize_terminal(width, 24)
+            shown = await footer_labels(pilot, "slash", "escape", "p", "question_mark")
+            assert shown == {"escape": "Clear", "p": "Unpin", "question_mark": "Help"} | (
+                {"slash": "Filter"} if listed else {}
+            ), width
+            keys = app.screen.query(FooterKey)
+            drawn = {k.key: k.region for k in keys if not k.has_class("-command-palette")}
+            palette = min(k.region.x for k in keys if k.has_class("-command-palette"))
+            assert all(region.right <= palette for region in drawn.values()), (
+                width,
+                sorted((r.right, k) for k, r in drawn.items()),
+                palette,
+            )
+        await pilot.press("slash")
+        await settle(pilot)
+        assert screen.focused is screen.query_one("#skills-filter", Input)

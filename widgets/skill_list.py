@@ -199,10 +199,11 @@ class SkillList(RowTable):
         for column in self.COLUMNS:
             self.add_column(column, key=column)
 
-    def show(self, skills: list[SkillRow], of: tuple[int, int] | None = None) -> None:
+    def show(self, skills: list[SkillRow], of: tuple[int, int] | None = None, top: bool = False) -> None:
         """Replace the rows, keeping the cursor on the same skill when it is still listed (by its folder, else
         by its name: archiving or restoring moves the folder), else on its place in the list. ``of``: how
-        many skills and archived copies a filter chose them from (``counted``)."""
+        many skills and archived copies a filter chose them from (``counted``); ``top``: the cursor on the
+        first row instead (a new filter's best match)."""
         current, at = self.current, self.cursor_row
         theme = self.app.current_theme  # state colours from the theme, so they read well on light ones too
         state_styles = {"active": theme.success or "", "stale": theme.warning or "", "archived": "dim"}
@@ -225,7 +226,9 @@ class SkillList(RowTable):
         self.border_title = counted(skills, of)
         # the same row, else the same skill by name (archived or restored, its folder moved)
         key = current and (current.key if current.key in self.rows_by_key else self.key_of(current.name))
-        if key:
+        if top and skills:
+            self.move_cursor(row=0)
+        elif key:
             self.move_cursor(row=self.get_row_index(key))
         elif current and skills:  # gone (Hermes deleted it): the row that takes its place, not the top one
             self.move_cursor(row=min(at, len(skills) - 1))

@@ -214,6 +214,7 @@ class LedgerDialog(Dialog[str | None]):
 # palette's key (12 cells, at the right) leaves them 68 at 80 columns. (Without Unpin they end at 67,
 # but c coming and going with the cursor would move a, p, l and ? about.)
 FOOTER_ROOM = 81  # columns from which the footer holds every skill key beside c Curate and p Unpin
+FILTER_ROOM = FOOTER_ROOM + 11  # from here / Filter (10 cells) keeps its place beside esc Clear (11) too
 
 
 class SkillsScreen(WorkbenchScreen):
@@ -226,7 +227,12 @@ class SkillsScreen(WorkbenchScreen):
         "rollback ask first. " + PROVENANCE_NOTE + " " + WHERE_RECORDED + "."
     )
     BINDINGS = [
-        Binding("slash", "focus_filter", "Filter", key_display="/", priority=True),
+        # / listed but while a filter is set below FILTER_ROOM, where esc Clear takes its place (p Unpin and
+        # ? Help keep theirs at 80 columns, and c Curate from FOOTER_ROOM); its unlisted twin answers always
+        Binding("slash", "listed_filter", "Filter", key_display="/", priority=True),
+        Binding("slash", "focus_filter", "Filter", key_display="/", priority=True, show=False),
+        # shown while a filter is set (check_action): in the box its own escape clears it
+        Binding("escape", "clear_filter", "Clear", tooltip="Clear the filter: every skill again"),
         Binding("d", "dry_run", "Dry run", tooltip="Show what a curator run would change, then apply exactly that"),
         Binding("c", "curate", "Curate", tooltip="Run the curator now (shows its changes, then asks)"),
         Binding("a", "archive", "Archive"),
@@ -321,12 +327,23 @@ class SkillsScreen(WorkbenchScreen):
         self.load_skills()
 
     @on(Input.Changed, "#skills-filter")
-    def _apply_filter(self) -> None:
+    def _filter_changed(self, event: Input.Changed) -> None:
+        """A new filter puts the cursor (and the detail pane) on its best match, the first row; an emptied one
+        keeps it on the skill it was on."""
+        self._apply_filter(best=bool(event.value.strip()))
+        self.refresh_bindings()  # (esc Clear, while a filter is set)
+
+    def _apply_filter(self, best: bool = False) -> None:
         archived = sum(1 for row in self.all_rows if row.state == "archived")
         self.skill_list.show(
             fuzzy_filter(self.all_rows, self.query_one("#skills-filter", Input).value),
             of=(len(self.all_rows) - archived, archived),
+            top=best,
         )
+
+    def action_clear_filter(self) -> None:
+        """Escape on the list: every skill again, the cursor kept on the skill it was on."""
+        self.query_one("#skills-filter", Input).value = ""
 
     @on(Input.Submitted, "#skills-filter")
     def _filter_submitted(self) -> None:
@@ -411,6 +428,9 @@ class SkillsScreen(WorkbenchScreen):
     def action_focus_filter(self) -> None:
         self.focus_box()
 
+    def action_listed_filter(self) -> None:
+        self.focus_box()
+
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         """The footer says what each key will do to the selected skill: ``a Archive`` on one that is not
         archived, ``r Restore`` in its place on one that is (the other hidden, and doing nothing), ``p``
@@ -418,9 +438,13 @@ class SkillsScreen(WorkbenchScreen):
         all the same); with none selected, ``a`` and ``p`` dimmed. ``a`` on a pinned skill stays: it
         says how to unpin it. (Hidden, not dimmed: at 80 columns the footer has no room for both.) Below
         ``FOOTER_ROOM`` columns, on a pinned skill, the key that does nothing to it leaves the footer to an
-        unlisted twin (``unlisted``), so ``c Curate`` keeps its place."""
+        unlisted twin (``unlisted``), so ``c Curate`` keeps its place. While a filter is set, ``esc Clear``
+        is shown, in the place of ``/ Filter`` below ``FILTER_ROOM`` columns (its unlisted twin answers)."""
         if action == "unlisted":
             return self._key_state(parameters[0]) if self._left_out(parameters[0]) else False
+        if action in ("clear_filter", "listed_filter"):
+            filtered = bool(self.is_mounted and self.query_one("#skills-filter", Input).value)
+            return filtered if action == "clear_filter" else not filtered or self.size.width >= FILTER_ROOM
         if action not in SKILL_KEYS:
             return True
         state = self._key_state(action)
@@ -430,7 +454,10 @@ class SkillsScreen(WorkbenchScreen):
         """Whether the footer leaves ``action``'s key out (``check_action``): a key that does nothing to
         the pinned skill selected (a refused archive, a dimmed pin), where it is too narrow for it all."""
         skill = self.current if self.is_mounted else None
-        if skill is None or not skill.pinned or self.size.width >= FOOTER_ROOM:
+        if skill is None or not skill.pinned:
+            return False
+        filtered = bool(self.query_one("#skills-filter", Input).value)  # (esc Clear is a cell wider than / Filter)
+        if self.size.width >= FOOTER_ROOM + filtered:
             return False
         archived = skill.state == "archived"
         return action in ("pin", "unpin") if archived else action == "archive"
@@ -505,7 +532,8 @@ class SkillsScreen(WorkbenchScreen):
         self._on_skill("unpin", lambda name: self.home.curator.unpin(name))
 
     def on_resize(self) -> None:
-        self.refresh_bindings()  # (below FOOTER_ROOM, a key that does nothing to a pinned skill leaves the footer)
+        self.refresh_bindings()  # (below FOOTER_ROOM, a key that does nothing to a pinned skill leaves the
+        # footer; below FILTER_ROOM, / Filter leaves it to esc Clear while a filter is set)
 
     def action_unlisted(self, action: str) -> None:
         getattr(self, f"action_{action}")()
