@@ -15,7 +15,7 @@ from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
 from tests.screens_seed import open_mode, screen_text
 from tests.test_skills_support import write_skill
-from tests.test_timeline import learn
+from tests.test_timeline import REVIEW, learn
 from tests.tui_support import footer_keys, footer_labels, make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
 from workbench.screens.approvals import ApprovalsScreen
@@ -302,7 +302,8 @@ async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_
         await settle(pilot)
         await wait_for(pilot, lambda: "revert of row 4" in shown(screen)[0], what="the revert on the timeline")
         assert "Hand-written note" not in home.memory.entries("memory")
-        undo = screen.query_one(TimelineList).current[0].id
+        assert screen.query_one(TimelineList).current[0].id == 4  # (the row reverted keeps the cursor)
+        undo = next(row.id for row in screen.rows if row.summary.startswith("revert of row 4"))
         # the row it undid is marked, dimmed, and its detail line names the undo
         assert [w for w in shown(screen) if "Hand-written note" in w] == [
             "revert of row 4: MEMORY − 'Hand-written note'",
@@ -392,18 +393,24 @@ async def test_a_support_file_written_by_another_program_appears_on_the_timeline
         )
 
 
-async def test_new_changes_are_followed_on_top_and_counted_lower_down(home, tmp_path):
-    """On the first row the view follows what arrives; on another row the cursor stays on its row
-    and the title says how many arrived above, until the cursor goes back to the top."""
+async def test_the_cursor_keeps_its_row_as_new_changes_arrive_and_the_title_counts_them(home, tmp_path):
+    """The cursor stays on its row, the first one included (it followed new changes from there, so a key
+    pressed next acted on a row the user had not chosen), and the title says how many arrived above,
+    until the cursor goes back to the top."""
     for n in range(3):
         home.memory.add("memory", f"older fact {n}", ToolContext(actor="user"))
     async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         table = screen.query_one(TimelineList)
         table.focus()
+        top = table.current[0].id
         home.memory.add("memory", "arrived while on top", ToolContext(actor="agent"))
         await wait_for(pilot, lambda: "arrived while on top" in shown(screen)[0], what="the new row")
-        assert table.cursor_row == 0 and "new above" not in str(table.border_title)
+        await wait_for(pilot, lambda: "1 new above" in str(table.border_title), what="the count")
+        assert table.current[0].id == top and table.cursor_row == 1
+        await pilot.press("home")
+        await settle(pilot)
+        assert "new above" not in str(table.border_title)
         await pilot.press("down", "down")
         await settle(pilot)
         watched = table.current[0].id
@@ -414,6 +421,30 @@ async def test_new_changes_are_followed_on_top_and_counted_lower_down(home, tmp_
         await pilot.press("home")
         await settle(pilot)
         assert table.cursor_row == 0 and "new above" not in str(table.border_title)
+
+
+async def test_rows_arriving_under_a_revert_question_leave_the_cursor_on_the_row_asked_about(home, tmp_path):
+    """r on the first row, then a group written while its question was open: the cursor and the detail
+    pane moved to the new group, under the dialog that named the row chosen (user trial)."""
+    for n in range(3):
+        home.memory.add("memory", f"older fact {n}", ToolContext(actor="user"))
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        table.focus()
+        chosen = table.current[0].id
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the question")
+        assert f"will revert row {chosen} " in pilot.app.screen.detail
+        for n in "ab":  # one group of two rows, as a background review writes them
+            home.memory.add("memory", f"group fact {n}", REVIEW)
+        await settle(pilot)
+        assert table.current[0].id == chosen
+        await pilot.press("n")  # no: the screen catches up on what arrived, the cursor kept on its row
+        await wait_for(pilot, lambda: any("group fact" in what for what in shown(screen)), what="the new rows")
+        await settle(pilot)
+        assert table.current[0].id == chosen
+        assert f"row {chosen}" in str(screen.query_one("#timeline-detail").render())
 
 
 async def test_a_summary_too_long_for_the_table_ends_with_an_ellipsis_at_its_edge(home, tmp_path):

@@ -3,8 +3,8 @@
 Data in by ``show(rows, titles, collapsed)`` (engine ``timeline.Row`` objects, group
 titles by key, the set of collapsed groups); out by ``Highlighted`` (a row or a group
 key) and ``NearEnd`` (the cursor is close to the last loaded row: load older ones). On
-its first row the cursor follows new changes; lower down it stays put, and the title
-counts the changes that arrived above it.
+any row the cursor stays on that row (by its id, or its group) as new changes arrive, and
+the title counts those that arrived above it (``home`` goes to them).
 Every cell is literal text, never markup.
 """
 
@@ -59,15 +59,16 @@ class TimelineList(RowTable):
     def show(self, rows: list, titles: dict[str, str], collapsed: set[str], *, arrived: bool = False) -> None:
         """Replace the table; a group sits where its newest row is, its rows under it unless collapsed.
 
-        On the first row, the cursor stays on the first row, so the view follows new changes
-        as they come; on any other, it stays on its row, and the title counts the rows that
-        arrived above it since (``home`` goes to them). Only ``arrived`` rows count: not
-        those an older page or a cleared filter brings into the list."""
+        The cursor stays on its row (its id, or its group's header), the first row included: a
+        view that followed new changes from there moved the row under a key just pressed (``r``,
+        its question open) to a group Hermes wrote meanwhile. The title counts the rows that
+        arrived above it since (``home`` goes to them). Only ``arrived`` rows count: not those an
+        older page or a cleared filter brings into the list. A row no longer listed (filtered
+        out): the first row."""
         self.shown = (rows, titles, collapsed)
         self.columns["session"].width = self._session_cells(rows)
         self.what_cells = self._room_for_what(rows, collapsed)
         current = self.current_key
-        following = self.row_count == 0 or self.cursor_row == 0
         ids = {row.id for row in rows}
         if arrived and self.known:
             self.unseen |= ids - self.known
@@ -103,7 +104,7 @@ class TimelineList(RowTable):
         self.measure_columns()
         self.loaded = f"{len(rows)} change{'s' * (len(rows) != 1)} loaded"
         keys = list(self.rows_by_key) + list(self.group_by_key)
-        if following or current not in keys:
+        if current not in keys:
             self.unseen.clear()
             self.move_cursor(row=0)
             self.scroll_home(animate=False)
