@@ -582,6 +582,34 @@ async def test_a_pending_add_that_would_overflow_is_shown_before_approval_and_re
         assert memory.path("memory").read_text(encoding="utf-8") == before and gated.approvals.count() == 1
 
 
+async def test_the_edit_box_opened_after_a_refusal_is_not_covered_by_its_notice(gated, tmp_path):
+    """At 80x24 `a` on an add that no longer fits said its long refusal in a notice too (the status line
+    cut it); `e` next opened the edit box under that notice, which hid the draft, the gauge and the
+    `over by` line for seconds. The box says the refusal itself, so the notice goes as it opens."""
+    memory = gated.memory
+    stage(gated, "A long proposed fact: " + "y" * 378)
+    while memory.usage("memory").chars < 1880:
+        memory.add("memory", f"filler {memory.usage('memory').chars:04d} " + "z" * 80, ToolContext(actor="user"))
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await open_approvals(pilot)
+        budget = app.screen.query_one("#budget", CapacityGauge)
+        await wait_for(pilot, lambda: budget.display, what="the budget after")
+        await pilot.press("a", "y")
+        await wait_for(
+            pilot,
+            lambda: any("Not applied, still pending" in n.message for n in app._notifications),
+            what="the refusal said whole",
+        )
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the edit box")
+        await settle(pilot)
+        assert not any("Not applied" in n.message for n in app._notifications)
+        text = screen_text(app)
+        assert "As it stands it would be refused" in text and "over by" in text
+        assert "y" * 40 in text  # the draft
+
+
 async def test_a_pending_add_longer_than_the_whole_store_says_so_as_the_cli_does(gated, tmp_path):
     """The store's limit was lowered below a staged entry's length: no consolidation can make room, and
     the pane and `a` say so in the engine's words, the very words `pending show` and `pending approve`

@@ -28,6 +28,7 @@ from textual import events, on
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.message import Message
+from textual.notifications import Notification
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
@@ -35,7 +36,6 @@ from textual.widgets import Footer, Input, Static, TextArea
 
 from engine.db import in_app_words
 from engine.events import Event
-from engine.textsafety import visible
 from widgets.header import WorkbenchHeader
 from widgets.literal import cut_cells, literal
 from widgets.narration import NarrationLine
@@ -79,6 +79,8 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
     HELP = ""
     SEARCH_BOX = ""  # the id of the screen's search box, which text pasted over its lists goes to
     _status_timer: Timer | None = None
+    status_notice: Notification | None = None  # the notice saying whole what the status line cut (a dialog takes
+    # it down as it opens: ``Dialog.on_mount``)
     stale = False  # an engine event asked for a reload while the screen was hidden
 
     @property
@@ -208,7 +210,9 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         lines = literal(message).wrap(width)
         if len(lines) <= STATUS_LINES:
             return message
-        self.app.notify(visible(message), severity="error" if error else "information", timeout=20, markup=False)
+        self.status_notice = self.workbench.notice(
+            message, title="", severity="error" if error else "information", timeout=20
+        )
         width = max(width - min(TOAST_WIDTH, self.size.width // 2) - 2, len(STATUS_CUT) + 10)
         lines = literal(message).wrap(width)
         kept = [line.plain.rstrip() for line in lines[:STATUS_LINES]]

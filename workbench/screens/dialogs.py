@@ -49,10 +49,17 @@ class Dialog(DismissOnce, ResultsFromWorkers, ModalScreen[Result]):
     def on_mount(self) -> None:
         """Textual runs this besides a subclass's own ``on_mount``. The information notices up as a dialog
         opens (the outcome of the action before, read by now: "Skill 'x' pinned.") go, so none covers its
-        last rows at 80x24; warnings and errors stay, as does what the dialog's own actions say."""
+        last rows at 80x24, and so does the whole text of a status line the screens below cut (a refused
+        approval's advice covered the draft, the gauge and `over by` of the edit `e` opened next: the box
+        says the refusal itself); other warnings and errors stay, as does what the dialog's own actions say."""
         for notification in list(self.app._notifications):
             if notification.severity == "information":
                 self.app._unnotify(notification)
+        for screen in self.app.screen_stack:
+            notice = getattr(screen, "status_notice", None)  # (``WorkbenchScreen``'s)
+            if notice is not None and notice in self.app._notifications:
+                self.app._unnotify(notice)
+                screen.status_notice = None
 
 
 @dataclass(frozen=True)
