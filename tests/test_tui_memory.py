@@ -1241,3 +1241,21 @@ async def test_the_snapshot_title_shows_its_time_whole_at_80_columns(home, tmp_p
         assert title in screen_text(app)
         if size == (120, 40):
             assert title == "MEMORY in the prompt · built 12:00:00 UTC or later"
+
+
+async def test_tab_then_enter_at_once_in_the_conflict_box_keeps_mine(home, tmp_path):
+    """Tab and Enter sent together moved the focus to Keep mine, but the Enter did nothing: the box stayed
+    open and nothing was saved, though a fast typist believed it had (a second Enter, or one 0.5 s later,
+    worked)."""
+    home.memory.add("memory", "Old wording")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "e", select=0)
+        home.memory.replace("memory", "Old wording", "Their wording", AGENT)
+        await save(pilot, dialog, "My wording")
+        assert dialog.conflict is not None
+        for key, character in (("tab", "\t"), ("enter", "\r")):  # as a terminal sends them together: no pause
+            app.post_message(events.Key(key, character))
+        await wait_for(pilot, lambda: app.screen is not dialog, what="the box closed")
+        assert home.memory.entries("memory") == ["My wording"]

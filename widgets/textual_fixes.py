@@ -34,10 +34,13 @@ box's own bindings in its own queue, as the key arrives, in the order typed. (Pr
 bindings were checked before the key reached the box, as before; the box's bindings came
 first in the chain after them anyway.) Esc, whose bindings (leave the box, cancel, close
 an editor) are the screen's, runs them the same way, as it arrives: a digit typed right after
-it is otherwise already in the box's queue and typed into it. The keys queued behind that Esc,
-and any that reach a box the focus has left, go where the focus is now; when the Esc opened a
-question over the box (discard a changed draft?), they are dropped, never typed into the draft
-behind it nor taken as its answer.
+it is otherwise already in the box's queue and typed into it. So do tab and shift+tab (the
+screen's focus keys; not in a box that indents with tab): a conflict's Tab then Enter, sent
+together, typed the Enter into the draft as a new line, and Keep mine, focused a moment
+later, was never pressed. The keys queued behind that Esc or tab, and any that reach a box
+the focus has left, go where the focus is now; when the Esc opened a question over the box
+(discard a changed draft?), they are dropped, never typed into the draft behind it nor taken
+as its answer.
 
 A ``FooterKey`` starts ``compact`` (its reactive's default) without the ``-compact`` class,
 which its watcher adds once it is mounted, restyling the key; the footer then binds the key's
@@ -90,6 +93,10 @@ def _keys_in_order(on_key):
                 event.stop()
                 event.prevent_default()
                 return
+        if event.key in FOCUS_KEYS and not _indents(self) and await self.app._check_bindings(event.key):
+            event.stop()  # the focus moved on before the next key: it goes where the focus is now
+            event.prevent_default()
+            return
         if event.key == "escape" and await self.app._check_bindings("escape"):  # leave the box before the next key
             event.stop()
             event.prevent_default()
@@ -99,6 +106,14 @@ def _keys_in_order(on_key):
         await on_key(self, event)
 
     return handle
+
+
+FOCUS_KEYS = ("tab", "shift+tab")  # the screen's focus_next / focus_previous, unless the box indents with tab
+
+
+def _indents(box: Widget) -> bool:
+    """Whether tab is text in the box (a code editor's indent) rather than the key to the next widget."""
+    return isinstance(box, TextArea) and box.tab_behavior == "indent"
 
 
 def _covered(box: Widget) -> bool:
