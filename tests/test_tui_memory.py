@@ -870,6 +870,12 @@ async def test_a_conflict_with_a_removal_says_removed_and_keep_mine_adds_the_dra
         dialog = await draft_of_an_entry_removed_meanwhile(pilot, home)
         said = str(dialog.query_one("#error", Static).content)
         assert "another writer removed this entry" in said and "replaces theirs" not in said
+        # the note over the draft said "Saving will show both versions first": theirs has none
+        on_disk = dialog.query_one("#on-disk", Static)
+        await wait_for(pilot, lambda: "removed this entry" in str(on_disk.content), what="the note over the draft")
+        note = str(on_disk.content)
+        assert "both versions" not in note
+        assert "keep mine adds your draft back as an entry, take theirs leaves it removed" in note
         await pilot.click("#keep-mine")
         await wait_for(pilot, lambda: app.screen is not dialog, what="the save")
     assert home.memory.entries("memory") == ["My wording"]

@@ -746,13 +746,14 @@ class _OnDisk:
             memory.duplicate_threshold(),
         )
         note = None
-        if moved:
-            now = (
-                f"another writer changed this entry to “{one_line(theirs, 160)}”"
+        if moved:  # (a removal leaves no version of theirs to show: what saving does then is said)
+            note = (
+                f"Changed on disk since you opened it: another writer changed this entry to “{one_line(theirs, 160)}”. "
+                "Saving will show both versions first."
                 if theirs is not None
-                else "another writer removed this entry"
+                else "Changed on disk since you opened it: another writer removed this entry. Saving will ask "
+                "first: keep mine adds your draft back as an entry, take theirs leaves it removed."
             )
-            note = f"Changed on disk since you opened it: {now}. Saving will show both versions first."
         elif entries != self.opened:
             note = (
                 f"Changed on disk since you opened it: other {TITLES[self.target]} entries changed "
