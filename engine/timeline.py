@@ -632,7 +632,10 @@ def unrevertable_lines(preview: dict[str, Any]) -> list[str]:
     why``): said as it stands, not as what a revert "will" do."""
     return _newest_first(
         [
-            *((r["id"], f"row {r['id']} ({r['summary']}): {r['error']}") for r in preview["refused"]),
+            *(
+                (r["id"], f"row {r['id']} ({r['summary']}): {row_reason(r['id'], r['error'])}")
+                for r in preview["refused"]
+            ),
             *((s["id"], f"row {s['id']} ({s['summary']}): {s['reason']}") for s in preview["skipped"]),
         ]
     )
@@ -643,13 +646,26 @@ def outcome_lines(result: dict[str, Any]) -> list[str]:
     return _revert_lines(result["reverted"], result["refused"], result["skipped"], ("reverted", "refused", "left"))
 
 
+def row_reason(row_id: int, error: str) -> str:
+    """A row's refusal as its line says it, after ``row ID (its summary):``: a memory undo's refusal is a
+    whole message (``Cannot undo row 135: <why>. Nothing was changed.``, as ``memory undo`` says it), which
+    there named the row twice and, in a group whose other rows were reverted, said nothing changed."""
+    reason = str(error).removeprefix(f"Cannot undo row {row_id}: ")
+    if reason != error:
+        reason = reason.removesuffix(" Nothing was changed.").rstrip().removesuffix(".")
+    return reason
+
+
 def _revert_lines(changed: list, refused: list, skipped: list, verbs: tuple[str, str, str]) -> list[str]:
     """``VERB row ID (its summary): what reverting it does`` (or why it is refused or left) for each row."""
     change, refuse, leave = verbs
     return _newest_first(
         [
             *((c["id"], f"{change} row {c['id']} ({c['summary']}): {c['undo']}") for c in changed),
-            *((r["id"], f"{refuse} row {r['id']} ({r['summary']}): {r['error']}") for r in refused),
+            *(
+                (r["id"], f"{refuse} row {r['id']} ({r['summary']}): {row_reason(r['id'], r['error'])}")
+                for r in refused
+            ),
             *((s["id"], f"{leave} row {s['id']} ({s['summary']}): {s['reason']}") for s in skipped),
         ]
     )

@@ -174,6 +174,30 @@ def test_a_partly_refused_revert_prints_what_it_changed_on_stdout(home, capsys):
     assert out == "" and "refused " in err
 
 
+def test_a_refused_rows_line_names_it_once_and_says_nothing_changed_only_where_true(home, capsys):
+    """A refused memory row's line repeated the row and ended as if the whole revert changed nothing:
+    "refused row 3 (MEMORY + '…'): Cannot undo row 3: … Nothing was changed.", under a row it reverted."""
+    from workbench.cli import main
+
+    learn(home)
+    home.memory.replace(
+        "memory", "Deploys go through staging", "Deploys go straight to prod", ToolContext(actor="user")
+    )
+    newest, _ = (row.id for row in Timeline(home).rows_of("review:s1:7"))
+    home.close()
+    assert main(["--home", str(home.root), "revert", "review:s1:7", "--dry-run"]) == 1
+    out, _ = capsys.readouterr()
+    assert (
+        f"would refuse row {newest} (MEMORY + 'Deploys go through staging'): the entry it wrote is no longer "
+        "in MEMORY.md (it was changed or removed since)\n" in out
+    )
+    assert "Cannot undo" not in out and "Nothing was changed" not in out
+    assert main(["--home", str(home.root), "revert", "review:s1:7"]) == 1
+    out, err = capsys.readouterr()
+    assert f"refused row {newest} (MEMORY + 'Deploys go through staging'): the entry it wrote" in out + err
+    assert "Cannot undo" not in out + err and "Nothing was changed" not in out + err
+
+
 def test_an_approved_proposal_row_names_its_proposer(home):
     home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
     home.reload_config()

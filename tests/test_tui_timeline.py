@@ -325,6 +325,23 @@ async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_
         assert "Reverted 1 change. Refused: row 3:" in status
 
 
+async def test_a_row_revert_refusal_says_its_reason_once(home, tmp_path):
+    """ "Nothing to revert: row 4 (…): Cannot undo row 4: … Nothing was changed." said it twice."""
+    learn(home)
+    home.memory.replace("memory", "Hand-written note", "Hand-written note, edited", ToolContext(actor="user"))
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "MEMORY + 'Hand-written note'")
+        row = screen.query_one(TimelineList).current[0].id
+        await pilot.press("r")
+        status = screen.query_one("#status")
+        await wait_for(pilot, lambda: "Nothing to revert" in str(status.render()), what="the refusal")
+        assert str(status.render()).strip() == (
+            f"Nothing to revert: row {row} (MEMORY + 'Hand-written note'): the entry it wrote is no longer in "
+            "MEMORY.md (it was changed or removed since)."
+        )
+
+
 async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(home, tmp_path):
     """Record rows in a group were missing from the question, and when nothing else was left
     their reasons ran together: "Nothing to revert. 5: a record … 6: a record …"."""
