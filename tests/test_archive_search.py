@@ -307,6 +307,9 @@ def test_near_reads_as_the_words_it_groups_as_a_dangling_operator_is_dropped(hom
         ("NEAR(", "Nothing was searched: NEAR in capitals is an operator"),
         ("OR AND", "Nothing was searched: OR and AND in capitals are operators"),
         ("(((", "Nothing was searched: the query holds no word to look for (punctuation is not searched)."),
+        # CJK and full-width punctuation as ASCII's: "「" said "No messages match '「'"
+        ("「", "Nothing was searched: the query holds no word to look for (punctuation is not searched)."),
+        ("（。、！…～」", "Nothing was searched: the query holds no word to look for (punctuation is not searched)."),
     ],
 )
 def test_a_query_with_nothing_to_search_is_refused_not_answered_no_matches(home, query, said):

@@ -429,6 +429,24 @@ async def test_punctuation_alone_says_nothing_was_searched_as_the_cli_does(home,
         assert "Nothing was searched" not in screen_text(app) and results.border_title != "nothing searched"
 
 
+async def test_cjk_punctuation_alone_says_nothing_was_searched_as_ascii_punctuation_does(home, tmp_path):
+    """``(`` said punctuation is not searched, but ``「`` said "No messages match '「'"."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash")
+        screen.query_one("#sessions-search", Input).value = "「"  # (as an input method enters it)
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "「", what="the search's answer")
+        await settle(pilot)
+        assert results.unsearched == home.archive.nothing_searched("(", prefix=True)
+        assert "No messages match" not in screen_text(app) and results.border_title == "nothing searched"
+        screen.query_one("#sessions-search", Input).value = "「 東京"  # a CJK word beside it is searched as before
+        await wait_for(pilot, lambda: results.query == "「 東京" and results.hits, what="its hits")
+        assert results.unsearched is None
+
+
 async def test_a_column_filter_typed_as_in_fts5_is_said_over_the_results(home, tmp_path):
     """``role:user`` searched the words role and user with no word of it on the screen."""
     seed_sessions(home)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from ..values import decoded_calls, storable
@@ -44,7 +45,23 @@ FIELD_NAMES = frozenset(
 )
 _NEAR_DISTANCE = re.compile(r"(\bNEAR\s*\([^()]*?),\s*\d+\s*\)")  # NEAR(a b, 5): the 5 is no term
 _BAREWORD = re.compile(r"^[A-Za-z0-9_\u0080-\U0010ffff]+$")
-_WORDLIKE = re.compile(r"[^\W_]|[\u0080-\U0010ffff]", re.UNICODE)
+
+
+def _wordlike(text: str) -> bool:
+    """Whether ``text`` holds something to search for: a letter or digit, or a character past ASCII that
+    is not punctuation (an emoji, a symbol such as →). Punctuation is never searched, ASCII (``(``, ``!``)
+    and CJK or full-width alike (``「``, ``。``, ``（``, ``！``, ``…``): those were searched as text, so ``「``
+    said no message matched it where ``(`` said punctuation is not searched."""
+    return any(char.isalnum() or (not char.isascii() and not _punctuation(char)) for char in text)
+
+
+def _punctuation(char: str) -> bool:
+    """A punctuation mark (Unicode's P categories), or a full-width form of ASCII punctuation or of a
+    symbol ASCII has (``～``, ``＄``, ``＿``): as ``~``, ``$`` and ``_`` are, no word to search."""
+    if unicodedata.category(char).startswith("P"):
+        return True
+    folded = unicodedata.normalize("NFKC", char)
+    return folded != char and folded.isascii() and not any(c.isalnum() for c in folded)
 
 
 def contains_cjk(text: str) -> bool:
@@ -90,7 +107,7 @@ def _read(text: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], lis
     for part in parts:
         if len(part) >= 2 and part.startswith('"') and part.endswith('"'):
             inner = " ".join(part[1:-1].split())
-            if _WORDLIKE.search(inner):
+            if _wordlike(inner):
                 tokens.append(Token(inner, phrase=True))
             continue
         for raw in _SYNTAX.sub(" ", _NEAR_DISTANCE.sub(r"\1)", part)).split():
@@ -101,7 +118,7 @@ def _read(text: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], lis
                 near = True
             elif raw in OPERATORS:
                 tokens.append(Token(raw, operator=True))
-            elif _WORDLIKE.search(word):
+            elif _wordlike(word):
                 tokens.append(Token(word, prefix=is_prefix))
     if prefix:  # the last word typed, even before an operator still dangling ("deploy AND")
         last = next((i for i in range(len(tokens) - 1, -1, -1) if not tokens[i].operator), None)
