@@ -795,3 +795,27 @@ def test_fts_syntax_read_as_words_is_said_lower_case_near_and_column_filters(hom
     ):
         note = archive.search_note(text) or ""
         assert "filter" not in note and "lower case" not in note, text
+
+
+def test_half_width_katakana_that_find_nothing_say_to_try_the_full_width_form(home):
+    """``ﾀﾜｰ`` found nothing, with no hint that ``タワー``, as the message is written, would match."""
+    home.archive.create_session("jp")
+    home.archive.append_messages("jp", [{"role": "user", "content": "東京タワーに行きたい"}])
+    assert home.archive.search("ﾀﾜｰ") == [] and [h.session_id for h in home.archive.search("タワー")] == ["jp"]
+    assert home.archive.no_match_hint("タワー") is None and home.archive.no_match_hint("tower") is None
+    home.close()
+    proc = subprocess.run(
+        workbench_cmd("sessions", "search", "ﾀﾜｰ", "--home", str(home.root)), capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert (
+        "no matches for 'ﾀﾜｰ'; half-width katakana are searched as typed, so only text written half-width "
+        "matches: try 'タワー'" in proc.stdout
+    )
+    proc = subprocess.run(
+        workbench_cmd("sessions", "search", "ﾀﾜｰ", "--json", "--home", str(home.root)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert json.loads(proc.stdout)["hint"].endswith("try 'タワー'")

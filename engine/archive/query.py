@@ -68,6 +68,19 @@ def contains_cjk(text: str) -> bool:
     return bool(CJK_CHAR.search(text))
 
 
+HALF_WIDTH_KANA = re.compile("[\uff61-\uff9f]+")  # half-width katakana and their marks (ﾀﾜｰ, ﾊﾞ, ｡)
+
+
+def half_width_hint(query: str) -> str | None:
+    """For a query that found nothing: that its half-width katakana were searched as typed, which only
+    text written half-width holds, with the query in full-width kana to try (``ﾀﾜｰ``: ``タワー``; the
+    index keeps each message's text as written, so the forms are not folded together), else None."""
+    full = HALF_WIDTH_KANA.sub(lambda run: unicodedata.normalize("NFKC", run.group()), query)
+    if full == query:
+        return None
+    return f"half-width katakana are searched as typed, so only text written half-width matches: try {full!r}"
+
+
 @dataclass(frozen=True)
 class Token:
     text: str  # the words, without quotes or a trailing *

@@ -47,6 +47,7 @@ from .query import (
     bigram_match,
     contains_cjk,
     escaped_forms,
+    half_width_hint,
     like_escape,
     negated,
     parse,
@@ -170,6 +171,11 @@ class SearchMixin(LineageMixin):
             return None
         note = parsed.note or "Nothing was searched: the query holds no word to look for (punctuation is not searched)."
         return note if note.startswith("Nothing was searched") else f"Nothing was searched. {note}"
+
+    @staticmethod
+    def no_match_hint(query: str) -> str | None:
+        """What to try when ``query`` found nothing, for both skins, else None (``half_width_hint``)."""
+        return half_width_hint(query)
 
     def search_note(self, query: str, hits: Iterable[SearchHit] = (), *, prefix: bool = False) -> str | None:
         """What the user should know about ``hits`` for ``query``, else None: part of the query not

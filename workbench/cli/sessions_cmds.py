@@ -179,7 +179,9 @@ def search_sessions(home: Home, args) -> Output:
     note = home.archive.search_note(args.query, hits, prefix=args.prefix)
     # Whole words only: `t` finds no word "t" while the TUI, searching as you type, lists what starts with it.
     widens = not hits and not args.prefix and bool(home.archive.search(args.query, limit=1, role=roles, prefix=True))
-    hint = "words that start with the last one match with --prefix" if widens else None
+    hints = ["words that start with the last one match with --prefix" if widens else None]
+    hints.append(home.archive.no_match_hint(args.query) if not hits else None)
+    hint = "; ".join(filter(None, hints)) or None
     data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits), "note": note}
     if hint:
         data["hint"] = hint

@@ -81,6 +81,7 @@ class SearchDone(Message):
     note: str | None = None
     again: bool = False  # the same query searched again because the archive changed
     unsearched: str | None = None  # why nothing was searched (``nothing_searched``): no hits, and no "no match"
+    hint: str | None = None  # what to try instead, when nothing matched (``no_match_hint``)
 
 
 @dataclass
@@ -369,19 +370,20 @@ class SessionsScreen(SessionActions):
 
     @work(thread=True, exit_on_error=False, group="search")
     def search(self, query: str, again: bool = False) -> None:
-        rows, error, note, unsearched = [], None, None, None
+        rows, error, note, unsearched, hint = [], None, None, None, None
         try:  # the hits alone: their sessions' match counts follow (count_matches), so no key waits for them
             archive = self.home.archive
             if unsearched := archive.nothing_searched(query, prefix=True):  # (the CLI's words: not "no match")
                 return
             hits = archive.search(query, limit=SEARCH_LIMIT + 1, prefix=True)  # (one more: whether others matched)
             rows, note = [list_hit(hit) for hit in hits], archive.search_note(query, hits[:SEARCH_LIMIT], prefix=True)
+            hint = None if hits else archive.no_match_hint(query)  # (the CLI's words after "no matches")
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
             error = exc.in_app
         except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed: as the CLI says it
             error = self.home.explain(exc)
         finally:
-            self.post_message(SearchDone(query, rows, error, note, again, unsearched))
+            self.post_message(SearchDone(query, rows, error, note, again, unsearched, hint))
 
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
@@ -404,6 +406,7 @@ class SessionsScreen(SessionActions):
             again=message.again,
             error=message.error,
             unsearched=message.unsearched,
+            hint=message.hint,
         )
         shown = {h.session_id for h in hits} | {sid for h in hits for sid in h.segments}
         # ("not a hit: enter opens the highlighted one": with no hits there is none to open, and the
