@@ -561,3 +561,21 @@ def test_an_id_below_one_is_refused_without_sqlites_bound(tmp_path, argv, said, 
 
     assert main(["--home", str(tmp_path / "h"), "--json", *argv]) == 2
     assert json.loads(capsys.readouterr().out)["error"].endswith(said)
+
+
+def test_a_quoting_hint_for_text_with_a_bidi_control_runs_as_shown_when_copied(home):
+    """The hint showed the query's bidi override as `<U+202E>`, a placeholder that, copied, would be
+    searched as those eight characters: the command suggested now spells it as a shell escape ($'...'),
+    and copied into a shell it runs with the very text typed."""
+    home.close()
+    proc = _run(
+        workbench_cmd("sessions", "search", "deploy", "\u202elog", "--json", "--home", str(home.root)), text=True
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    hint = error.split("put it in quotes, as in ", 1)[1].removesuffix(")")
+    assert "<U+202E>" not in hint and "\u202e" not in hint and "$'deploy \\xe2\\x80\\xaelog'" in hint
+    assert hint.startswith("workbench ")
+    ran = _run(["bash", "-c", hint.replace("workbench", shlex.join(workbench_cmd()), 1)], text=True)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["query"] == "deploy \u202elog"

@@ -12,7 +12,6 @@ import argparse
 import difflib
 import importlib
 import re
-import shlex
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from engine import Home, lock_waits, open_home
 from engine.db import home_error
 from engine.errors import WorkbenchError
 from engine.lock_waits import describe
-from engine.textsafety import json_text, visible
+from engine.textsafety import json_text, shell_word, visible
 
 from ..crash import CRASH_EXIT, crash_message, log_to_stderr_in_one_line
 from .echo import ECHO_LIMIT, cut_echoes, echoed, retyped, typed
@@ -134,7 +133,7 @@ class _Parser(argparse.ArgumentParser):
         joined = f"{long}={value}" if long else f"{typed}{value}"
         if not value.startswith("-"):
             return ""
-        return f" ({echoed(value)} starts with '-', so it reads as an option: give it as {echoed(shlex.quote(joined))})"
+        return f" ({echoed(value)} starts with '-', so it reads as an option: give it as {echoed(shell_word(joined))})"
 
     def _dash_hint(self, message: str) -> str:
         """For ``sessions search -foo``: argparse reads the text as an unknown option, then says the
@@ -146,7 +145,7 @@ class _Parser(argparse.ArgumentParser):
         if missing is None or dashed is None or "--" in self._words:
             return ""
         whole = typed.get() or self._words  # (options typed before the command name are kept too)
-        example = shlex.join([PROG, *(w for w in whole if w != dashed), "--", dashed])
+        example = " ".join(map(shell_word, [PROG, *(w for w in whole if w != dashed), "--", dashed]))
         return (
             f" ({missing} {echoed(dashed)} starts with '-', so it reads as an option: put -- before it, last, "
             f"as in {echoed(example)})"
@@ -170,7 +169,7 @@ class _Parser(argparse.ArgumentParser):
             if extras:
                 blank = not any(word.strip() for word in extras)  # ('' shows as itself, not as nothing)
                 words = (
-                    " ".join(map(shlex.quote, extras)) + " (empty: leave it out)" if blank else echoed(" ".join(extras))
+                    " ".join(map(shell_word, extras)) + " (empty: leave it out)" if blank else echoed(" ".join(extras))
                 )
                 self.error(
                     self._empty_text(namespace, extras)

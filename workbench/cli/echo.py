@@ -6,8 +6,9 @@ option the user gave (``--target user``, ``--home``), buries or undoes its advic
 
 from __future__ import annotations
 
-import shlex
 from contextvars import ContextVar
+
+from engine.textsafety import shell_word
 
 ECHO_LIMIT = 200  # characters of one of the user's words an error repeats
 
@@ -30,8 +31,11 @@ def cut_echoes(message: str) -> str:
 
 def retyped(program: str, value: str, extras: list[str], words: list[str], takes_value: set[str]) -> str:
     """The command line as typed, with a positional ``value`` and the ``extras`` argparse left
-    over replaced by ``words``, every option kept; quoted for a shell. ``takes_value``: the options
-    whose next word is their argument (never the positional)."""
+    over replaced by ``words``, every option kept; quoted for a shell (``shell_word``: a word holding
+    an invisible or control character, which the error shows as a symbol such as ``<U+202E>`` that
+    copied would be typed as text, is written as ``$'...'`` with that character escaped, so the
+    command copied runs as shown). ``takes_value``: the options whose next word is their argument
+    (never the positional)."""
     tokens = list(typed.get())
     # the value is the last word equal to it that the left-over words follow (`memory add add milk`:
     # not the subcommand's own "add"), and not an option's argument
@@ -51,7 +55,7 @@ def retyped(program: str, value: str, extras: list[str], words: list[str], takes
             left.pop(0)
         else:
             rest.append(token)
-    return " ".join([program, *map(shlex.quote, [*tokens[:at], *words, *rest])])
+    return " ".join([program, *map(shell_word, [*tokens[:at], *words, *rest])])
 
 
 def _follow(tokens: list[str], words: list[str]) -> bool:
