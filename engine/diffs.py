@@ -12,14 +12,33 @@ DiffLine = tuple[str, str]  # (" " | "+" | "-", line)
 def line_diff(before: str, after: str) -> list[DiffLine]:
     """Every line of ``before``/``after`` marked kept (" "), removed ("-") or added ("+")."""
     old, new = before.splitlines(), after.splitlines()
-    lines: list[DiffLine] = []
-    for op, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if op == "equal":
-            lines.extend((" ", line) for line in old[i1:i2])
-            continue
-        lines.extend(("-", line) for line in old[i1:i2])
-        lines.extend(("+", line) for line in new[j1:j2])
+    # the lines both start and end with are kept, matched in linear time; only those between are diffed
+    # (a memory file's '§' lines repeat thousands of times, which made the matcher quadratic: a 10 MB
+    # file's repair preview never came back), and past ``MOST_MATCHED`` pairs they are all removed and added
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    lines: list[DiffLine] = [(" ", line) for line in old[:head]]
+    if len(middle_old) * len(middle_new) > MOST_MATCHED:
+        lines.extend(("-", line) for line in middle_old)
+        lines.extend(("+", line) for line in middle_new)
+    else:
+        matcher = SequenceMatcher(None, middle_old, middle_new, autojunk=False)
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op == "equal":
+                lines.extend((" ", line) for line in middle_old[i1:i2])
+                continue
+            lines.extend(("-", line) for line in middle_old[i1:i2])
+            lines.extend(("+", line) for line in middle_new[j1:j2])
+    lines.extend((" ", line) for line in old[len(old) - tail :])
     return lines
+
+
+MOST_MATCHED = 4_000_000  # line pairs ``line_diff`` lets the matcher weigh (2,000 lines each side)
 
 
 def in_context(lines: Iterable[DiffLine], context: int = 2) -> list[DiffLine | None]:

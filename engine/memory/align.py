@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from .format import pair_changes
 
 UNCHANGED, CHANGED, ADDED, REMOVED, MOVED = "unchanged", "changed", "added", "removed", "moved"
+# The table ``align`` fills has a cell per (frozen, live) pair: two stores of 50,000 entries each (a
+# file pasted far past its limit) took gigabytes. Past this many cells, ``_linear`` lines them up.
+MOST_CELLS = 250_000
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,8 @@ def align(frozen: Sequence[str], live: Sequence[str], links: Mapping[str, str | 
     """The rows that show ``frozen`` beside ``live``, top to bottom; ``links`` maps a frozen
     entry to the live entry the journal says it became, or to None when it was removed
     (``history.successors``)."""
+    if len(frozen) * len(live) > MOST_CELLS:
+        return _linear(frozen, live)
     changed = _changed_pairs(frozen, live, links or {})
     exact = min(len(frozen), len(live)) + 1  # one unchanged row outweighs every changed pair
 
@@ -84,3 +89,21 @@ def _changed_pairs(frozen: Sequence[str], live: Sequence[str], links: Mapping[st
     taken.update(pairs.values())
     pairs.update(pair_changes([e for e in gone if e not in taken], [e for e in new if e not in pairs]))
     return {(old, entry) for entry, old in pairs.items()}
+
+
+def _linear(frozen: Sequence[str], live: Sequence[str]) -> list[Row]:
+    """Rows in linear time and memory, for stores too large to weigh every pair: the entries both
+    sides start and end with are unchanged rows, the rest of each side removed (or moved) then added
+    (or moved) rows, with no changed pairs."""
+    head = 0
+    while head < min(len(frozen), len(live)) and frozen[head] == live[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(frozen), len(live)) - head and frozen[-1 - tail] == live[-1 - tail]:
+        tail += 1
+    frozen_set, live_set = set(frozen), set(live)
+    rows = [Row(UNCHANGED, i, i) for i in range(head)]
+    rows += [Row(MOVED if frozen[i] in live_set else REMOVED, i, None) for i in range(head, len(frozen) - tail)]
+    rows += [Row(MOVED if live[j] in frozen_set else ADDED, None, j) for j in range(head, len(live) - tail)]
+    rows += [Row(UNCHANGED, len(frozen) - tail + k, len(live) - tail + k) for k in range(tail)]
+    return rows

@@ -275,9 +275,14 @@ def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None,
     gone_at, fresh_at = kept_before(old, new_set), kept_before(new, old_set)
     kept = sum(entry in new_set for entry in old)  # (as ``kept_before`` counts them)
     pairs: dict[str, str] = {}
-    for slot in set(gone_at.values()) & set(fresh_at.values()):
-        lost = [e for e in gone if gone_at[e] == slot]
-        gained = [e for e in fresh if fresh_at[e] == slot]
+    lost_in: dict[int, list[str]] = {}
+    gained_in: dict[int, list[str]] = {}
+    for e in gone:
+        lost_in.setdefault(gone_at[e], []).append(e)
+    for e in fresh:
+        gained_in.setdefault(fresh_at[e], []).append(e)
+    for slot in lost_in.keys() & gained_in.keys():
+        lost, gained = lost_in[slot], gained_in[slot]
         if len(lost) == len(gained) == 1 and slot < kept:  # one entry in another's place, before kept ones
             pairs[gained[0]] = lost[0]
             continue
@@ -287,11 +292,27 @@ def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None,
         else:
             pairs.update(extensions(lost, gained))
     paired = set(pairs.values())
+    old_at, new_at = first_index(old), first_index(new)  # (a list's index() for each was quadratic)
     changes: list[tuple[str, str | None, str | None, int]] = [
-        ("remove", e, None, old.index(e)) for e in gone if e not in paired
+        ("remove", e, None, old_at[e]) for e in gone if e not in paired
     ]
-    changes += [("replace", pairs[e], e, new.index(e)) if e in pairs else ("add", None, e, new.index(e)) for e in fresh]
+    changes += [("replace", pairs[e], e, new_at[e]) if e in pairs else ("add", None, e, new_at[e]) for e in fresh]
     return changes
+
+
+def first_index(entries: Sequence[str]) -> dict[str, int]:
+    """Each entry's first index, as ``list.index`` gives it, for all of them in one pass."""
+    found: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        found.setdefault(entry, i)
+    return found
+
+
+# Pairs of entries a similarity pairing scores at most: each is a difflib ratio, so a burst of
+# thousands gone and thousands new (a huge file pasted over another) took hours and gigabytes. Past
+# it, the entries are what they are without a pairing: removes and adds (a snapshot column: removed
+# and added rows).
+MOST_PAIRS = 10_000
 
 
 MIN_HELD = 8  # characters the shorter of an extension pair has at least: a short one is in many texts
@@ -307,6 +328,8 @@ def extensions(gone: list[str], new: list[str]) -> dict[str, str]:
         return len(short) >= MIN_HELD and short in long
 
     pairs: dict[str, str] = {}
+    if len(gone) * len(new) > MOST_PAIRS:
+        return pairs
     for entry in new:
         found = [was for was in gone if holds(was, entry)]
         if len(found) == 1 and sum(holds(found[0], other) for other in new) == 1:
@@ -327,7 +350,10 @@ def kept_before(entries: list[str], kept_in_other: set[str]) -> dict[str, int]:
 
 
 def pair_changes(gone: list[str], new: list[str]) -> dict[str, str]:
-    """Pair new entries with gone ones, most similar pairs first (ratio >= 0.5)."""
+    """Pair new entries with gone ones, most similar pairs first (ratio >= 0.5); none when there are
+    more than ``MOST_PAIRS`` pairs to score."""
+    if len(gone) * len(new) > MOST_PAIRS:
+        return {}
     scored = sorted(
         (
             (SequenceMatcher(None, old, entry).ratio(), i, j)

@@ -1,0 +1,76 @@
+"""A MEMORY.md far past its limit (a paste, a hand edit: Hermes never writes one): every read path
+stays bounded. Counts, never seconds: SQL statements per listing, journal rows per outside edit,
+table cells and matcher work, entries listed. The files are a few MB of real text on disk."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+from engine import diffs
+from engine.diffs import line_diff
+from engine.memory import repair
+from engine.memory.align import UNCHANGED, align
+from engine.memory.format import ENTRY_DELIMITER, entry_changes
+
+WORDS = "deploy staging server python config user prefers concise tests cache memory agent build release notes".split()
+
+
+def entries(count: int, tag: str = "Entry") -> list[str]:
+    """``count`` distinct entries of about 200 characters each."""
+    return [f"{tag} {i}: " + " ".join(WORDS[(i * 7 + k) % len(WORDS)] for k in range(30)) for i in range(count)]
+
+
+def put(home, items: list[str]) -> None:
+    path = home.memory.path("memory")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(ENTRY_DELIMITER.join(items), encoding="utf-8")
+
+
+def journal_rows(home) -> int:
+    return home.journal.connection().execute("SELECT count(*) FROM journal").fetchone()[0]
+
+
+def test_align_of_two_huge_columns_is_linear(home):
+    frozen = entries(20_000)
+    live = [*frozen[:19_000], "new one"]
+    tracemalloc.start()
+    rows = align(frozen, live)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert sum(r.status == UNCHANGED for r in rows) == 19_000
+    assert len(rows) == 19_000 + 1_000 + 1
+    assert peak < 50_000_000, f"{peak:,} bytes: the weighted table was 20,000 x 20,000 cells"
+
+
+def test_entry_changes_of_huge_files_pair_nothing_past_the_cap():
+    old, new = entries(5_000, "Old"), entries(5_000, "New")  # one slot lost 5,000 and gained 5,000
+    changes = entry_changes(old, new)
+    assert [c[0] for c in changes].count("remove") == 5_000 and [c[0] for c in changes].count("add") == 5_000
+    assert changes[0][3] == 0 and changes[-1][3] == 4_999, "indexes as list.index gives them"
+
+
+def test_pieces_of_a_big_file_are_numbered_and_lined_in_one_pass():
+    text = ENTRY_DELIMITER.join(entries(20_000))
+    pieces = repair.pieces_of(text)
+    assert [(p.number, p.line) for p in pieces[:3]] == [(1, 1), (2, 3), (3, 5)]
+    assert (pieces[-1].number, pieces[-1].line) == (20_000, 39_999)
+
+
+def test_a_line_diff_of_a_big_memory_file_matches_its_ends_first(monkeypatch):
+    """'§' lines repeat thousands of times: the matcher is given only what lies between the lines both
+    texts start and end with (a 10 MB file's repair preview weighed all 100,000 lines)."""
+    weighed: list[tuple[int, int]] = []
+
+    class Spy(diffs.SequenceMatcher):
+        def __init__(self, isjunk, a, b, autojunk=True):
+            weighed.append((len(a), len(b)))
+            super().__init__(isjunk, a, b, autojunk)
+
+    monkeypatch.setattr(diffs, "SequenceMatcher", Spy)
+    items = entries(20_000)
+    text = ENTRY_DELIMITER.join(items)
+    lines = line_diff(text, ENTRY_DELIMITER.join(items[:10]))
+    assert [k for k, _ in lines].count(" ") == 19 and [k for k, _ in lines].count("-") == 39_980
+    assert all(a * b <= diffs.MOST_MATCHED for a, b in weighed), weighed
+    assert line_diff("a\nb\nc\nd", "a\nx\nc\nd") == [(" ", "a"), ("-", "b"), ("+", "x"), (" ", "c"), (" ", "d")]
+    assert weighed[-1] == (1, 1), "only the middle line is weighed"
