@@ -4,14 +4,25 @@ table cells and matcher work, entries listed. The files are a few MB of real tex
 
 from __future__ import annotations
 
+import json
+import os
+import sqlite3
+import subprocess
+import sys
 import tracemalloc
+
+import pytest
 
 from engine import diffs
 from engine.diffs import line_diff
 from engine.memory import history, repair
 from engine.memory.align import UNCHANGED, align
-from engine.memory.format import ENTRY_DELIMITER, entry_changes
+from engine.memory.format import ENTRY_DELIMITER, LISTED, entry_changes, far_over_note, listed
+from engine.memory.ops import room_advice
 from engine.memory.store import MOST_EXTERNAL_ROWS
+from tests.tui_support import make_app, wait_for
+from widgets.drift_banner import DriftBanner
+from widgets.entry_list import EntryList
 
 WORDS = "deploy staging server python config user prefers concise tests cache memory agent build release notes".split()
 
@@ -130,3 +141,80 @@ def test_a_line_diff_of_a_big_memory_file_matches_its_ends_first(monkeypatch):
     assert all(a * b <= diffs.MOST_MATCHED for a, b in weighed), weighed
     assert line_diff("a\nb\nc\nd", "a\nx\nc\nd") == [(" ", "a"), ("-", "b"), ("+", "x"), (" ", "c"), (" ", "d")]
     assert weighed[-1] == (1, 1), "only the middle line is weighed"
+
+
+def test_an_add_to_a_store_over_its_limit_by_itself_points_to_the_repair():
+    advice = room_advice(entries(100), "one more", 2_200)
+    assert "over its limit by itself" in advice and "workbench memory repair" in advice
+    assert "Shorten it" not in advice
+
+
+def test_the_keep_repair_of_a_file_far_over_its_limit_and_its_undo(home):
+    items = entries(10_000)
+    put(home, items)
+    original = home.memory.path("memory").read_bytes()
+    found = repair.examine(home.memory, "memory")
+    keep = next(r for r in found.repairs if r.kind == "keep")
+    assert keep.piece == 10 and found.title.startswith("MEMORY.md is 2.2 MB, far over its 2,200-char limit")
+    result = repair.apply(home.memory, "memory", keep, found.sha)
+    assert home.memory.entries("memory") == items[:10]
+    home.memory.undo(result["event_id"])
+    assert home.memory.path("memory").read_bytes() == original
+
+
+@pytest.fixture
+def wb(tmp_path):
+    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
+
+    def run(*args):
+        result = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=env)
+        assert "Traceback" not in result.stderr
+        return result
+
+    return run
+
+
+def test_memory_show_of_a_file_far_over_its_limit_says_so_and_lists_its_first_entries(wb, tmp_path):
+    folder = tmp_path / "home" / "memories"
+    folder.mkdir(parents=True)
+    items = entries(15_000)
+    (folder / "MEMORY.md").write_text(ENTRY_DELIMITER.join(items), encoding="utf-8")
+    shown = wb("memory", "show", "--target", "memory")
+    assert shown.returncode == 0
+    said = " ".join(shown.stdout.split())
+    assert "MEMORY.md is 3.3 MB, far over its 2,200-char limit: Hermes puts all of it" in said
+    assert "Only the first 200 of its 15,000 entries are listed." in said
+    assert f"{LISTED}. {items[LISTED - 1]}" in shown.stdout and items[LISTED] not in shown.stdout
+    data = json.loads(wb("memory", "show", "--target", "memory", "--json").stdout)
+    assert (len(data["entries"]), len(data["origins"]), data["entry_count"]) == (LISTED, LISTED, 15_000)
+    added = wb("memory", "add", "one more")
+    assert added.returncode == 1 and "over its limit by itself" in " ".join(added.stderr.split())
+    assert added.stderr.count("\n") < LISTED + 20, "the current entries are listed up to the cap"
+    assert (
+        not (tmp_path / "home" / "workbench.db").exists()
+        or sqlite3.connect(tmp_path / "home" / "workbench.db").execute("SELECT count(*) FROM journal").fetchone()[0]
+        <= 2
+    )
+
+
+def test_listed_and_its_note():
+    assert listed(entries(LISTED + 1), 2_200) == LISTED
+    assert listed(entries(LISTED + 1), 10_000_000) == LISTED + 1, "over no limit: all"
+    assert far_over_note("memory", 2_500_000, 2_200, 12_000).endswith(
+        "Only the first 200 of its 12,000 entries are listed."
+    )
+
+
+@pytest.mark.anyio
+async def test_the_memory_screen_shows_the_banner_and_the_first_entries_of_a_file_far_over(home, tmp_path):
+    items = entries(5_000)  # 1 MB
+    put(home, items)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        banner = app.screen.query_one(DriftBanner)
+        await wait_for(pilot, lambda: banner.display and banner.title, timeout=30, what="the banner")
+        assert banner.title.startswith("MEMORY.md is 1.1 MB, far over its 2,200-char limit: Hermes puts all of it")
+        assert "r: repair" in str(banner.render())
+        rows = lambda: app.screen.query_one("#live-list", EntryList).rows  # noqa: E731
+        await wait_for(pilot, lambda: len(rows()) == LISTED, timeout=60, what="the first entries")
+        assert rows()[0].text == items[0]

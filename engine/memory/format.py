@@ -132,6 +132,50 @@ def percent_of(chars: int, limit: int) -> int:
     return min(100, int(chars / limit * 100)) if limit > 0 else 0
 
 
+# A store past this many times its limit is not one Hermes wrote (its tool refuses every add over the
+# limit): a paste or a hand edit. Listings then look up, scan and show only its first ``LISTED``
+# entries, so that a 10 MB file costs what a small one does, and say so (``far_over_note``).
+FAR_OVER = 10
+LISTED = 200
+
+
+def far_over(chars: int, limit: int) -> bool:
+    """Whether a store of ``chars`` is far past its ``limit`` (``FAR_OVER`` times it)."""
+    return limit > 0 and chars > FAR_OVER * limit
+
+
+def listed(entries: Sequence[str], limit: int) -> int:
+    """How many of a store's entries a listing shows: all, or the first ``LISTED`` of one far over its limit."""
+    if len(entries) <= LISTED:
+        return len(entries)
+    chars = sum(map(len, entries)) + len(ENTRY_DELIMITER) * (len(entries) - 1)  # (``size_of``, not joined)
+    return LISTED if far_over(chars, limit) else len(entries)
+
+
+def size_words(size: int) -> str:
+    """A file size for people: ``10.7 MB``, ``45.2 KB``, ``812 bytes``."""
+    if size >= 1_000_000:
+        return f"{size / 1_000_000:.1f} MB"
+    return f"{size / 1000:.1f} KB" if size >= 1000 else f"{size:,} bytes"
+
+
+def far_over_title(target: str, size: int, limit: int) -> str:
+    """The headline of a store far over its limit (``size``: its file's bytes), for both skins."""
+    return (
+        f"{FILE_NAMES[target]} is {size_words(size)}, far over its {limit:,}-char limit: Hermes puts all of it "
+        "in every new session's prompt and refuses every add"
+    )
+
+
+def far_over_note(target: str, size: int, limit: int, count: int) -> str:
+    """What a listing of a store far over its limit says: why, the repair, and what is listed."""
+    return (
+        f"{far_over_title(target, size, limit)}. `workbench memory repair --target {target}` (r on the Memory "
+        f"screen) keeps the entries that fit. Only the first {min(count, LISTED):,} of its {count:,} entries are "
+        "listed."
+    )
+
+
 @dataclass(frozen=True)
 class Usage:
     chars: int

@@ -214,6 +214,12 @@ def room_advice(entries: list[str], content: str, limit: int) -> str | None:
     after = size_of([*entries, content])
     if after <= limit:
         return None
+    if (current := size_of(entries)) > limit:  # shortening the new entry cannot help: the store is the trouble
+        return (
+            f"Memory is over its limit by itself ({current:,}/{limit:,} chars, {current - limit:,} over), so no "
+            "entry fits, however short. Repair it first: `workbench memory repair` lists the repairs (r on the "
+            "Memory screen)."
+        )
     largest = sorted(entries, key=len, reverse=True)[:LARGEST_NAMED]
     named = "; ".join(f"{len(entry):,} chars: {one_line(entry, 40)}" for entry in largest)
     return (

@@ -32,6 +32,8 @@ from .format import (
     FILE_NAMES,
     TARGETS,
     ends_with_delimiter_line,
+    far_over,
+    far_over_title,
     has_crlf,
     has_drift,
     hermes_drift,
@@ -116,7 +118,7 @@ class Reason:
 class Repair:
     """A rewrite of one piece (``text`` is its new text; ``""`` removes it) or of the line endings."""
 
-    kind: str  # normalise, bom, spacing, split, trim, remove, rewrite
+    kind: str  # normalise, bom, spacing, split, trim, remove, rewrite, keep (the first ``piece`` pieces)
     label: str
     piece: int | None = None
     text: str | None = None
@@ -176,6 +178,8 @@ class Diagnosis:
     @property
     def title(self) -> str:
         """The headline in a few words (a banner's)."""
+        if far_over(len(self.text), self.limit):  # before all else: it is what Hermes does with it that matters
+            return far_over_title(self.target, len(self.text.encode("utf-8", "surrogatepass")), self.limit)
         if self.drifted:
             return f"{self.file_name} no longer round-trips"
         if self.crlf:  # (the titles say the consequence, the reasons' short words where: a banner joins them)
@@ -192,6 +196,8 @@ class Diagnosis:
 
     @property
     def headline(self) -> str:
+        if far_over(len(self.text), self.limit):
+            return f"{self.title}."
         if self.drifted:
             return f"{self.file_name} no longer round-trips through the memory tool; replace and remove are refused."
         if self.crlf:
@@ -271,6 +277,8 @@ class Diagnosis:
                     "as; make its other repairs first. Nothing was changed."
                 )
             after = trimmed
+        elif repair.kind == "keep":
+            after = self.text[: self.piece(repair.piece).end]
         else:
             after = _rewrite(self, self.piece(repair.piece), repair.text or "")
         if after == self.text:
@@ -475,6 +483,8 @@ def _store_over(name: str, text: str, limit: int, pieces: list[Piece], reasons: 
             over=over,
         )
     )
+    if far_over(chars, limit) and (kept := fitting_prefix(pieces, limit)):
+        repairs.append(keep_first(pieces, kept))
     largest = sorted((p for p in pieces if p.entry), key=lambda p: (-len(p.entry), p.number))[:LARGEST_OFFERED]
     for piece in largest:
         fix = fitting_trim(pieces, piece, limit)
@@ -585,6 +595,33 @@ def fitting_trim(pieces: list[Piece], piece: Piece, limit: int) -> Repair:
     if roomy >= 1:
         return trim(piece, keep, f"the store then holds {chars:,}/{limit:,} chars, with room for new entries")
     return trim(piece, keep, f"the store is then full, {chars:,}/{limit:,} chars: adds are refused until it has room")
+
+
+def fitting_prefix(pieces: list[Piece], limit: int) -> int:
+    """How many of the first pieces hold entries that fit ``limit`` together, as Hermes counts them."""
+    chars, entries = 0, 0
+    for count, piece in enumerate(pieces):
+        if piece.entry:
+            chars += len(piece.entry) + (len(ENTRY_DELIMITER) if entries else 0)
+            entries += 1
+        if chars > limit:
+            return count
+    return len(pieces)
+
+
+def keep_first(pieces: list[Piece], count: int) -> Repair:
+    """Keep the first ``count`` pieces and remove every one after them (a store far over its limit)."""
+    if not 1 <= count < len(pieces):
+        raise refuse(
+            f"Choose how many of the {len(pieces):,} entries to keep: 1 to {len(pieces) - 1:,}. Nothing was changed."
+        )
+    kept = size_of([p.entry for p in pieces[:count] if p.entry])
+    return Repair(
+        "keep",
+        f"Keep entries 1-{count:,} ({kept:,} chars) and remove the {len(pieces) - count:,} after them",
+        count,
+        at=count,
+    )
 
 
 def remove(piece: Piece) -> Repair:

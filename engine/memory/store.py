@@ -1234,6 +1234,13 @@ class MemoryStore:
         text = None if left is None else self._left_text(target, left)
         return None if text is None else read_as_hermes(text)
 
+    def size(self, target: str) -> int:
+        """The file's size in bytes (0 when it is not there)."""
+        try:
+            return self.path(target).stat().st_size
+        except OSError:
+            return 0
+
     def changed_at(self, target: str) -> float | None:
         """When the file last changed on disk (its mtime), if it is there."""
         try:

@@ -14,7 +14,7 @@ from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from engine.home import Home
 from engine.memory import FILE_NAMES, TARGETS, Usage, history, render_block
-from engine.memory.format import BOM, has_crlf, line_endings
+from engine.memory.format import BOM, LISTED, far_over_note, has_crlf, line_endings, listed
 from engine.memory.targets import HEADINGS
 from engine.memory.threats import prompt_note
 from engine.textsafety import apart, one_line
@@ -102,11 +102,15 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
         entries, error = state.entries, state.error
         usage = Usage.of(entries, store.limit(target))
         rendered, raw = render_block(target, entries, usage.limit), entries
+    count = len(entries)
+    shown = listed(entries, usage.limit)  # a store far over its limit: its first entries only, and why
+    entries, raw = entries[:shown], raw[:shown]
     origins = history.origins(store, target, raw)
     notes[target] = [o.describe() for o in origins]
     view = {
         "target": target,
         "entries": entries,
+        "entry_count": count,
         "origins": [o.to_dict() for o in origins],
         "chars": usage.chars,
         "limit": usage.limit,
@@ -117,6 +121,8 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
         "enabled": store.enabled(target),
         "error": error,
     }
+    if shown < count:
+        view["far_over_limit"] = far_over_note(target, store.size(target), usage.limit, count)
     if frozen is not None:
         view["blocked"] = len(frozen.blocked(target))
         view["withheld"] = frozen.withheld
@@ -166,7 +172,7 @@ def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
     usage = Usage(view["chars"], view["limit"])
     lines = [
         title,
-        f"  {gauge(usage)}  {usage.text} · {_entries(len(view['entries']))}"
+        f"  {gauge(usage)}  {usage.text} · {_entries(view['entry_count'])}"
         + (f" · ⚠ {view['blocked']} blocked" if view.get("blocked") and view["enabled"] else ""),
     ]
     if not view["enabled"]:
@@ -175,7 +181,7 @@ def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
         lines.append(f"  (unreadable: {view['error']})")
     if view.get("withheld"):
         lines.append(f"  ({view['withheld']})")
-    for key in ("line_endings", "byte_order_mark"):
+    for key in ("far_over_limit", "line_endings", "byte_order_mark"):
         if view.get(key):
             lines.append(f"  ⚠ {textwrap.fill(view[key], 96, subsequent_indent='    ')}")
     lines.extend(_numbered(view["entries"], notes, view.get("flags")) if view["entries"] else ["  (no entries)"])
@@ -224,8 +230,11 @@ def result_text(result: dict) -> str:
         lines.append("  matching entries:")
         lines.extend(f"    - {m}" for m in result["matches"])
     if result.get("current_entries"):
+        current = result["current_entries"]
         lines.append("  current entries:")
-        lines.extend(_numbered(result["current_entries"]))
+        lines.extend(_numbered(current[:LISTED]))
+        if len(current) > LISTED:  # (a file far over its limit: `--json` has every one)
+            lines.append(f"  ⋯ {len(current) - LISTED:,} more not listed (`--json` lists every one)")
     if result.get("drift_backup"):
         lines.append(f"  backup: {result['drift_backup']}")
     return "\n".join(lines)

@@ -13,6 +13,7 @@ import argparse
 
 from engine.home import Home
 from engine.memory import TARGETS, repair
+from engine.memory.format import LISTED, far_over
 from engine.memory.ops import Refusal
 
 from . import Output, UsageError
@@ -82,6 +83,13 @@ def register(sub, common) -> None:
         "--trim", action=_Writes, type=_pair("ENTRY:CHARS"), metavar="ENTRY:CHARS", help="keep an entry's first CHARS"
     )
     fixes.add_argument(
+        "--keep-first",
+        action=_Writes,
+        type=ENTRY,
+        metavar="N",
+        help="keep entries 1 to N and remove the rest (a file far over its limit)",
+    )
+    fixes.add_argument(
         "--remove", action=_Writes, type=ENTRY, metavar="ENTRY", help="remove an entry (a piece between '§' lines)"
     )
     parser.add_argument("--dry-run", action="store_true", help="show the resulting file; write nothing")
@@ -99,6 +107,8 @@ def option_of(fix: repair.Repair) -> str:
         return "--trim-spacing"
     if fix.kind == "remove":
         return f"--remove {fix.piece}"
+    if fix.kind == "keep":
+        return f"--keep-first {fix.piece}"
     return f"--{fix.kind} {fix.piece}:{fix.at}"
 
 
@@ -109,6 +119,7 @@ CHOICES = (
     "split",
     "trim",
     "remove",
+    "keep_first",
 )  # the options that make a repair
 
 
@@ -125,6 +136,8 @@ def _chosen(args, found: repair.Diagnosis) -> repair.Repair | None:
         return repair.trim(found.piece(args.trim[0]), args.trim[1])
     if args.remove:
         return repair.remove(found.piece(args.remove))
+    if args.keep_first:
+        return repair.keep_first(found.pieces, args.keep_first)
     return None
 
 
@@ -208,7 +221,10 @@ def _listing_text(found: repair.Diagnosis) -> str:
         lines += [f"    {option_of(f):<{width}}  {f.label}" for f in found.repairs]
     if found.reasons:
         lines.append("  entries (pieces between '§' lines):")
-        lines += [f"    {p.number:>3}  line {p.line:<4} {len(p.entry):>6,} chars  {p.preview}" for p in found.pieces]
+        shown = found.pieces[: LISTED if far_over(len(found.text), found.limit) else len(found.pieces)]
+        lines += [f"    {p.number:>3}  line {p.line:<4} {len(p.entry):>6,} chars  {p.preview}" for p in shown]
+        if len(shown) < len(found.pieces):
+            lines.append(f"    ⋯ {len(found.pieces) - len(shown):,} more not listed (`--json` lists every one)")
         if found.entries_wait:
             lines.append(f"  entry repairs wait: {found.entries_wait}")
         lines.append(f"  file_sha {found.sha} (--expect refuses a repair if the file changed since)")

@@ -30,7 +30,7 @@ from engine.errors import WorkbenchError
 from engine.events import ConfigChanged, Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged
 from engine.memory import history
 from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, align
-from engine.memory.format import Usage
+from engine.memory.format import Usage, listed
 from engine.memory.ops import ALREADY_THERE
 from engine.memory.snapshot import MemorySnapshot
 from engine.memory.targets import SHORT_NAMES, next_target
@@ -191,6 +191,7 @@ class MemoryScreen(WorkbenchScreen):
         frozen.twin, live.twin = live, frozen  # row for row: one cursor, one scroll
         live.focus()
         self.watch(self.app, "running_session", lambda _: self.request_reload(), init=False)  # (the label, the side)
+        self.drift.check(self.target)  # the banner first: a file far over its limit says so before it is listed
         self.reload()
 
     # -- loading ------------------------------------------------------------------
@@ -254,7 +255,12 @@ class MemoryScreen(WorkbenchScreen):
             snapshot = taken = memory.snapshot()
         live = memory.entries(target)
         usage = Usage.of(live, memory.limit(target))
+        # a store far over its limit: its first entries only (the banner says why), so neither the rows
+        # nor their alignment, scans and lookups grow with a 10 MB file
+        live = live[: listed(live, usage.limit)]
         raw, shown = snapshot.raw_entries[target], snapshot.entries[target]
+        frozen_listed = listed(raw, usage.limit)
+        raw, shown = raw[:frozen_listed], shown[:frozen_listed]
         present = set(live)
         links = history.successors(memory, target, [entry for entry in raw if entry not in present])
         frozen_rows, live_rows, entries = [], [], []

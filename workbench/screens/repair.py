@@ -29,6 +29,7 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from engine.diffs import line_diff
 from engine.errors import WorkbenchError
 from engine.memory import TARGETS, repair
+from engine.memory.format import LISTED, far_over
 from engine.memory.ops import Refusal
 from widgets.diff_view import diff_content
 from widgets.drift_banner import DriftBanner
@@ -100,8 +101,10 @@ class RepairDialog(Dialog[Choice | None]):
         options = [
             Option(assemble(("▶ ", "bold $accent"), fix.label), id=f"fix-{i}") for i, fix in enumerate(found.repairs)
         ]
-        for piece in found.pieces:
-            mark = ("⚠ ", "bold $warning") if piece.number in found.flagged else ("  ", "")
+        flagged = found.flagged
+        shown = found.pieces[: LISTED if far_over(len(found.text), found.limit) else len(found.pieces)]
+        for piece in shown:
+            mark = ("⚠ ", "bold $warning") if piece.number in flagged else ("  ", "")
             options.append(
                 Option(
                     assemble(
@@ -112,6 +115,9 @@ class RepairDialog(Dialog[Choice | None]):
                     id=f"entry-{piece.number}",
                 )
             )
+        if len(shown) < len(found.pieces):  # (a file far over its limit: its first entries, as the columns list)
+            more = len(found.pieces) - len(shown)
+            options.append(Option(literal(f"  ⋯ {more:,} more entries not listed", "$text-muted"), disabled=True))
         return options
 
     def on_mount(self) -> None:
@@ -208,7 +214,10 @@ class RepairPreview(ConfirmDialog):
             yield Static(literal(self.question, "bold"), classes="dialog-title")
             yield Static(literal("The resulting file (+ added, - removed lines):", "$text-muted"))
             with VerticalScroll(id="repair-after"):
-                yield Static(diff_content(lines, context=len(lines)), id="repair-diff")
+                yield Static(diff_content(lines[:PREVIEW_LINES], context=PREVIEW_LINES), id="repair-diff")
+                if len(lines) > PREVIEW_LINES:  # (a file far over its limit: 100,000 lines did not draw)
+                    more = len(lines) - PREVIEW_LINES
+                    yield Static(literal(f"⋯ {more:,} more lines not shown", "$text-muted"), id="repair-more")
             yield Static(
                 literal(still + " Journaled; u on the Memory screen undoes it.", "$text-muted"), id="repair-still"
             )
@@ -337,6 +346,9 @@ class DriftRepair:
             self.screen.report(message, error=failed)
 
         self.screen.run_worker(write, thread=True, group="memory-write", exit_on_error=False)
+
+
+PREVIEW_LINES = 2_000  # lines of the resulting file a repair preview draws
 
 
 def _carriage_returns_shown(text: str) -> str:
