@@ -218,3 +218,4 @@ async def test_the_memory_screen_shows_the_banner_and_the_first_entries_of_a_fil
         rows = lambda: app.screen.query_one("#live-list", EntryList).rows  # noqa: E731
         await wait_for(pilot, lambda: len(rows()) == LISTED, timeout=60, what="the first entries")
         assert rows()[0].text == items[0]
+        assert "MEMORY live 200 of 5,000 listed" in str(app.screen.query_one("#live-title").render())

@@ -78,6 +78,7 @@ class MemoryView:
     error: str | None = None
     snapshot: MemorySnapshot | None = None  # taken by this load because the app had none yet
     refused: int = 0  # pending adds approving would refuse: not in ``ghost``, said beside it
+    entry_count: int | None = None  # the live file's entries when only the first are listed (far over its limit)
 
 
 @dataclass
@@ -257,7 +258,7 @@ class MemoryScreen(WorkbenchScreen):
         usage = Usage.of(live, memory.limit(target))
         # a store far over its limit: its first entries only (the banner says why), so neither the rows
         # nor their alignment, scans and lookups grow with a 10 MB file
-        live = live[: listed(live, usage.limit)]
+        count, live = len(live), live[: listed(live, usage.limit)]
         raw, shown = snapshot.raw_entries[target], snapshot.entries[target]
         frozen_listed = listed(raw, usage.limit)
         raw, shown = raw[:frozen_listed], shown[:frozen_listed]
@@ -290,6 +291,7 @@ class MemoryScreen(WorkbenchScreen):
             enabled=snapshot.enabled[target],
             error=snapshot.errors.get(target),
             snapshot=taken,
+            entry_count=count if count > len(live) else None,
         )
 
     @on(MemoryLoaded)
@@ -309,7 +311,11 @@ class MemoryScreen(WorkbenchScreen):
             assemble(
                 (f"{title} ", "bold $accent"),
                 ("live ", "bold"),
-                ("(next session) ", "$text-muted"),
+                ("" if view.entry_count else "(next session) ", "$text-muted"),  # (room for what is listed)
+                (
+                    f"{len(view.live_entries):,} of {view.entry_count:,} listed " if view.entry_count else "",
+                    "bold $warning",
+                ),
                 (changes, "bold $mark-changed"),
             )
         )
