@@ -219,3 +219,12 @@ async def test_the_memory_screen_shows_the_banner_and_the_first_entries_of_a_fil
         await wait_for(pilot, lambda: len(rows()) == LISTED, timeout=60, what="the first entries")
         assert rows()[0].text == items[0]
         assert "MEMORY live 200 of 5,000 listed" in str(app.screen.query_one("#live-title").render())
+
+
+def test_doctor_names_a_file_far_over_its_limit_and_the_repair_that_fits(wb, tmp_path):
+    folder = tmp_path / "home" / "memories"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text(ENTRY_DELIMITER.join(entries(1_000)), encoding="utf-8")
+    said = " ".join(wb("doctor").stdout.split())
+    assert "MEMORY.md is 217.9 KB, far over its 2,200-char limit: Hermes puts all of it" in said
+    assert "--keep-first" in said

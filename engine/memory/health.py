@@ -12,7 +12,7 @@ from ..errors import ConfigError
 from ..health import CHECKS, Finding
 from ..safety import assess
 from . import repair
-from .format import FILE_NAMES, TARGETS, Usage, has_crlf, has_drift
+from .format import FILE_NAMES, TARGETS, Usage, far_over, far_over_title, has_crlf, has_drift
 from .threats import MAX_SCAN_CHARS, hermes_characters, prompt_note
 
 if TYPE_CHECKING:
@@ -94,7 +94,18 @@ def _limit_findings(target: str, state, limit: int) -> list[Finding]:
     else:
         findings += _edge_findings(target, repair.diagnose(target, repair.text_of(state), limit))
     usage = Usage.of(state.entries, limit)
-    if repair.over_limit(repair.text_of(state), limit):  # the repairs' own rule (the Memory screen's banner, r)
+    if far_over(usage.chars, limit):  # pasted or hand-edited: what Hermes does with it, and the repair that fits
+        size = len(repair.text_of(state).encode("utf-8", "surrogatepass"))
+        findings.append(
+            Finding(
+                "memory",
+                "warning",
+                f"{far_over_title(target, size, limit)} ({usage.short} chars, {len(state.entries):,} entries).",
+                f"`workbench memory repair --target {target}` offers to keep the entries that fit (--keep-first; "
+                "journaled, undoable), as does the TUI's Memory screen (r).",
+            )
+        )
+    elif repair.over_limit(repair.text_of(state), limit):  # the repairs' own rule (the Memory screen's banner, r)
         findings.append(
             Finding(
                 "memory",
