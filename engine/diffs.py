@@ -3,10 +3,23 @@ needs (pure, so the widgets may use it as the CLI and the engine do)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
+from typing import Any
 
 DiffLine = tuple[str, str]  # (" " | "+" | "-", line)
+
+
+def shared_ends(old: Sequence[Any], new: Sequence[Any]) -> tuple[int, int]:
+    """How many items ``old`` and ``new`` start with alike, and how many of the rest they end with alike:
+    matched in linear time, so only what lies between needs a quadratic matcher."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return head, tail
 
 
 def line_diff(before: str, after: str) -> list[DiffLine]:
@@ -15,12 +28,7 @@ def line_diff(before: str, after: str) -> list[DiffLine]:
     # the lines both start and end with are kept, matched in linear time; only those between are diffed
     # (a memory file's '§' lines repeat thousands of times, which made the matcher quadratic: a 10 MB
     # file's repair preview never came back), and past ``MOST_MATCHED`` pairs they are all removed and added
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    head, tail = shared_ends(old, new)
     middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
     lines: list[DiffLine] = [(" ", line) for line in old[:head]]
     if len(middle_old) * len(middle_new) > MOST_MATCHED:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..diffs import shared_ends
 from .format import pair_changes
 
 UNCHANGED, CHANGED, ADDED, REMOVED, MOVED = "unchanged", "changed", "added", "removed", "moved"
@@ -95,12 +96,7 @@ def _linear(frozen: Sequence[str], live: Sequence[str]) -> list[Row]:
     """Rows in linear time and memory, for stores too large to weigh every pair: the entries both
     sides start and end with are unchanged rows, the rest of each side removed (or moved) then added
     (or moved) rows, with no changed pairs."""
-    head = 0
-    while head < min(len(frozen), len(live)) and frozen[head] == live[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(frozen), len(live)) - head and frozen[-1 - tail] == live[-1 - tail]:
-        tail += 1
+    head, tail = shared_ends(frozen, live)
     frozen_set, live_set = set(frozen), set(live)
     rows = [Row(UNCHANGED, i, i) for i in range(head)]
     rows += [Row(MOVED if frozen[i] in live_set else REMOVED, i, None) for i in range(head, len(frozen) - tail)]
