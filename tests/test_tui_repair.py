@@ -308,6 +308,8 @@ async def test_a_poisoned_entry_in_a_drifted_file_is_removed_with_d(home, tmp_pa
         await wait_for(
             pilot, lambda: banner(app).display and banner(app).reasons == ["entry 3 is empty"], what="the banner"
         )
+        # (the banner is said before the columns load: a far-over file's reason comes first)
+        await wait_for(pilot, lambda: POISON in live(app), what="the live column")
         lst = app.screen.query_one("#live-list", EntryList)
         lst.highlighted = live(app).index(POISON)
         await settle(pilot)
