@@ -184,6 +184,7 @@ def test_memory_show_of_a_file_far_over_its_limit_says_so_and_lists_its_first_en
     said = " ".join(shown.stdout.split())
     assert "MEMORY.md is 3.3 MB, far over its 2,200-char limit: Hermes puts all of it" in said
     assert "Only the first 200 of its 15,000 entries are listed." in said
+    assert "chars · 15,000 entries" in said  # (the gauge's count as the note's: grouped)
     assert f"{LISTED}. {items[LISTED - 1]}" in shown.stdout and items[LISTED] not in shown.stdout
     data = json.loads(wb("memory", "show", "--target", "memory", "--json").stdout)
     assert (len(data["entries"]), len(data["origins"]), data["entry_count"]) == (LISTED, LISTED, 15_000)

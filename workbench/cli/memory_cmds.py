@@ -142,7 +142,7 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
 
 
 def _entries(count: int) -> str:
-    return f"{count} entr{'y' if count == 1 else 'ies'}"
+    return f"{count:,} entr{'y' if count == 1 else 'ies'}"
 
 
 ENTRY_SHOWN = 4_000  # characters of one entry the text form prints; a longer one (written by hand) is cut
