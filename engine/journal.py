@@ -753,6 +753,17 @@ class Journal:
         return [row[0] for row in rows]
 
     @_names_the_file
+    def undos_of(self, row_id: int) -> list[int]:
+        """Every done row that names ``row_id`` as the row it undid (``undo_of``), oldest first."""
+        if not self.exists():
+            return []
+        rows = self.connection().execute(
+            f"SELECT id FROM journal WHERE {_UNDOES} AND {_UNDO_OF} = ? AND id > ? AND status = 'done' ORDER BY id",
+            (row_id, row_id),
+        )
+        return [row[0] for row in rows]
+
+    @_names_the_file
     def undone_by(self, ids: list[int]) -> dict[int, int]:
         """Which of ``ids`` stand undone, each with the row that undid it: its newest undo, when
         that undo is not itself undone (an undo of an undo of an undo still undoes: the chain of

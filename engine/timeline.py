@@ -1865,6 +1865,7 @@ class Timeline:
             if "refused" in plan:
                 refused.append({"id": row.id, "summary": row.summary, "error": plan["refused"]})
                 continue
+            earlier = set(self.home.journal.undos_of(row.id))
             with tagged(actor, **group, undo_of=row.id):
                 result = self._apply(row, plan, actor)
             if result.get("success"):
@@ -1874,13 +1875,20 @@ class Timeline:
                         "summary": row.summary,
                         "undo": plan["undo"],
                         "message": result.get("message", ""),
+                        # the rows this revert wrote for it (a revert is rows of its own: reverting them takes it back)
+                        "rows": [new for new in self.home.journal.undos_of(row.id) if new not in earlier],
                     }
                 )
             else:
                 refused.append({"id": row.id, "summary": row.summary, "error": str(result.get("error"))})
+        written = [new for item in reverted for new in item["rows"]]
         outcome = {
             "success": bool(reverted) and not refused,
             "ref": str(ref),
+            # what takes this revert back: its own group, or the one row it wrote (None: it wrote none)
+            "undo_ref": (f"revert:{group['revert']}" if "revert" in group else str(written[0]))
+            if written and ("revert" in group or len(written) == 1)
+            else None,
             "reverted": reverted,
             "refused": refused,
             "skipped": skipped,

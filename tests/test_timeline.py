@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -1048,7 +1049,9 @@ def test_every_revert_reads_as_a_revert_of_its_row_and_the_cli_says_what_it_did(
         assert main(["--home", str(home.root), "revert", str(row.id)]) == 0
         did = capsys.readouterr().out.strip()
         assert would.startswith(f"would revert row {row.id} ({row.summary}): ")
-        assert did == would.replace("would revert", "reverted", 1)
+        first, undo = did.split("\n")  # (a revert is rows of its own: it names the one it wrote)
+        assert first == would.replace("would revert", "reverted", 1)
+        assert re.fullmatch(r"  undo: workbench revert \d+", undo), undo
     reverts = {r.action: r.summary for r in Timeline(open_home(home.root)).page(limit=5)}
     ids = [row.id for row in taken_back]
     assert reverts == {

@@ -225,6 +225,8 @@ def _revert(timeline: Timeline, args) -> Output:
         )
     result = timeline.revert(args.ref)
     lines = outcome_lines(result)
+    if result.get("undo_ref"):  # (as memory repair's: the command that takes it back)
+        lines.append(f"  undo: workbench revert {result['undo_ref']}")
     if result.get("error") and not result["refused"]:
         lines.append(f"error: {result['error']}")
     # What it changed goes on stdout even when a row was refused (exit 1), so a log of stdout keeps it.
