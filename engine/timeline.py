@@ -39,6 +39,7 @@ from .diffs import line_diff
 from .errors import WorkbenchError
 from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
 from .memory.history import (
+    HERMES_AGENT,
     HERMES_SLACK_S,
     AlreadyUndone,
     external_rows_of,
@@ -613,13 +614,16 @@ _FILTER_CHOICES = {"actor": ACTORS, "subsystem": SUBSYSTEMS}  # a value outside 
 
 def filter_value(name: str, value: str) -> str:
     """``value`` for the ``name`` filter (``actor``, ``subsystem``), refused when no row can have it: a
-    typo (or ``actor:hermes``, whose changes are ``external``) would otherwise just match nothing.
+    typo (or ``actor:hermes``, whose changes are ``external`` or, a stored call's memory edit, ``agent``)
+    would otherwise just match nothing.
     Both skins ask here, so the box and the CLI's options refuse alike."""
     choices = _FILTER_CHOICES.get(name)
     if choices is None or value in choices:
         return value
     hint = (
-        " (changes made outside the workbench, Hermes's and hand edits alike, are external)" if name == "actor" else ""
+        " (changes made outside the workbench are external, save a memory edit a stored Hermes call made: agent)"
+        if name == "actor"
+        else ""
     )
     raise TimelineError(f"{name}: {visible(value)!r} is not one of {', '.join(choices)}{hint}.")
 
@@ -895,6 +899,11 @@ def _shown_clause(text: str) -> tuple[str, tuple[Any, ...]]:
 # A proposal Hermes staged: its row's actor is its proposer (the agent, the review), but Hermes wrote it,
 # so ``actor:external`` (what Hermes did) finds it too.
 _STAGED_OUTSIDE = f"(subsystem = 'approvals' AND action = 'stage' AND {_detail_at('$.outside')} = 1)"
+# An outside memory write a Hermes call may be behind: listed as ``external`` or as the agent's, as its
+# actor column shows it (``Row.by``), so ``actor:agent`` and ``actor:external`` decide it row by row.
+_CALLED_OUTSIDE = "(actor = 'external' AND subsystem = 'memory' AND action IN ('add', 'replace', 'remove'))"
+SHOWN_FILTERED = (HERMES_AGENT, "external")
+SHOWN_BATCH = 500  # rows read at a time while those filters look up each outside write's call
 
 
 def _shortfall(changed: list, refused: list, *, preview: bool) -> dict[str, str]:
@@ -1198,8 +1207,10 @@ class Timeline:
                 where.append(f"{column} = ?")
                 args.append(value)
         if actor:  # (a proposal Hermes staged is its proposer's and Hermes's doing: both filters find it)
-            where.append(f"(actor = ? OR ? = 'external' AND {_STAGED_OUTSIDE})")
-            args += [actor, actor]
+            # and an outside memory write may be shown as the agent's: a candidate for either, kept below
+            called = f" OR ? = '{HERMES_AGENT}' AND {_CALLED_OUTSIDE}"
+            where.append(f"(actor = ? OR ? = 'external' AND {_STAGED_OUTSIDE}{called})")
+            args += [actor, actor, actor]
         if session_id:
             clause, extra = self._session_clause(self._ended_by(session_id))
             where.append(clause)
@@ -1227,7 +1238,11 @@ class Timeline:
             clause, extra = self._group_clause(group)
             where.append(clause)
             args += extra
-        if text:  # rows read newest first until ``limit`` of them show it (SQLite steps the query lazily)
+        if actor in SHOWN_FILTERED:  # read in batches until ``limit`` rows are shown as ``actor``'s
+            sql = f"SELECT *, {stored} AS stored FROM journal WHERE {' AND '.join(where)} AND id < ? ORDER BY id DESC"
+            found = self._batches(sql, [*stored_args, *args], max(limit, SHOWN_BATCH))
+            rows = list(islice(self._shown_as(found, text, actor), limit))
+        elif text:  # rows read newest first until ``limit`` of them show it (SQLite steps the query lazily)
             sql = f"SELECT *, {stored} AS stored FROM journal WHERE {' AND '.join(where)} ORDER BY id DESC"
             rows = list(islice(self._showing(self._conn().execute(sql, (*stored_args, *args)), text), limit))
         else:
@@ -1235,6 +1250,31 @@ class Timeline:
             rows = [self._row(_row(r)) for r in self._conn().execute(sql, (*args, limit))]
         undone = self.home.journal.undone_by([row.id for row in rows])
         return [replace(row, reverted_by=undone[row.id]) if row.id in undone else row for row in rows]
+
+    def _batches(self, sql: str, args: list[Any], size: int) -> Iterator[sqlite3.Row]:
+        """The records ``sql`` (ending ``id < ?``, newest first) finds, read ``size`` at a time: each batch
+        is read whole before its rows are looked up (a lookup queries the same connection)."""
+        below = 2**63 - 1
+        while True:
+            batch = self._conn().execute(f"{sql} LIMIT ?", (*args, below, size)).fetchall()
+            yield from batch
+            if len(batch) < size:
+                return
+            below = batch[-1]["id"]
+
+    def _shown_as(self, found: Iterable[sqlite3.Row], text: str | None, actor: str) -> Iterator[Row]:
+        """The rows of ``found`` (what ``page``'s actor clause found) listed as ``actor``'s, and showing
+        ``text`` when given (``_showing``): an outside memory write whose Hermes call state.db holds is the
+        agent's, not external (``shown_actor``, the rule its actor column follows). Its call is looked up
+        once (``hermes_call`` keeps it for ``with_sources``, which lists the row)."""
+        wanted = (text or "").casefold()
+        for record in found:
+            entry = _row(record)
+            row = self._row(entry)
+            if text and not record["stored"] and wanted not in row.summary.casefold():
+                continue
+            if not _hermes_memory_write(row) or shown_actor(row.actor, hermes_call(self.home.memory, entry)) == actor:
+                yield row
 
     def _showing(self, found: Iterable[sqlite3.Row], text: str) -> Iterator[Row]:
         """The rows of ``found`` whose stored fields hold ``text`` (``stored``), or whose summary shows it."""

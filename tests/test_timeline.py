@@ -899,7 +899,9 @@ def test_an_actor_filter_names_the_actors_a_row_can_have():
     assert parse_filter("actor:external subsystem:memory") == {"actor": "external", "subsystem": "memory"}
     with pytest.raises(WorkbenchError, match=r"'hermes' is not one of agent, review, curator, user, external \("):
         parse_filter("actor:hermes")
-    with pytest.raises(WorkbenchError, match="Hermes's and hand edits alike, are external"):
+    with pytest.raises(
+        WorkbenchError, match="outside the workbench are external, save a memory edit a stored Hermes call made: agent"
+    ):
         parse_filter("actor:hermes")
     with pytest.raises(WorkbenchError, match="'␛\\[2J' is not one of"):  # (a control char shown as a symbol)
         parse_filter("subsystem:\x1b[2J")

@@ -1,0 +1,111 @@
+"""The Timeline's actor filter lists what the actor column shows: a memory edit real Hermes Agent 0.19.0
+made through a ``memory`` tool call state.db stores is journaled ``external`` but shown as the agent's
+(``memory.history.shown_actor``), so ``actor:agent`` finds it and ``actor:external`` does not, page by page."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+
+import engine.timeline
+from engine import open_home
+from engine.timeline import Timeline
+from tests.hermes_support import MEMORY_TURNS
+from workbench.cli import main
+
+pytestmark = pytest.mark.slow  # Hermes's code runs in its own process
+
+CALLED = [f"Called fact {n:02}" for n in range(8)]  # each written by a stored memory tool call
+QUIET = [f"Quiet fact {n:02}" for n in range(8)]  # each by Hermes's memory tool with no turn stored
+
+HERMES = (
+    MEMORY_TURNS
+    + r"""
+if STEP == "start":
+    db.create_session("s-many", source="cli", model="m")
+    turn("s-many", "seed", {"action": "add", "target": "memory", "content": "Seed fact"})
+else:
+    for n in range(8):
+        turn("s-many", f"called{n}", {"action": "add", "target": "memory", "content": f"Called fact {n:02}"})
+        memory_tool(store=store, action="add", target="memory", content=f"Quiet fact {n:02}")
+print(json.dumps(ids))
+"""
+)
+
+
+def workbench(*args: str) -> str:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(list(args))
+    assert status == 0, err.getvalue()
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def written(hermes, tmp_path_factory):
+    """A home whose MEMORY.md Hermes's code wrote in a session, the workbench looking after each step."""
+    root = tmp_path_factory.mktemp("hermes-actor")
+    for step in ("start", "many"):
+        hermes.json(root, f"STEP = {step!r}\n" + HERMES)
+        workbench("timeline", "--home", str(root))
+    return root
+
+
+def summaries(rows) -> list[str]:
+    return [row["summary"] if isinstance(row, dict) else row.summary for row in rows]
+
+
+CALLED_ROWS = [f"MEMORY + '{text}'" for text in reversed(CALLED)]  # newest first
+OUTSIDE_ROWS = [*(f"MEMORY + '{text}'" for text in reversed(QUIET)), "MEMORY first look: 1 entry already there"]
+
+
+def cli_pages(root, actor: str, limit: int) -> list[dict]:
+    """Every row ``workbench timeline --actor`` lists, page by page (``--before`` the last one's id)."""
+    found, before = [], []
+    while True:
+        args = ["--json", "--actor", actor, "--limit", str(limit), *before]
+        page = json.loads(workbench("timeline", "--home", str(root), *args))["rows"]
+        assert len(page) <= limit
+        found += page
+        if len(page) < limit:
+            return found
+        before = ["--before", str(page[-1]["id"])]
+
+
+def test_the_cli_actor_filter_lists_the_actor_each_row_is_shown_as(written):
+    agent = cli_pages(written, "agent", 3)  # full pages of three while more rows are the agent's
+    assert summaries(agent) == CALLED_ROWS
+    assert {(row["actor"], row["by"]) for row in agent} == {("external", "agent")}
+    outside = cli_pages(written, "external", 3)
+    assert summaries(outside) == OUTSIDE_ROWS
+    assert {row["by"] for row in outside} == {"external"}
+    text = workbench("timeline", "--home", str(written), "--actor", "agent", "--limit", "2")
+    assert [line.split()[3] for line in text.splitlines() if line.startswith(" ") and "MEMORY" in line] == [
+        "agent",
+        "agent",
+    ]
+    assert "Older: " in text  # (six more of the agent's are left)
+
+
+def test_the_engine_pages_by_the_shown_actor_batch_after_batch(written, monkeypatch):
+    monkeypatch.setattr(engine.timeline, "SHOWN_BATCH", 1, raising=False)  # a batch a row: pages span many batches
+    home = open_home(written)
+    try:
+        timeline = Timeline(home)
+        for actor, expected in (("agent", CALLED_ROWS), ("external", OUTSIDE_ROWS)):
+            found, before = [], None
+            while page := timeline.page(actor=actor, limit=2, before_id=before):
+                assert len(page) == 2 or len(found) + len(page) == len(expected)
+                found += timeline.with_sources(page)
+                before = page[-1].id
+            assert summaries(found) == expected
+            assert {row.by for row in found} == {actor}
+        # with search text too: the box's ``actor:agent fact 0`` and ``actor:external quiet``
+        assert summaries(timeline.page(actor="agent", text="fact 0", limit=3)) == CALLED_ROWS[:3]
+        assert summaries(timeline.page(actor="external", text="called", limit=3)) == []
+        assert summaries(timeline.page(actor="external", text="quiet", limit=20)) == OUTSIDE_ROWS[:-1]
+    finally:
+        home.close()
