@@ -903,7 +903,7 @@ _STAGED_OUTSIDE = f"(subsystem = 'approvals' AND action = 'stage' AND {_detail_a
 # actor column shows it (``Row.by``), so ``actor:agent`` and ``actor:external`` decide it row by row.
 _CALLED_OUTSIDE = "(actor = 'external' AND subsystem = 'memory' AND action IN ('add', 'replace', 'remove'))"
 SHOWN_FILTERED = (HERMES_AGENT, "external")
-SHOWN_BATCH = 500  # rows read at a time while those filters look up each outside write's call
+SHOWN_BATCH = 1000  # rows read at a time while those filters look up each outside write's call
 
 
 def _shortfall(changed: list, refused: list, *, preview: bool) -> dict[str, str]:

@@ -12,6 +12,7 @@ import pytest
 
 import engine.timeline
 from engine import open_home
+from engine.memory.history import hermes_call
 from engine.timeline import Timeline
 from tests.hermes_support import MEMORY_TURNS
 from workbench.cli import main
@@ -108,4 +109,25 @@ def test_the_engine_pages_by_the_shown_actor_batch_after_batch(written, monkeypa
         assert summaries(timeline.page(actor="external", text="called", limit=3)) == []
         assert summaries(timeline.page(actor="external", text="quiet", limit=20)) == OUTSIDE_ROWS[:-1]
     finally:
+        home.close()
+
+
+WINDOW = "SELECT at FROM journal WHERE"  # the journal's last recording of the file before a row
+
+
+def test_a_row_no_hermes_call_wrote_is_told_without_querying_its_window(written):
+    """An ``actor:agent`` page passes over every hand edit newer than its rows: each is answered from the
+    archive's writes (read once), not by the journal queries a call's window takes."""
+    home = open_home(written)
+    try:
+        quiet = [r for r in home.journal.query(subsystem="memory", actor="external") if r.after == QUIET[3]]
+        called = [r for r in home.journal.query(subsystem="memory", actor="external") if r.after == CALLED[3]]
+        statements: list[str] = []
+        home.journal.connection().set_trace_callback(statements.append)
+        assert hermes_call(home.memory, quiet[0]) is None
+        assert not [s for s in statements if s.startswith(WINDOW)]
+        assert hermes_call(home.memory, called[0]) is not None  # (a call's window is still read)
+        assert [s for s in statements if s.startswith(WINDOW)]
+    finally:
+        home.journal.connection().set_trace_callback(None)
         home.close()

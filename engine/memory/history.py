@@ -261,9 +261,21 @@ def hermes_call(memory: MemoryStore, row: JournalEntry) -> ArchiveWrite | None:
         or row.actor != "external"
         or row.action not in ("add", "replace", "remove")
         or not text
+        or not _ever_called(memory, row.target, text, removed)
     ):
         return None
     return memory.archive_writes.call_of(row.id, lambda: _call_behind(memory, row, text, removed))
+
+
+def _ever_called(memory: MemoryStore, target: str, text: str, removed: bool) -> bool:
+    """Whether any applied Hermes call could be behind a row of ``text``: one that wrote it, or (a
+    removal) took out an entry holding its ``old_text``. The archive's writes are read once a version,
+    so a row no call ever made (a hand edit) is answered without the journal queries ``_call_behind``
+    makes for its window (an ``actor:agent`` page passes over many of them)."""
+    ever = (float("-inf"), float("inf"))
+    if removed:
+        return any(w.old_text and w.old_text in text for w in memory.archive_writes.takings(target, *ever))
+    return bool(memory.archive_writes.between(target, text, *ever))
 
 
 def _call_behind(memory: MemoryStore, row: JournalEntry, text: str, removed: bool) -> ArchiveWrite | None:
