@@ -12,7 +12,6 @@ import sys
 import tracemalloc
 
 import pytest
-from textual.widgets import Static
 
 from engine import diffs
 from engine.diffs import line_diff
@@ -252,27 +251,3 @@ def test_an_outside_rewrite_journaled_as_one_row_says_why_undo_refuses_and_what_
     revert = wb("revert", str(row.id))
     assert revert.returncode == 1 and "journaled as one row for the whole file" in " ".join(revert.stderr.split())
     assert home.memory.path("memory").read_bytes() == before, "nothing changed"
-
-
-@pytest.mark.anyio
-async def test_u_on_an_entry_of_an_outside_rewrite_says_why_it_is_not_undone(home, tmp_path):
-    """The entry's only row is the rewrite's one row for the whole file: `u` says what that row is and
-    what helps (one rule with `memory undo`), not that no change of the entry was recorded."""
-    put(home, entries(3, "Small"))
-    home.memory.catch_up()
-    items = entries(MOST_EXTERNAL_ROWS + 50)
-    put(home, items)
-    home.memory.catch_up()
-    row = home.journal.query(subsystem="memory", target="memory", limit=1)[0]
-    story = history.story(home.memory, "memory", items[0])
-    assert story.undo is None and story.why_no_undo == str(history.undo_problem(home.memory, row))
-    app = make_app(home, tmp_path)
-    async with app.run_test(size=(100, 30)) as pilot:
-        rows = lambda: app.screen.query_one("#live-list", EntryList).rows  # noqa: E731
-        await wait_for(pilot, lambda: len(rows()) == LISTED, timeout=60, what="the first entries")
-        await pilot.press("tab", "u")
-        status = app.screen.query_one("#status", Static)
-        said = lambda: " ".join(str(status.render()).split())  # noqa: E731
-        await wait_for(pilot, lambda: "journaled as one row" in said(), what="the refusal")
-        assert said().startswith(f"Nothing to undo: Cannot undo row {row.id}: it records MEMORY.md rewritten outside")
-    assert home.memory.entries("memory")[:1] == items[:1]

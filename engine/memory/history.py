@@ -687,10 +687,6 @@ def _offer(
             )
         question = f"Undo the add by session {found.session_id}, message {found.message_id}: remove this entry?"
         return Undo(question, entry, None, origin=found, entry=entry, target=target), ""
-    if newest is None and found.action == "external" and found.journal_id is not None:
-        rewrite = memory.home.journal.get(found.journal_id)  # (an outside rewrite journaled as one row)
-        if rewrite is not None and rewrite.detail.get("whole_file"):
-            return None, outside_rewrite_refusal(rewrite, FILE_NAMES[target])
     if newest is None:
         return None, "No recorded change of this entry to undo."
     problem = undo_problem(memory, newest)
