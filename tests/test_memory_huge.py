@@ -229,25 +229,3 @@ def test_doctor_names_a_file_far_over_its_limit_and_the_repair_that_fits(wb, tmp
     said = " ".join(wb("doctor").stdout.split())
     assert "MEMORY.md is 217.9 KB, far over its 2,200-char limit: Hermes puts all of it" in said
     assert "--keep-first" in said
-
-
-def test_an_outside_rewrite_journaled_as_one_row_says_why_undo_refuses_and_what_helps(home, wb, tmp_path):
-    """Undo (and a Timeline revert, by the same rule) of the one row of a rewrite of many entries names
-    what the row is, why it is not undone and the command that helps; the file is left as it is."""
-    put(home, entries(3, "Small"))
-    home.memory.catch_up()
-    put(home, entries(MOST_EXTERNAL_ROWS + 50))
-    home.memory.catch_up()
-    row = home.journal.query(subsystem="memory", target="memory", limit=1)[0]
-    assert row.detail.get("whole_file") is True
-    said = str(history.undo_problem(home.memory, row))
-    assert said.startswith(f"Cannot undo row {row.id}: it records MEMORY.md rewritten outside the workbench (250 added")
-    assert "journaled as one row for the whole file" in said and "Nothing was changed." in said
-    assert "`workbench memory repair --target memory`" in said
-    before = home.memory.path("memory").read_bytes()
-    undo = wb("memory", "undo", str(row.id))
-    assert undo.returncode == 1 and "cannot be undone" not in undo.stderr
-    assert f"error: {said}" in " ".join(undo.stderr.split())
-    revert = wb("revert", str(row.id))
-    assert revert.returncode == 1 and "journaled as one row for the whole file" in " ".join(revert.stderr.split())
-    assert home.memory.path("memory").read_bytes() == before, "nothing changed"

@@ -901,19 +901,4 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
             f"Cannot undo row {row.id}: it records what {file_name} held when the workbench first saw "
             "it, so there is no earlier state to go back to. Nothing was changed."
         )
-    if kind == "external" and row.detail.get("whole_file"):
-        raise refuse(outside_rewrite_refusal(row, file_name))
     raise refuse(f"Event {row.id} ({row.action}) cannot be undone.")
-
-
-def outside_rewrite_refusal(row: JournalEntry, file_name: str) -> str:
-    """Why an outside rewrite journaled as one row (``whole_file``) is not undone, and what helps instead:
-    undo takes back one entry's change or a repair of ours, never a whole file written outside."""
-    counts = (whole_file_words(row) or "").partition(": ")[2].partition(";")[0] or "many entries"
-    target = "memory" if row.target == "memory" else "user"
-    return (
-        f"Cannot undo row {row.id}: it records {file_name} rewritten outside the workbench ({counts}), "
-        "journaled as one row for the whole file, and undo takes back one entry's change or a repair, not a "
-        "whole file written outside. Nothing was changed. Edit the entries you want back, or run "
-        f"`workbench memory repair --target {target}` (r on the Memory screen) to keep the entries that fit."
-    )
