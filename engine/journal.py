@@ -638,10 +638,6 @@ class Journal:
                 conn, subsystem, action, target, actor, before, after, session_id, message_id, detail, status
             )
 
-    def keep_file(self, conn: sqlite3.Connection, text: str) -> None:
-        """Inside the caller's ``transaction()``: keep ``text`` as a whole file, by its hash (once)."""
-        self._keep(conn, text)
-
     @staticmethod
     def _keep(conn: sqlite3.Connection, snapshot: str | None) -> None:
         """Inside a transaction: keep one snapshot."""

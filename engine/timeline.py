@@ -47,7 +47,6 @@ from .memory.history import (
     hermes_call,
     shown_actor,
     undo_problem,
-    whole_file_words,
 )
 from .skills.outside import ARCHIVED, CREATED, EDITED, RECORD_ONLY, REMOVED, STATE_CHANGES
 from .skills.threats import flagged, warning_message
@@ -329,8 +328,6 @@ def _summary(entry: JournalEntry) -> str:
         if action == "replace":
             before, after = _apart(entry.before, entry.after, 55)
             return f"{where} {before} → {after}"
-        if whole_file_words(entry):
-            return f"{where} {whole_file_words(entry)}"
         if action == "external":
             return f"{where} edited outside the workbench"
         if action == "repair":

@@ -19,7 +19,6 @@ from engine.memory import history, repair
 from engine.memory.align import UNCHANGED, align
 from engine.memory.format import ENTRY_DELIMITER, LISTED, entry_changes, far_over_note, listed
 from engine.memory.ops import room_advice
-from engine.memory.store import MOST_EXTERNAL_ROWS
 from tests.tui_support import make_app, wait_for
 from widgets.drift_banner import DriftBanner
 from widgets.entry_list import EntryList
@@ -40,42 +39,6 @@ def put(home, items: list[str]) -> None:
 
 def journal_rows(home) -> int:
     return home.journal.connection().execute("SELECT count(*) FROM journal").fetchone()[0]
-
-
-def test_an_outside_paste_of_thousands_of_entries_is_one_journal_row_not_one_each(home):
-    """A 3 MB file over a small one, then a 500-entry one over that: each is one row, the whole files
-    kept by hash, and the story of an entry is still told (who: an outside rewrite, when)."""
-    put(home, entries(3, "Small"))
-    home.memory.catch_up()
-    before = journal_rows(home)
-    big = entries(15_000)  # ~3 MB
-    put(home, big)
-    home.memory.catch_up()
-    assert journal_rows(home) == before + 1, "one row for the whole rewrite"
-    row = home.journal.query(subsystem="memory", target="memory", limit=1)[0]
-    assert (row.action, row.detail["adds"], row.detail["removes"], row.detail["whole_file"]) == (
-        "external",
-        15_000,
-        3,
-        True,
-    )
-    assert history.whole_file_words(row).startswith("rewritten outside the workbench: 15,000 added, 3 removed")
-    put(home, big[:500])
-    home.memory.catch_up()
-    assert journal_rows(home) == before + 2
-    kept = {r[0] for r in home.journal.connection().execute("SELECT sha FROM journal_files")}
-    assert {row.detail["file_sha"], row.detail["file_before_sha"]} <= kept, "nothing is lost: both files kept"
-    origin = history.origins(home.memory, "memory", big[:1])[0]
-    assert (origin.actor, origin.journal_id) == ("external", row.id), "from the rewrite that wrote it"
-
-
-def test_a_small_outside_edit_is_still_journaled_entry_by_entry(home):
-    put(home, entries(5))
-    home.memory.catch_up()
-    before = journal_rows(home)
-    put(home, [*entries(5), *entries(MOST_EXTERNAL_ROWS, "New")])
-    home.memory.catch_up()
-    assert journal_rows(home) == before + MOST_EXTERNAL_ROWS
 
 
 def test_origins_of_every_entry_take_a_few_statements_not_one_per_entry(home):

@@ -197,20 +197,12 @@ class _Rewrite:
 
 def _rewrites(memory: MemoryStore, target: str) -> list[_Rewrite]:
     """The newest repairs of ``target`` and their undos, newest first, with the entries of both files."""
-    journal = memory.home.journal
-    rows = journal.query(subsystem=SUBSYSTEM, target=target, actions=(*WHOLE_FILE, "undo", "external"), limit=20)
-    found = []
-    for row in rows:
-        if row.action == "external":  # an outside edit of many entries, journaled as one row (its files by hash)
-            if not row.detail.get("whole_file"):
-                continue
-            before, after = (journal.file_text(str(row.detail.get(key))) for key in ("file_before_sha", "file_sha"))
-        elif row.action != "undo" or row.detail.get("op") in WHOLE_FILE:
-            before, after = row.before, row.after
-        else:
-            continue
-        found.append(_Rewrite(row, frozenset(read_as_hermes(before or "")), frozenset(read_as_hermes(after or ""))))
-    return found
+    rows = memory.home.journal.query(subsystem=SUBSYSTEM, target=target, actions=(*WHOLE_FILE, "undo"), limit=20)
+    return [
+        _Rewrite(row, frozenset(read_as_hermes(row.before or "")), frozenset(read_as_hermes(row.after or "")))
+        for row in rows
+        if row.action != "undo" or row.detail.get("op") in WHOLE_FILE
+    ]
 
 
 def origins(memory: MemoryStore, target: str, entries: list[str]) -> list[Origin]:
@@ -424,24 +416,11 @@ def _from_row(row: JournalEntry) -> Origin:
 
 def first_look(row: JournalEntry) -> str:
     """What a ``seen`` row records, in words: the entries already there when the workbench first looked."""
-    entries, counted = row.detail.get("entries"), row.detail.get("entry_count")
-    count = counted if isinstance(counted, int) else len(entries) if isinstance(entries, list) else 0
+    entries = row.detail.get("entries")
+    count = len(entries) if isinstance(entries, list) else 0
     if not count:
         return "first look: no entries yet"
     return f"first look: {count:,} {'entry' if count == 1 else 'entries'} already there"
-
-
-def whole_file_words(row: JournalEntry) -> str | None:
-    """What an outside edit journaled as one row for the whole file says (``store._journal_rewrite``),
-    in words: ``rewritten outside the workbench (50,000 added, 3 removed; ...)``; None for any other row."""
-    detail = row.detail
-    if row.action != "external" or not detail.get("whole_file"):
-        return None
-    kinds = (("adds", "added"), ("replaces", "replaced"), ("removes", "removed"))
-    counts = ", ".join(
-        f"{detail[key]:,} {word}" for key, word in kinds if isinstance(detail.get(key), int) and detail[key]
-    )
-    return f"rewritten outside the workbench: {counts or 'no entry changed'}; journaled as one row, the whole file kept"
 
 
 def first_seen(memory: MemoryStore, target: str) -> float | None:

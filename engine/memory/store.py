@@ -301,11 +301,6 @@ def _choices() -> str:
     return " or ".join(f"'{name}'" for name in TARGETS)
 
 
-# An outside edit changing more entries than this is journaled as one whole-file row (``_journal_rewrite``),
-# and a first look at more names them by its snapshot only
-MOST_EXTERNAL_ROWS = 200
-
-
 class MemoryStore:
     def __init__(self, home: Home):
         self.home = home
@@ -1283,15 +1278,13 @@ class MemoryStore:
             return None
         if left is None:
             if state.entries or empty:
-                # the entries are in the snapshot (by hash); the row names them only for a file of a few
-                listed = {"entries": state.entries} if len(state.entries) <= MOST_EXTERNAL_ROWS else {}
                 self.home.journal.append(
                     SUBSYSTEM,
                     "seen",
                     target,
                     actor="external",
                     snapshot=state.raw,
-                    detail={"file_sha": state.sha, "entry_count": len(state.entries), **listed},
+                    detail={"file_sha": state.sha, "entries": state.entries},
                 )
             return None
         if left.sha == state.sha:
@@ -1303,8 +1296,6 @@ class MemoryStore:
         changes = entry_changes(earlier, later)
         if not changes:
             return None
-        if len(changes) > MOST_EXTERNAL_ROWS:
-            return self._journal_rewrite(target, state, left, before, changes)
         # each removed or added entry's slot between the entries both keep (an index counts the
         # other list's entries too): an add in a remove's slot may be its rewrite (``approvals.outside``)
         slots = {"remove": kept_before(earlier, set(later)), "add": kept_before(later, set(earlier))}
@@ -1343,39 +1334,6 @@ class MemoryStore:
         )
         return MemoryChanged(
             actor="external", journal_id=ids[-1], target=target, action="external", before=before, after=state.raw
-        )
-
-    def _journal_rewrite(self, target: str, state: FileState, left: Left, before: str, changes: list) -> MemoryChanged:
-        """An outside edit of more than ``MOST_EXTERNAL_ROWS`` entries (a file pasted over another, a
-        10 MB one): one ``external`` row for the whole file, not a row per entry, each of which every later
-        lookup of an entry's story had to pass over. The file before and after are kept whole, once each
-        (by hash, in ``journal_files``): nothing is lost, and the row stays one row however large they are."""
-        counts = {
-            action: sum(1 for change in changes if change[0] == action) for action in ("add", "replace", "remove")
-        }
-        now = self.home.clock.now()
-        at = self._edited_at(target, left, now)
-        detail: dict[str, Any] = {
-            "file_sha": state.sha,
-            "file_before_sha": left.sha,
-            "whole_file": True,
-            "entry_count": len(read_as_hermes(state.raw)),
-            **{f"{action}s" if action != "replace" else "replaces": n for action, n in counts.items()},
-        }
-        if at < now - 1:
-            detail.update(seen_at=now, not_before=left.at)
-        with self.home.journal.transaction() as conn:
-            self.home.journal.keep_file(conn, before)  # (the rows that rebuilt it are not written)
-            (row_id,) = self.home.journal.append_all(
-                SUBSYSTEM,
-                target,
-                [{"action": "external", "before": None, "after": None, "detail": detail}],
-                actor="external",
-                snapshot=state.raw,
-                at=at,
-            )
-        return MemoryChanged(
-            actor="external", journal_id=row_id, target=target, action="external", before=before, after=state.raw
         )
 
     def _edited_at(self, target: str, left: Left, now: float) -> float:

@@ -366,7 +366,6 @@ def show_history(home: Home, args) -> Output:
                 )
                 + ([f"found {history.when(seen)}"] if iso_time(seen) else [])
                 + ([history.first_look(row)] if row.action == "seen" else [])
-                + ([history.whole_file_words(row)] if history.whole_file_words(row) else [])
                 + ([detail["label"]] if row.action == "repair" and isinstance(detail.get("label"), str) else [])
             )
             tail = "  (" + "; ".join(notes) + ")" if notes else ""
