@@ -13,12 +13,13 @@ import tracemalloc
 
 import pytest
 
-from engine import diffs
+from engine import diffs, open_home
 from engine.diffs import line_diff
 from engine.memory import history, repair
 from engine.memory.align import UNCHANGED, align
 from engine.memory.format import ENTRY_DELIMITER, LISTED, entry_changes, far_over_note, listed
 from engine.memory.ops import room_advice
+from engine.timeline import Timeline
 from tests.tui_support import make_app, wait_for
 from widgets.drift_banner import DriftBanner
 from widgets.entry_list import EntryList
@@ -192,3 +193,30 @@ def test_doctor_names_a_file_far_over_its_limit_and_the_repair_that_fits(wb, tmp
     said = " ".join(wb("doctor").stdout.split())
     assert "MEMORY.md is 217.9 KB, far over its 2,200-char limit: Hermes puts all of it" in said
     assert "--keep-first" in said
+
+
+def test_an_outside_edit_of_hundreds_of_entries_keeps_a_row_each_so_it_can_be_reverted(tmp_path):
+    """Journaling such an edit as one whole-file row was tried (a review took it out): the next outside add
+    released the file that row kept, so its entries read "present before", and an outside removal of 247 of
+    250 entries could no longer be reverted. A row per entry keeps each entry's text and origin."""
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "config.yaml").write_text("memory:\n  memory_char_limit: 200000\n", encoding="utf-8")
+    home = open_home(tmp_path / "h")  # (room to put back what the editor dropped)
+    put(home, entries(3, "Small"))
+    home.memory.catch_up()
+    big = entries(300)
+    put(home, big)
+    home.memory.catch_up()
+    put(home, [*big, "one more added outside"])
+    home.memory.catch_up()
+    [origin] = history.origins(home.memory, "memory", big[5:6])
+    assert origin.actor == "external" and origin.journal_id is not None  # still the row that added it
+
+    put(home, big[:3])  # an editor drops 297 of the 301 entries
+    home.memory.catch_up()
+    newest = home.journal.query(subsystem="memory", target="memory", limit=1)[0]
+    group = f"outside:{newest.detail['edit']}"
+    done = Timeline(home).revert(group)
+    assert done["success"], done
+    assert home.memory.entries("memory") == [*big, "one more added outside"]
+    home.close()
