@@ -33,6 +33,7 @@ from pathlib import Path
 
 from . import lock_waits
 from .errors import WorkbenchError
+from .textsafety import shell_word
 
 # Tool caches and checkouts, never the user's data: no listing of a home descends into them.
 TOOL_DIRS = frozenset(
@@ -183,12 +184,13 @@ def write_blocker(folder: Path) -> str | None:
     except OSError:
         return None
     flags = _attribute_flags(folder)
+    path = shell_word(str(folder))  # (a home path with a space: the commands still run when pasted)
     if flags & FS_IMMUTABLE_FL:
-        return f"it has the immutable attribute (`lsattr -d {folder}` shows i; `chattr -i {folder}` as root clears it)"
+        return f"it has the immutable attribute (`lsattr -d {path}` shows i; `chattr -i {path}` as root clears it)"
     if flags & FS_APPEND_FL:
-        return f"it has the append-only attribute (`lsattr -d {folder}` shows a; `chattr -a {folder}` clears it)"
+        return f"it has the append-only attribute (`lsattr -d {path}` shows a; `chattr -a {path}` clears it)"
     if not os.access(folder, os.W_OK | os.X_OK):
-        return f"its permissions do not let this user write in it (`ls -ld {folder}`; chmod u+w, or chown it)"
+        return f"its permissions do not let this user write in it (`ls -ld {path}`; chmod u+w, or chown it)"
     return None
 
 

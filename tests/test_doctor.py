@@ -664,7 +664,7 @@ def test_a_drifting_store_over_its_limit_says_so_once(tmp_path):
 def immutable(tmp_path):
     """A home whose memories and skills folders carry the immutable attribute (root's writes meet it, where
     they pass over chmod); skipped where chattr cannot set it. Cleared afterwards, so the folder can go."""
-    home = open_home(tmp_path / "h")
+    home = open_home(tmp_path / "my home")  # (a space: the commands the advice gives must still run pasted)
     home.memory.add("memory", "User likes tea", ToolContext(actor="user"))
     (home.skills_dir).mkdir(parents=True, exist_ok=True)
     folders = [str(home.memories_dir), str(home.skills_dir)]
@@ -673,7 +673,7 @@ def immutable(tmp_path):
     if done.returncode != 0:
         pytest.skip(f"chattr +i is not available here: {done.stderr.strip()}")
     try:
-        yield tmp_path / "h"
+        yield tmp_path / "my home"
     finally:
         subprocess.run(["chattr", "-i", *folders], check=True)
 
@@ -688,7 +688,7 @@ def test_an_unwritable_memories_folder_is_a_finding_and_an_add_says_the_next_ste
     said = json.loads(add.stdout)["error"]
     assert add.returncode == 1 and "Operation not permitted. Nothing was changed." in said
     assert f"The folder {immutable / 'memories'} cannot be written: it has the immutable attribute" in said
-    assert f"chattr -i {immutable / 'memories'}" in said
+    assert f"chattr -i '{immutable / 'memories'}'" in said  # quoted, as a shell word
     doctor = subprocess.run(
         [sys.executable, "-m", "workbench", "doctor", "--home", str(immutable), "--json"],
         capture_output=True,

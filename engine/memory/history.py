@@ -228,7 +228,7 @@ def shown_actor(actor: str, call: object | None) -> str:
     Timeline, ``workbench memory history`` and ``timeline``): an ``external`` row whose Hermes ``memory``
     tool call state.db holds (``call``: what ``hermes_call`` found for it) is the agent's, as the origin
     of the entry it wrote says (``origin``: ``agent``, from the archive); any other row its journaled
-    actor. The journal keeps ``external`` (a filter by actor finds it so)."""
+    actor. The journal keeps ``external``; the Timeline's actor filters go by this label too."""
     return HERMES_AGENT if actor == "external" and call is not None else actor
 
 
