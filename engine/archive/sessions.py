@@ -286,11 +286,13 @@ class SessionsMixin(LineageMixin):
 
     def listing_damage(self, listed: int, limit: int) -> str | None:
         """What ``damaged_listing`` says of a listing of ``listed`` sessions, when the lineage the Sessions
-        screen reads its roots by (``roots_read``, the first ``limit``) meets damage; else None. The two
+        screen reads its roots by (``root_sessions``, the first ``limit``) meets damage; else None. The two
         skins agree on what they read, and a listing pays one indexed read for it, not the whole-file check
         of a state.db that may hold gigabytes (``workbench doctor`` makes that)."""
         try:
-            self.root_chains(limit=limit)
+            self.root_sessions(
+                limit
+            )  # (the tree's read of its roots; not their chains, which it reads as it shows them)
         except sqlite3.DatabaseError as exc:
             if not is_corrupt(exc):
                 raise
