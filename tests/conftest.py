@@ -5,6 +5,7 @@ from __future__ import annotations
 import compileall
 import gc
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -92,6 +93,20 @@ def home(tmp_path, clock):
     h = open_home(tmp_path / "home", clock=clock)
     yield h
     h.close()
+
+
+@pytest.fixture
+def wb(tmp_path):
+    """The ``workbench`` command in a process of its own, on the home ``tmp_path/home`` (WORKBENCH_HOME);
+    whatever it says, never a traceback. (A module's own ``wb`` is taken before this one.)"""
+    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
+
+    def run(*args):
+        result = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=env)
+        assert "Traceback" not in result.stderr
+        return result
+
+    return run
 
 
 @pytest.fixture(scope="session")

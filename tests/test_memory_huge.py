@@ -5,10 +5,7 @@ table cells and matcher work, entries listed. The files are a few MB of real tex
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 import tracemalloc
 
 import pytest
@@ -124,18 +121,6 @@ def test_the_keep_repair_of_a_file_far_over_its_limit_and_its_undo(home):
     assert home.memory.entries("memory") == items[:10]
     home.memory.undo(result["event_id"])
     assert home.memory.path("memory").read_bytes() == original
-
-
-@pytest.fixture
-def wb(tmp_path):
-    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
-
-    def run(*args):
-        result = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=env)
-        assert "Traceback" not in result.stderr
-        return result
-
-    return run
 
 
 def test_memory_show_of_a_file_far_over_its_limit_says_so_and_lists_its_first_entries(wb, tmp_path):

@@ -1,26 +1,11 @@
 """`workbench memory repair` through real subprocesses: the listing, a preview, a repair, its undo."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 MERGED = "alpha fact\n§\nbeta fact\n § \ngamma fact\n§\ndelta fact"
 CRLF = b"Name is Sam\r\n\xc2\xa7\r\nWorks in UTC"
-
-
-@pytest.fixture
-def wb(tmp_path):
-    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
-
-    def run(*args):
-        result = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=env)
-        assert "Traceback" not in result.stderr
-        return result
-
-    return run
 
 
 @pytest.fixture
