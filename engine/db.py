@@ -187,9 +187,12 @@ def retry_once(holders: list[str], mine: bool = False) -> str:
     """A running app's advice for a busy lock (its user cannot set ``WORKBENCH_BUSY_TIMEOUT`` in it):
     try again once the holder, named when it is known, is done."""
     if holders:
-        many = len(holders) > 1
-        return f"Try again once process{'es' * many} {', '.join(holders)} finish{'es' * (not many)}."
+        return _once_processes(", ".join(holders), len(holders) > 1)
     return f"Try again once that {'task' if mine else 'process'} finishes."
+
+
+def _once_processes(names: str, many: bool) -> str:
+    return f"Try again once process{'es' * many} {names} finish{'es' * (not many)}."
 
 
 BUSY_WHO = re.compile(r"is busy: (?P<who>.+?) (?:holds its write lock|is changing it)")
@@ -211,8 +214,7 @@ def in_app_words(text: str) -> str:
         who = found[-1]["who"] if found else ""
         if who.startswith("process "):
             names = who.removeprefix("process ")
-            many = len(HOLDER_START.findall(names)) > 1
-            advice = f"Try again once process{'es' * many} {names} finish{'es' * (not many)}."
+            advice = _once_processes(names, len(HOLDER_START.findall(names)) > 1)
         else:
             advice = retry_once([], mine=who.startswith("another task of this workbench"))
         out += [text[start:at], advice.rstrip(".")]
