@@ -65,3 +65,7 @@ def said(exc: BaseException) -> str:
 def said_in_app(exc: BaseException) -> str:
     """A failure in words as a running app says it (``WorkbenchError.in_app``), else as ``said``."""
     return exc.in_app if isinstance(exc, WorkbenchError) else said(exc)
+
+
+class ExportExists(WorkbenchError):
+    """The export's file exists: replaced only when asked (``--force``, or yes in the app)."""

@@ -7,9 +7,7 @@ state.db). Session ids may be given in full, as a unique prefix, or as a title.
 from __future__ import annotations
 
 import json
-import os
 import sys
-from pathlib import Path
 
 from rich.cells import cell_len
 
@@ -17,7 +15,7 @@ from engine.archive import Session
 from engine.archive.sessions import LISTED_BY, titled
 from engine.clock import days, shown_time
 from engine.errors import SessionLive, WorkbenchError
-from engine.fileio import atomic_write_text
+from engine.export_file import write_export
 from engine.home import Home
 from engine.memory import history
 from engine.runner.claims import unbacked_claims
@@ -269,30 +267,7 @@ def export_session(home: Home, args) -> Output:
     exporter = home.archive.export_lineage if args.lineage else home.archive.export_session
     body = exporter(session.id, args.format)
     if args.output:
-        target = Path(args.output).expanduser()
-        home.refuse_inside(target)
-        if os.path.lexists(target) and not target.is_dir():  # (a folder, or a missing one, is refused below)
-            if target.is_symlink() or not target.is_file():  # a link, a FIFO, a device: never replaced
-                raise WorkbenchError(
-                    f"{target} is {'a link' if target.is_symlink() else 'not a regular file'}; pick a plain file "
-                    "path. Nothing was written.",
-                    path=str(target),
-                )
-            if not args.force:
-                raise WorkbenchError(
-                    f"{target} exists; pass --force to replace it, or pick another file. Nothing was written.",
-                    path=str(target),
-                )
-        try:
-            if not target.parent.is_dir():
-                raise FileNotFoundError(2, "no such folder")
-            atomic_write_text(target, body)  # a failed write never leaves half a file
-        except OSError as exc:
-            raise WorkbenchError(
-                f"Could not write {target} ({exc.strerror or exc}); pick a file in a folder that "
-                "exists and that you can write to.",
-                path=str(target),
-            ) from exc
+        write_export(home, args.output, body, force=args.force)
         return Output({"success": True, "path": args.output, "session_id": session.id}, f"wrote {args.output}")
     if args.format == "json":
         return Output(json.loads(body), body)
