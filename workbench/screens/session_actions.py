@@ -1,9 +1,10 @@
-"""What the Sessions screen does to the session it shows: archive or unarchive, rename, delete.
+"""What the Sessions screen does to the session it shows: archive or unarchive, rename, delete, export.
 
 Each goes through the archive's own calls (``set_archived``, ``set_title``,
-``delete_session``), as ``workbench sessions archive|rename|delete`` does, so both skins
-keep one rule and one journal row (the Timeline shows the archive changes). The session
-is read in a worker first: a question names what it acts on as state.db holds it now.
+``delete_session``, ``export_session`` with ``write_export``), as ``workbench sessions
+archive|rename|delete|export`` does, so both skins keep one rule and one journal row (the
+Timeline shows the archive changes). The session is read in a worker first: a question names
+what it acts on as state.db holds it now.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from textual.message import Message
 from engine.archive.models import Session
 from engine.archive.sessions import MAX_TITLE_LENGTH, DeleteMark, sanitize_title, titled
 from engine.db import DatabaseBusyError
-from engine.errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
+from engine.errors import ExportExists, SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
+from engine.export_file import write_export
 from engine.memory import history
 from widgets.literal import one_line
 from widgets.transcript import Transcript
@@ -27,14 +29,17 @@ from .dialogs import LineDialog
 
 ARCHIVING = ("archive", "unarchive")  # a's two labels: what it does to the session shown
 PICK_FIRST = "Pick a session first: these keys act on the session the transcript shows."
-FOOTER_ROOM = 110  # columns from which the footer has room for a, e and D beside the transcript's keys
+FOOTER_ROOM = 120  # columns from which the footer has room for a, e, D and x beside the transcript's keys
+EXPORT_ROOM = 90  # columns from which it has room for x beside a, e, D and the search's keys
 
 HELP = (
     " On the session shown: a archives it with its conversation (hidden from lists and session_search; "
     "on an archived one, found by search, a reads Unarchive and lists it again), e renames it, D deletes "
     "it (on a chain's row, the segment shown) and its messages after asking (that cannot be undone). An "
-    "archive change or a delete is a Timeline row; r there reverts an archive."
+    "archive change or a delete is a Timeline row; r there reverts an archive. x exports it to a file you "
+    "name (Markdown, or JSON for a name ending .json), asking before it replaces one."
 )
+EXPORT_HINT = "enter: write (a name ending .json writes JSON, else Markdown) · esc: cancel"
 
 
 @dataclass
@@ -61,26 +66,40 @@ class TitleRefused(Message):
     error: str
 
 
+@dataclass
+class ExportRefused(Message):
+    """An export that wrote nothing: asked again with the file named (``exists``: asked to replace it)."""
+
+    looked: SessionLooked
+    name: str
+    error: str
+    exists: bool = False
+
+
 class SessionActions(WorkbenchScreen):
     """The Sessions screen's base: its ``shown_session`` is what the keys act on."""
 
-    # The footer offers the keys where it has room; the unlisted twins answer them at any width. a says
+    # The footer offers the keys where it has room (x needs more); the unlisted twins answer them at any width. a says
     # what it will do to the session shown: Archive, or Unarchive on one archived whole (check_action).
     BINDINGS = [
         Binding("a", "listed_session('archive')", "Archive"),
         Binding("a", "listed_session('unarchive')", "Unarchive"),
         Binding("e", "listed_session('rename')", "Rename"),
         Binding("D", "listed_session('delete')", "Delete", key_display="D"),
+        Binding("x", "listed_session('export')", "Export"),
         Binding("a", "session('archive')", "Archive", show=False),
         Binding("a", "session('unarchive')", "Unarchive", show=False),
         Binding("e", "session('rename')", "Rename", show=False),
         Binding("D", "session('delete')", "Delete", key_display="D", show=False),
+        Binding("x", "session('export')", "Export", show=False),
     ]
     shown_session: str | None = None
     shown_archived = False  # the whole conversation of the session shown is archived (as last read)
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "listed_session" and self.size.width < FOOTER_ROOM and self._keys_crowd():
+            return False
+        if action == "listed_session" and parameters == ("export",) and self.size.width < EXPORT_ROOM:
             return False
         if parameters and parameters[0] in ARCHIVING and (parameters[0] == "unarchive") != self.shown_archived:
             return False  # (the other of Archive and Unarchive is what a does now)
@@ -96,7 +115,7 @@ class SessionActions(WorkbenchScreen):
 
     def _keys_crowd(self) -> bool:
         """Whether the focused widget's own keys fill the footer (the transcript's: w, f, m), leaving no
-        room below ``FOOTER_ROOM`` columns for a, e and D; the tree and the search leave it."""
+        room below ``FOOTER_ROOM`` columns for a, e, D and x; the tree and the search leave it."""
         return isinstance(self.focused, Transcript)
 
     def on_resize(self) -> None:
@@ -157,6 +176,8 @@ class SessionActions(WorkbenchScreen):
             except WorkbenchError:  # longer than a title may be (Hermes's own): start from what fits
                 value = sanitize_title((session.title or "")[:MAX_TITLE_LENGTH]) or ""
             self._ask_title(message, value)
+        elif message.action == "export":
+            self._ask_file(message, f"~/{session.id}.md")
         else:
             shown = message.mark.messages if message.mark else session.message_count  # (what y is checked against)
             count = f"{shown} message{'s' * (shown != 1)}"
@@ -194,6 +215,45 @@ class SessionActions(WorkbenchScreen):
     @on(TitleRefused)
     def _title_refused(self, refusal: TitleRefused) -> None:
         self._ask_title(refusal.looked, refusal.draft, refusal.error)
+
+    def _ask_file(self, message: SessionLooked, draft: str, refused: str = "") -> None:
+        """The export's file box (again, with the name and why nothing was written, after a refusal)."""
+        segment = _segment(message)
+        whole = f", {segment} (workbench sessions export --lineage writes the whole chain)" if segment else ""
+
+        def named(name: str | None) -> None:
+            if name is not None and name.strip():
+                self._export(message, name.strip())
+            elif name is not None:
+                self._ask_file(message, name, "Name the file to write the export to.")
+
+        self.ask(LineDialog(f"Export {message.name}{whole} to", draft, EXPORT_HINT, error=refused), named)
+
+    @on(ExportRefused)
+    def _export_refused(self, refusal: ExportRefused) -> None:
+        if refusal.exists:
+            self.confirm(
+                "Replace the file?",
+                f"{refusal.error} Yes replaces it with {refusal.looked.name}.",
+                lambda: self._export(refusal.looked, refusal.name, force=True),
+            )
+        else:
+            self._ask_file(refusal.looked, refusal.name, refusal.error)
+
+    @work(thread=True, exit_on_error=False, group="session-action")
+    def _export(self, message: SessionLooked, name: str, *, force: bool = False) -> None:
+        """Write the session shown to ``name``, as ``sessions export -o`` does; a refusal asks again."""
+        fmt = "json" if name.lower().endswith(".json") else "markdown"
+        try:
+            body = self.home.archive.export_session(message.session.id, fmt)
+            target = write_export(self.home, name, body, force=force)
+        except ExportExists as exc:
+            self.post_result(ExportRefused(message, name, exc.in_app, exists=True))
+            return
+        except WorkbenchError as exc:
+            self.post_result(ExportRefused(message, name, exc.in_app))
+            return
+        self.report(f"Exported {message.name} to {target} ({'JSON' if fmt == 'json' else 'Markdown'}).")
 
     @work(thread=True, exit_on_error=False, group="session-action")
     def _change(self, message: SessionLooked, value: object) -> None:

@@ -213,7 +213,7 @@ class SessionsScreen(SessionActions):
         self.focus_box()
 
     def action_clear_search(self) -> None:
-        """Back to the tree, the transcript with it: a, e and D act on the row under the cursor again."""
+        """Back to the tree, the transcript with it: a, e, D and x act on the row under the cursor again."""
         search = self.query_one("#sessions-search", Input)
         if search.value:
             search.value = ""
@@ -531,7 +531,7 @@ class SessionsScreen(SessionActions):
         transcript.border_title = Content(f"Transcript · {mark}{one_line(message.title, 60)}")  # (renamed, say)
         self.shown_session = message.session_id
         self.shown_archived = message.archived_whole
-        self.refresh_bindings()  # (a, e and D act on it; a reads Archive or Unarchive, archived here or elsewhere)
+        self.refresh_bindings()  # (a, e, D and x act on it; a reads Archive or Unarchive, archived here or elsewhere)
         if live and message.items[:known] == transcript.items:
             for item in message.items[known:]:  # the session grew: append, so place, follow and unseen count hold
                 transcript.append(item)
