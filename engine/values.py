@@ -24,6 +24,18 @@ def text_value(raw: Any) -> str | None:
     return str(raw)
 
 
+def number_in(text: str, low: float, high: float, what: str) -> float:
+    """``text`` as a finite number from ``low`` to ``high``, else ValueError saying what was wanted, the
+    one wording for every skin (``float('1e999')`` is infinity, which no query should meet)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not {what}") from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise ValueError(f"{text} is out of range: give {what} from {low:g} to {high:g}")
+    return value
+
+
 def number_value(raw: Any) -> float | None:
     """A time or amount as a finite float, else None (flags are not numbers)."""
     if isinstance(raw, bool):

@@ -8,7 +8,8 @@ query; these types refuse such values where the words are parsed.
 from __future__ import annotations
 
 import argparse
-import math
+
+from engine.values import number_in
 
 INT_MAX = 2**63 - 1
 
@@ -32,12 +33,9 @@ def whole(low: int = 0, high: int = INT_MAX, what: str = "a whole number"):
 def number(low: float = 0.0, high: float = 1e9, what: str = "a number"):
     def parse(text: str) -> float:
         try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
-        if not math.isfinite(value) or not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{text} is out of range: give {what} from {low:g} to {high:g}")
-        return value
+            return number_in(text, low, high, what)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     parse.__name__ = "number"
     return parse
@@ -46,5 +44,4 @@ def number(low: float = 0.0, high: float = 1e9, what: str = "a number"):
 COUNT = whole(0, 1_000_000, "a count")
 ROWS = whole(1, 1_000_000, "a number of rows")  # --limit: a page of nothing would answer "none" falsely
 ID = whole(1, INT_MAX, "an id")
-DAYS = number(0, 36_500, "a number of days")
 SPEED = number(0, 1_000, "a speed")
