@@ -21,6 +21,8 @@ from .models import NUMBERED_TITLE, Chain, Session, content_text, decode_content
 from .query import like_escape
 
 PREVIEW_CHARS = 60  # of an untitled session's first user message, in lists
+PRUNE_NAMED = 10  # sessions a prune's question names before "and N more"
+PRUNE_DAYS = (0, 36_500)  # what a prune's "older than N days" may be: none to a hundred years
 
 
 def titled(title: str | None, preview: str | None) -> str | None:
@@ -813,6 +815,25 @@ class SessionsMixin(LineageMixin):
             args.append(source)
         return [r["id"] for r in self.conn().execute(sql + " ORDER BY started_at DESC", args)]
 
+    def labelled(self, ids: list[str]) -> list[dict]:
+        """Each session's id, title, first message's start, and its label as lists show it (``titled``)."""
+        previews = self.previews(ids)
+        named = []
+        for session_id in ids:
+            session = self.get_session(session_id)
+            title, preview = (session.title if session else None), previews.get(session_id)
+            named.append({"id": session_id, "title": title, "preview": preview, "label": titled(title, preview) or ""})
+        return named
+
+    def prune_listing(self, ids: list[str], shown: int = PRUNE_NAMED) -> str:
+        """The sessions a prune would delete, in words for a question: the first ``shown`` named by id
+        and label, then how many more (``a (Tea talk), b and 3 more``)."""
+        named = [
+            f"{n['id']} ({one_line(n['label'], 40)})" if n["label"] else n["id"] for n in self.labelled(ids[:shown])
+        ]
+        more = f" and {len(ids) - shown:,} more" if len(ids) > shown else ""
+        return ", ".join(named) + more
+
     def prune_warnings(self, older_than_days: float, source: str | None, ids: list[str]) -> list[str]:
         """What a prune of ``ids`` (``prunable``'s) does to sessions that have not ended, in words for the
         user, the one wording the dry run, the confirmation and the prune give: an ended segment of a
@@ -849,9 +870,16 @@ class SessionsMixin(LineageMixin):
         return warnings
 
     @changes_archive
-    def prune(self, older_than_days: float, source: str | None = None, *, actor: str = "user") -> int:
-        """Delete ended sessions started more than ``older_than_days`` ago; their children are orphaned."""
+    def prune(
+        self, older_than_days: float, source: str | None = None, *, actor: str = "user", among: list[str] | None = None
+    ) -> int:
+        """Delete ended sessions started more than ``older_than_days`` ago; their children are orphaned.
+        With ``among`` (the ids a question named), only those of them still prunable: one ended or
+        started since the question was asked is never taken unasked."""
         ids = self.prunable(older_than_days, source)
+        if among is not None:
+            asked = set(among)
+            ids = [session_id for session_id in ids if session_id in asked]
         if not ids:
             return 0
         # every id, however many: a kill before the note leaves the row to say these were ours

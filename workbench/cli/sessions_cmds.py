@@ -12,7 +12,7 @@ import sys
 from rich.cells import cell_len
 
 from engine.archive import Session
-from engine.archive.sessions import LISTED_BY, titled
+from engine.archive.sessions import LISTED_BY, PRUNE_DAYS, titled
 from engine.clock import days, shown_time
 from engine.errors import SessionLive, WorkbenchError
 from engine.export_file import write_export
@@ -25,7 +25,7 @@ from engine.values import call_name
 
 from . import Output, UsageError
 from .echo import echoed
-from .numbers import COUNT, DAYS, ID, ROWS
+from .numbers import COUNT, ID, ROWS, number
 
 SESSION_HELP = "the session's id, a unique id prefix or its exact title"
 
@@ -102,7 +102,11 @@ def register(subparsers, common) -> None:
 
     prune = sub.add_parser("prune", parents=[common], help="delete ended sessions older than N days")
     prune.add_argument(
-        "--days", type=DAYS, required=True, metavar="N", help="those started more than N days ago (required)"
+        "--days",
+        type=number(*PRUNE_DAYS, "a number of days"),
+        required=True,
+        metavar="N",
+        help="those started more than N days ago (required)",
     )
     prune.add_argument("--source", help="only sessions from this source (cli, telegram, workbench, ...)")
     prune.add_argument("--yes", action="store_true", help="confirm the deletion")
@@ -338,18 +342,16 @@ def prune_sessions(home: Home, args) -> Output:
             return Output(
                 {**data, "dry_run": True, "sessions": []} if args.dry_run else data, "\n".join([nothing, *said])
             )
-        named = _named(home, ids if args.dry_run else ids[:10])
         if args.dry_run:  # every one, a line each: nothing is asked, so nothing is cut
+            named = home.archive.labelled(ids)
             lines = [f"would prune {len(ids):,} ended session{'s' * (len(ids) != 1)}{older} (nothing was deleted):"]
             lines += [f"  {n['id']}  {one_line(n['label'], 60)}".rstrip() for n in named]
             sessions = [{key: n[key] for key in ("id", "title", "preview")} for n in named]
             data = {"success": True, "dry_run": True, "would_prune": len(ids), "pruned": 0, "sessions": sessions}
             return Output({**data, "warnings": warnings}, "\n".join(lines + said))
-        listed = [f"{n['id']} ({one_line(n['label'], 40)})" if n["label"] else n["id"] for n in named]
-        more = f" and {len(ids) - 10:,} more" if len(ids) > 10 else ""
         raise WorkbenchError(
             f"Pruning would delete {len(ids):,} ended session(s){older}: "
-            f"{', '.join(listed)}{more}. Their child sessions stay, as roots. "
+            f"{home.archive.prune_listing(ids)}. Their child sessions stay, as roots. "
             + "".join(f"{w} " for w in warnings)
             + "Add --yes to delete them (--dry-run lists them all).",
             would_prune=len(ids),
@@ -358,17 +360,6 @@ def prune_sessions(home: Home, args) -> Output:
     count = home.archive.prune(args.days, source=args.source, actor="user")
     done = f"pruned {count} session{'s' * (count != 1)}"
     return Output({"success": True, "pruned": count, "warnings": warnings}, "\n".join([done, *said]))
-
-
-def _named(home: Home, ids: list[str]) -> list[dict]:
-    """Each session's id, title and first message's start, and its label as lists show it."""
-    previews = home.archive.previews(ids)
-    named = []
-    for session_id in ids:
-        session = home.archive.get_session(session_id)
-        title, preview = (session.title if session else None), previews.get(session_id)
-        named.append({"id": session_id, "title": title, "preview": preview, "label": titled(title, preview) or ""})
-    return named
 
 
 def _of_source(args) -> str:
