@@ -41,6 +41,8 @@ from widgets.transcript import Transcript, TranscriptItem
 from ..messages import JumpToMessage
 from .session_actions import HELP as ACTIONS_HELP
 from .session_actions import SessionActions
+from .session_prune import HELP as PRUNE_HELP
+from .session_prune import SessionPrune
 
 ROOTS_PAGE = 200
 SEARCH_LIMIT = 50  # rows (compression chains) listed per query, the best first
@@ -144,7 +146,7 @@ class LineageLoaded(Message):
     children: dict[str, list[SessionNode]]
 
 
-class SessionsScreen(SessionActions):
+class SessionsScreen(SessionActions, SessionPrune):
     AUTO_FOCUS = "LineageTree"
     TITLE_TEXT = "Sessions"
     SEARCH_BOX = "sessions-search"
@@ -156,7 +158,7 @@ class SessionsScreen(SessionActions):
         "every message (CJK included); hits are grouped by session, enter opens one. The transcript shows "
         "roles, tool calls and results; ✎ marks messages that wrote memory or skills. In the transcript: j/k "
         "(or arrows) move between messages, w jumps to the next message that wrote something, m opens the "
-        "memory entry it wrote, f toggles follow." + ACTIONS_HELP
+        "memory entry it wrote, f toggles follow." + ACTIONS_HELP + PRUNE_HELP
     )
     BINDINGS = [
         Binding("slash", "focus_search", "Search", key_display="/", priority=True),
