@@ -230,6 +230,29 @@ def test_show_dates_a_hermes_hit_on_an_entry_written_outside_after_staging(tmp_p
     assert "⚠ that entry was written after this was staged" in text and "external" in text
 
 
+def test_approve_refuses_a_hermes_replace_that_now_hits_an_entry_written_after_staging(tmp_path):
+    """`pending approve ID` shows nothing first: Hermes's replace of 'PostgreSQL 16', staged before the
+    user rewrote that entry by hand, replaced the user's newer text unasked (only `pending show`
+    warned). It is refused and stays pending, naming the entry; `--anyway` applies it."""
+    home = tmp_path / "h"
+    memory = home / "memories" / "MEMORY.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text("Project uses PostgreSQL 16\n§\nProject uses uv", encoding="utf-8")
+    payload = {"action": "replace", "target": "memory", "old_text": "PostgreSQL 16", "content": "Uses PostgreSQL 17"}
+    hermes_record(SimpleNamespace(pending_dir=home / "pending"), "0000cc03", payload, created_at=time.time() - 30)
+    mine = "Project uses PostgreSQL 16; its host is db.internal"
+    assert cli(home, "memory", "replace", "--target", "memory", "--old", "PostgreSQL 16", mine)[0] == 0
+    code, out = cli(home, "pending", "approve", "0000cc03")
+    assert code == 1 and out["failed"][0]["id"] == "0000cc03"
+    assert "written after this was staged" in out["error"] and mine in out["error"] and "--anyway" in out["error"]
+    assert memory.read_text(encoding="utf-8") == f"{mine}\n§\nProject uses uv"
+    assert (home / "pending" / "memory" / "0000cc03.json").exists()
+    code, out = cli(home, "pending", "approve", "all")
+    assert code == 1 and [f["id"] for f in out["failed"]] == ["0000cc03"]
+    code, out = cli(home, "pending", "approve", "0000cc03", "--anyway")
+    assert code == 0 and memory.read_text(encoding="utf-8") == "Uses PostgreSQL 17\n§\nProject uses uv"
+
+
 def test_approving_a_duplicate_says_it_changed_nothing(home, capsys):
     """The text said only 'Approved 1 pending write(s).', while --json and the TUI said the entry
     was there already."""

@@ -377,7 +377,10 @@ def test_edit_holding_the_delimiter_is_refused_and_the_record_kept(home):
 def test_hermes_replace_edited_then_approved_hits_the_entry_its_old_text_names(home):
     seed(home, "User likes tea", "Project uses uv")
     hermes_record(
-        home, "0000aa01", {"action": "replace", "target": "memory", "content": "User likes coffee", "old_text": "tea"}
+        home,
+        "0000aa01",
+        {"action": "replace", "target": "memory", "content": "User likes coffee", "old_text": "tea"},
+        created_at=home.clock.now(),  # (staged after the seed: an entry written since is refused unseen)
     )
     preview = home.approvals.preview("0000aa01", edit="User likes black coffee")
     assert preview["error"] is None and ("+", "User likes black coffee") in preview["diff"]
@@ -399,6 +402,7 @@ def test_hermes_batch_edit_gives_one_text_per_add_or_replace(home):
                 {"action": "add", "content": "CI on GitHub"},
             ],
         },
+        created_at=home.clock.now(),
     )
     before = memory_file(home)
     short = home.approvals.approve("0000aa02", edit="User likes oolong")
@@ -453,6 +457,7 @@ def test_hermes_batch_resolves_each_op_against_the_ones_before_it(home):
             "target": "memory",
             "operations": [{"action": "add", "content": "Tea time is 4pm"}, {"action": "remove", "old_text": "tea"}],
         },
+        created_at=home.clock.now(),
     )  # after the add, "tea" names one entry only by substring
     [target] = home.approvals.preview("0000aa03")["targets"]
     assert (target["status"], target["entry"]) == ("hits", "User likes tea")  # "Tea time" has a capital T
@@ -464,7 +469,7 @@ def test_hermes_batch_resolves_each_op_against_the_ones_before_it(home):
             "target": "memory",
             "operations": [{"action": "add", "content": "Green tea at 4pm"}, {"action": "remove", "old_text": "tea"}],
         },
-        created_at=2.0,
+        created_at=home.clock.now() + 1,
     )
     preview = home.approvals.preview("0000aa04")
     assert preview["targets"][0]["status"] == "ambiguous"

@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import lock_waits
+from ..clock import shown_time
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
 from ..fileio import crash_point
 from ..memory.format import Usage
 from ..safety import assess
-from ..textsafety import inline
+from ..textsafety import inline, one_line
 from ..tools import BACKGROUND_REVIEW
 from ..values import iso_time
 from .labels import detail_summary
@@ -518,15 +519,23 @@ class ApprovalQueue:
 
     # -- deciding -----------------------------------------------------------------
     def approve(
-        self, pending_id: str, *, edit: str | None = None, actor: str = "user", seen: Seen | None = None
+        self,
+        pending_id: str,
+        *,
+        edit: str | None = None,
+        actor: str = "user",
+        seen: Seen | None = None,
+        anyway: bool = False,
     ) -> dict[str, Any]:
         """Apply a pending write through its store's guards; on success the record goes.
 
         ``edit`` replaces the proposed text (edit-then-approve). ``seen``: what the approver was
         shown (``preview.seen_in``): a memory write whose entry changed since, or a skill delete
-        whose folder did, is refused, not applied to what is there now. A refusal (say, the pinned
-        entry changed since staging) keeps the record pending and is returned as
-        ``{"success": False, "error": ...}``. Unknown or invalid ids raise.
+        whose folder did, is refused, not applied to what is there now. With nothing shown, a
+        memory write that hits an entry surely written after it was staged is refused too
+        (``_rewritten_since``), unless ``anyway``. A refusal (say, the pinned entry changed since
+        staging) keeps the record pending and is returned as ``{"success": False, "error": ...}``.
+        Unknown or invalid ids raise.
         """
         self._check_writable()
         record = self.get(pending_id)
@@ -548,6 +557,8 @@ class ApprovalQueue:
                     raise WorkbenchError(record.claim_problem)
                 if seen is not None and seen.refused:  # never applied: it may now hit what was never shown
                     raise WorkbenchError(refusal_now(self._preview(record, edit, None)) or SHOWN_REFUSED)
+                if seen is None and not anyway and (rewritten := self._rewritten_since(record, edit)):
+                    raise WorkbenchError(rewritten)
                 with lock_waits.inner_waits_cancellable():  # (a cancelled wait abandons this row, below)
                     result = self._owner(record).apply_staged(
                         record.payload,
@@ -774,13 +785,18 @@ class ApprovalQueue:
         actor: str = "user",
         only: Sequence[str] | None = None,
         seen: dict[str, Seen] | None = None,
+        anyway: bool = False,
     ) -> BulkOutcome:
         """Approve every pending record, oldest first; failures stay pending. ``only``: the ids a
         question listed (one staged since it was asked waits for its own answer; ``gone``: those
-        decided elsewhere meanwhile); ``seen``: by id, what it showed of each (see ``approve``)."""
+        decided elsewhere meanwhile); ``seen``: by id, what it showed of each; ``anyway``: as
+        ``approve`` takes it."""
         seen = seen or {}
         return self._decide_all(
-            subsystem, lambda rid: self.approve(rid, actor=actor, seen=seen.get(rid)), "approved", only
+            subsystem,
+            lambda rid: self.approve(rid, actor=actor, seen=seen.get(rid), anyway=anyway),
+            "approved",
+            only,
         )
 
     def reject_all(
@@ -855,7 +871,35 @@ class ApprovalQueue:
                     "actor": newer.actor,
                     "event_id": newer.id,
                     "surely": not isinstance(earliest, (int, float)) or earliest > record.created_at,
+                    "proposal": newer.detail.get("pending_id"),  # written by approving that one (or None)
                 }
+
+    def _rewritten_since(self, record: PendingRecord, edit: str | None) -> str | None:
+        """Why a memory write approved unseen (the command line shows nothing first) must not apply:
+        a replace or remove Hermes staged names no entry, so the one its words hit now may be one
+        written after staging (a user's newer edit), which it would overwrite unasked. Outside
+        writes are journaled first, so Hermes's own are dated too. A hit only perhaps written after
+        (found late), or written by approving another proposal (the agent staged this one on top of
+        it), is left to apply, as Hermes would."""
+        if record.subsystem != "memory":
+            return None
+        self.home.memory.catch_up()
+        try:
+            staged = self.home.memory.preview_staged(record.payload, edited_content=edit)
+        except WorkbenchError:
+            return None  # (refused when applied, with its own reason)
+        self._date_hits(record, staged)
+        hit = next((t for t in staged.get("targets") or [] if _rewritten(t.get("written_after"))), None)
+        if hit is None:
+            return None
+        newer = hit["written_after"]
+        return (
+            f"op {hit['op']} {hit['action']} hits “{one_line(hit['entry'], 160)}”, written after this was staged "
+            f"({shown_time(newer['at']) or newer['at']}, {newer['actor']}, event {newer['event_id']}): it may not be "
+            f"the entry the proposal meant. See it with `workbench pending show {record.id}`; apply it to that entry "
+            f"all the same with `workbench pending approve {record.id} --anyway`, or drop it with "
+            f"`workbench pending reject {record.id}`."
+        )
 
     def _sourced(self, record: PendingRecord) -> PendingRecord:
         """The record with the session and message that staged it: a record Hermes wrote names
@@ -982,6 +1026,11 @@ def _shown_to(subsystem: str, seen: Seen | None) -> dict[str, Any]:
     if subsystem == "skills" and seen.folder is not None:
         return {"folder_stamp": seen.folder}
     return {}
+
+
+def _rewritten(newer: dict[str, Any] | None) -> bool:
+    """Whether a hit's ``written_after`` is surely a rewrite made after staging, not an approval's write."""
+    return bool(newer and newer["surely"] and newer["proposal"] is None)
 
 
 def _staging(record: PendingRecord) -> dict[str, Any]:

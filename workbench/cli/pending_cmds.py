@@ -39,6 +39,11 @@ def register(subparsers, common) -> None:
         "a memory batch one text per add or replace, separated by a line holding only §)",
     )
     approve.add_argument("--subsystem", choices=("memory", "skills"), help="with 'all': only this subsystem")
+    approve.add_argument(
+        "--anyway",
+        action="store_true",
+        help="apply a memory write even where the entry it hits was written after it was staged",
+    )
     approve.set_defaults(handler=approve_pending, creates_home=False)
 
     reject = sub.add_parser("reject", parents=[common], help="drop pending writes (kept in the journal)")
@@ -207,8 +212,8 @@ def approve_pending(home: Home, args) -> Output:
     return _decide(
         home,
         args,
-        lambda rid: home.approvals.approve(rid, edit=args.edit),
-        lambda sub: home.approvals.approve_all(sub),
+        lambda rid: home.approvals.approve(rid, edit=args.edit, anyway=args.anyway),
+        lambda sub: home.approvals.approve_all(sub, anyway=args.anyway),
         "approved",
     )
 
