@@ -194,6 +194,7 @@ def test_idle_upkeep_merges_every_index_in_bounded_steps_and_doctor_reports_it(t
     from engine.doctor import examine
 
     monkeypatch.setattr(upkeep, "MERGE_PAGES", 2)  # this small index then needs several steps
+    monkeypatch.setattr(upkeep, "SMALL_INDEX_PAGES", 50)  # and is large enough for doctor to name
 
     home = open_home(tmp_path / "frag", clock=FixedClock(1796040000.0))
     archive = home.archive
@@ -219,7 +220,7 @@ def test_idle_upkeep_merges_every_index_in_bounded_steps_and_doctor_reports_it(t
     assert {q: [h.match_message_id for h in archive.search(q, limit=50)] for q in queries} == before
     assert not any(f.area == "archive" and f.severity == "warning" for f in examine(home))
     [said] = [f.what for f in examine(home) if f.area == "archive"]  # (it said "merged" of 7 segments)
-    assert said.startswith("Search indexes need no merging (each has fewer than 8 segments, or no merge step")
+    assert said.startswith("Search indexes need no merging (each has fewer than 8 segments, is smaller than 50 pages")
     home.close()
 
 

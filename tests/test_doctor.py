@@ -698,3 +698,34 @@ def test_an_unwritable_memories_folder_is_a_finding_and_an_add_says_the_next_ste
     found = {f["area"]: f for f in report["findings"] if "cannot be written" in f["what"]}
     assert not report["ok"] and set(found) == {"memory", "skills"}
     assert found["memory"]["severity"] == "error" and "immutable attribute" in found["memory"]["what"]
+
+
+HERMES_TURNS = """
+from hermes_state import SessionDB
+for n in range(12):  # a dozen Hermes runs, each its own connection: a segment each
+    db = SessionDB()
+    db.create_session(f"s{n}", "cli", model="m")
+    db.append_message(f"s{n}", "user", f"How do I deploy service {n}?")
+    db.append_message(f"s{n}", "assistant", "Run make deploy ENV=staging.")
+    db.end_session(f"s{n}", "user_exit")
+    db.close()
+"""
+
+
+@pytest.mark.slow  # Hermes's own SessionDB in its own process
+def test_doctor_is_quiet_about_the_segments_of_a_small_archive_hermes_wrote(hermes, tmp_path):
+    """A fresh Hermes home (each message its own transaction: a segment each) made doctor say '1 finding(s)
+    need attention' and exit 1, for indexes of a few pages that any search reads in a blink."""
+    root = tmp_path / "hermes-home"
+    root.mkdir()
+    hermes.run(root, HERMES_TURNS)
+    home = open_home(root)
+    try:
+        assert max(home.archive.fragmentation().values()) >= 8 and home.archive.merge_work()
+    finally:
+        home.close()
+    done = subprocess.run(workbench_cmd("doctor", "--home", str(root), "--json"), capture_output=True, text=True)
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["ok"], report
+    [archive] = [f for f in report["findings"] if f["area"] == "archive"]
+    assert archive["severity"] == "info" and "smaller than 1,000 pages" in archive["what"]
