@@ -539,6 +539,17 @@ def _one_replace(row: Row) -> tuple[str, str, int | None] | None:
     return row.target, source.session_id, source.message_id
 
 
+MIXED = "mixed"  # a group header's actor when its rows have more than one
+
+
+def group_head(rows: list[Row]) -> tuple[str, str | None]:
+    """A group header's actor and session: those every row of it shares, else ``MIXED`` and none. The
+    newest row's stood for all: Hermes's add found beside a remove no call explains read as all the
+    agent's, in its session."""
+    actors, sessions = {row.by for row in rows}, {row.session for row in rows}
+    return (actors.pop() if len(actors) == 1 else MIXED), (sessions.pop() if len(sessions) == 1 else None)
+
+
 def describe_group(rows: list[Row], total: int | None = None) -> str:
     """What a group did, in one line; ``total``: how many rows the group holds when a filter shows fewer."""
     group = rows[0].group or ""

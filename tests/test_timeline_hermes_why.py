@@ -207,3 +207,42 @@ def test_a_change_hermes_made_gets_one_label_everywhere(written):
     story = json.loads(workbench("memory", "history", "--entry", "Lives near Lake Biwa", "--home", str(root), "--json"))
     assert story["origin"]["actor"] == "agent"
     assert story["events"][-1]["actor"] == "agent" and story["events"][-1]["message_id"] == messages["lake"]
+
+
+MIXED_EDIT = (
+    MEMORY_TURNS
+    + r"""
+if db.get_session("s-mix") is None:
+    db.create_session("s-mix", source="cli", model="m")
+    turn("s-mix", "kettle", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
+    memory_tool(store=store, action="add", target="memory", content="Prefers pytest over unittest")
+else:  # one look finds both: Hermes's stored add, and a remove no stored call made
+    turn("s-mix", "lake", {"action": "add", "target": "memory", "content": "Lives near Lake Biwa"})
+    memory_tool(store=store, action="remove", target="memory", old_text="pytest over")
+print(json.dumps(ids))
+"""
+)
+
+
+@pytest.mark.anyio
+async def test_a_group_header_names_no_one_actor_or_session_its_rows_do_not_share(hermes, tmp_path):
+    """Hermes's add (its call stored, in s-mix) and a remove no call explains, found in one look: the
+    group's header row read 'agent · s-mix', the newest row's, as if the agent made both."""
+    root = tmp_path / "mixed"
+    root.mkdir()
+    hermes.json(root, MIXED_EDIT)
+    workbench("timeline", "--home", str(root))  # the workbench's first look
+    hermes.json(root, MIXED_EDIT)
+    workbench("timeline", "--home", str(root))  # its next look finds both
+    home = open_home(root)
+    try:
+        async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
+            screen = await open_mode(pilot, "6", TimelineScreen)
+            table = screen.query_one(TimelineList)
+            lines = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+            [head] = [line for line in lines if line[3].startswith("▾ outside edit of MEMORY (2 rows)")]
+            members = [line for line in lines if line[3].startswith("  MEMORY")]
+            assert sorted((line[1], line[2]) for line in members) == [("agent", "s-mix"), ("external", "-")]
+            assert (head[1], head[2]) == ("mixed", "-")
+    finally:
+        home.close()

@@ -1,8 +1,9 @@
 """The timeline as a table: rows newest first, each group under one collapsible header row.
 
-Data in by ``show(rows, titles, collapsed)`` (engine ``timeline.Row`` objects, group
-titles by key, the set of collapsed groups); out by ``Highlighted`` (a row or a group
-key) and ``NearEnd`` (the cursor is close to the last loaded row: load older ones). On
+Data in by ``show(rows, titles, collapsed, heads=...)`` (engine ``timeline.Row`` objects, group
+titles by key, the set of collapsed groups, each group header's actor and session); out by
+``Highlighted`` (a row or a group key) and ``NearEnd`` (the cursor is close to the last loaded
+row: load older ones). On
 any row the cursor stays on that row (by its id, or its group) as new changes arrive, and
 the title counts those that arrived above it (``home`` goes to them).
 Every cell is literal text, never markup.
@@ -50,13 +51,22 @@ class TimelineList(RowTable):
         self.loaded = ""
         self.group_by_key: dict[str, str] = {}
         self.shown: tuple[list, dict[str, str], set[str]] | None = None  # show()'s data, shown again on a resize
+        self.heads: dict[str, tuple[str, str | None]] = {}  # show()'s group header actors and sessions
         self.what_cells: int | None = None  # the room the summaries are cut to (with …), None: not cut
 
     def on_mount(self) -> None:
         for column in self.COLUMNS:
             self.add_column(column, key=column, width=self.SESSION_CHARS if column == "session" else None)
 
-    def show(self, rows: list, titles: dict[str, str], collapsed: set[str], *, arrived: bool = False) -> None:
+    def show(
+        self,
+        rows: list,
+        titles: dict[str, str],
+        collapsed: set[str],
+        *,
+        arrived: bool = False,
+        heads: dict[str, tuple[str, str | None]] | None = None,
+    ) -> None:
         """Replace the table; a group sits where its newest row is, its rows under it unless collapsed.
 
         The cursor stays on its row (its id, or its group's header), the first row included: a
@@ -66,6 +76,7 @@ class TimelineList(RowTable):
         older page or a cleared filter brings into the list. A row no longer listed (filtered
         out): the first row."""
         self.shown = (rows, titles, collapsed)
+        self.heads = heads or {}
         self.columns["session"].width = self._session_cells(rows)
         self.what_cells = self._room_for_what(rows, collapsed)
         current = self.current_key
@@ -91,10 +102,11 @@ class TimelineList(RowTable):
             key = f"group:{group}"
             mark = "▸" if group in collapsed else "▾"
             self.group_by_key[key] = group
+            by, session = self.heads.get(group, (row.by, row.session))
             self.add_row(
                 Text(shown_time(row.at) or "?", "bold"),
-                Text(row.by, "bold"),
-                self._session(row),
+                Text(by, "bold"),
+                self._session(session),
                 Text(self._what(f"{mark} {visible(titles.get(group, group))}"), "bold"),
                 key=key,
             )
@@ -125,7 +137,7 @@ class TimelineList(RowTable):
         self.add_row(
             Text(shown_time(row.at) or "?"),
             Text(row.by),
-            self._session(row),
+            self._session(row.session),
             self._summary(row, indent),
             key=key,
         )
@@ -163,11 +175,11 @@ class TimelineList(RowTable):
 
     def on_resize(self) -> None:
         if self.shown is not None and self._room_for_what(self.shown[0], self.shown[2]) != self.what_cells:
-            self.show(*self.shown)
+            self.show(*self.shown, heads=self.heads)
 
-    def _session(self, row) -> Text:
-        """The row's session, its end when long (the detail line below the table names it whole)."""
-        return Text(tail(row.session, self.SESSION_CHARS) if row.session else "-")
+    def _session(self, session: str | None) -> Text:
+        """A session, its end when long (the detail line below the table names it whole)."""
+        return Text(tail(session, self.SESSION_CHARS) if session else "-")
 
     @property
     def current_key(self) -> str | None:

@@ -32,6 +32,7 @@ from engine.timeline import (
     awaits_source,
     describe_group,
     detail_lines,
+    group_head,
     has_skill_diff,
     parse_filter,
     preview_lines,
@@ -120,6 +121,7 @@ class TimelineScreen(WorkbenchScreen):
         super().__init__()
         self.rows: list[Row] = []
         self.titles: dict[str, str] = {}
+        self.heads: dict[str, tuple[str, str | None]] = {}  # each group header's actor and session
         self.group_sizes: dict[str, int] = {}  # under a filter, each group's whole size (its title says so)
         self.collapsed: set[str] = set()
         self.exhausted = False
@@ -204,7 +206,7 @@ class TimelineScreen(WorkbenchScreen):
         seen: set = set()  # a page read while newer changes arrived overlaps the rows already shown
         self.rows = [row for row in self.rows if not (row.id in seen or seen.add(row.id))]
         self._retitle()
-        self.table.show(self.rows, self.titles, self.collapsed, arrived=message.where == "newer")
+        self.table.show(self.rows, self.titles, self.collapsed, arrived=message.where == "newer", heads=self.heads)
         if not self.rows:
             said = message.error or empty_state(message.query)
             self.query_one("#timeline-detail", Static).update(literal(said, "$text-muted"))
@@ -216,6 +218,7 @@ class TimelineScreen(WorkbenchScreen):
             if row.group:
                 groups.setdefault(row.group, []).append(row)
         self.titles = {group: describe_group(rows, self.group_sizes.get(group)) for group, rows in groups.items()}
+        self.heads = {group: group_head(rows) for group, rows in groups.items()}
 
     @on(Input.Changed, "#timeline-search")
     def _search_changed(self) -> None:
@@ -361,7 +364,7 @@ class TimelineScreen(WorkbenchScreen):
         group = self._group_here()
         if group:
             self.collapsed.symmetric_difference_update({group})
-            self.table.show(self.rows, self.titles, self.collapsed)
+            self.table.show(self.rows, self.titles, self.collapsed, heads=self.heads)
             self.refresh_bindings()  # (space: Fold, or Unfold on the group folded now)
 
     @on(TimelineList.RowSelected)
