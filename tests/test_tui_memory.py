@@ -360,6 +360,24 @@ async def test_the_editor_predicts_the_budget_and_an_overflow(home, tmp_path):
         assert home.memory.entries("memory") == ["Deploys run on Fridays at noon"]
 
 
+async def test_the_editor_says_an_entry_longer_than_the_whole_store_cannot_be_made_room_for(home, tmp_path):
+    """A draft longer than the store's whole limit (a near-limit USER entry grown by hand) read "Over the
+    limit by 168: shorten it, or merge entries first. Similar entries: …", an unrelated entry, above the
+    save's own refusal saying no consolidation makes room for it."""
+    home.config_path.write_text("memory:\n  memory_char_limit: 60\n", encoding="utf-8")
+    home.reload_config()
+    home.memory.add("memory", "Deploys run on Fridays at noon")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "a")
+        dialog.query_one(TextArea).text = "Deploys run on Fridays at noon, after the standup, in the big room"
+        await settle(pilot)
+        advice = " ".join(str(dialog.query_one("#draft-advice", Static).content).split())
+        assert advice.startswith("This entry alone is 66 chars, more than the store's whole limit of 60")
+        assert "merge entries first" not in advice and "Similar entries" not in advice
+
+
 async def test_undo_reverts_the_newest_change_of_the_selected_entry(home, tmp_path):
     home.memory.add("memory", "Deploys on Fridays", AGENT)
     home.memory.replace("memory", "Fridays", "Deploys on Mondays", AGENT)

@@ -31,6 +31,7 @@ from engine import lock_waits
 from engine.approvals.editing import batch_draft
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory.format import size_of, split_pieces
+from engine.memory.ops import too_long_message
 from engine.memory.similar import closest, near_duplicates, strongest
 from engine.memory.threats import hermes_characters
 from widgets.gauge import CapacityGauge
@@ -132,6 +133,8 @@ def draft_budget(
         if text and text in others:  # (an exact copy: the store's own rule refuses it, or adds nothing)
             kept = "it would be stored twice, so saving is refused" if replacing is not None else "saving adds nothing"
             problem = f"Already entry {entries.index(text) + 1}: {kept}."
+        elif len(text) > limit:  # no merging of other entries makes room: said as saving would say it
+            problem = too_long_message(text, limit)
         shown = [e for e in dict.fromkeys(after) if e]
         return Budget(size_of(shown), limit, similar, pending, same, more, problem, hermes_blocked([text]))
 
