@@ -205,3 +205,36 @@ def test_an_outside_edit_of_hundreds_of_entries_keeps_a_row_each_so_it_can_be_re
     assert done["success"], done
     assert home.memory.entries("memory") == [*big, "one more added outside"]
     home.close()
+
+
+@pytest.mark.anyio
+async def test_an_entry_past_the_other_sides_listing_cut_is_neither_added_nor_removed(home, tmp_path):
+    """Both columns of a file far over its limit list their first 200 entries. Once the first entry is
+    removed outside, the live column's last listed entry (the snapshot's 201st) was marked added: it was
+    only past the frozen column's cut. An entry put in front pushed the frozen 200th out of the live
+    listing the same way, and it read removed."""
+    items = entries(5_000)
+    put(home, items)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        live = lambda: app.screen.query_one("#live-list", EntryList).rows  # noqa: E731
+        frozen = lambda: app.screen.query_one("#frozen-list", EntryList).rows  # noqa: E731
+        await wait_for(pilot, lambda: len(live()) == LISTED, timeout=60, what="the first entries")
+        put(home, items[1:])
+        home.memory.catch_up()
+        await wait_for(pilot, lambda: live()[0].text == "", timeout=60, what="the removal")
+        assert [(row.mark, row.text) for row in frozen() if row.mark] == [("-", items[0])]
+        assert [row.text for row in live() if row.mark] == [""], "a blank slot beside the removed entry"
+        assert live()[-1].text == items[LISTED]
+
+        put(home, ["A new first entry", *items])
+        home.memory.catch_up()
+        await wait_for(pilot, lambda: live()[0].text == "A new first entry", timeout=60, what="the addition")
+        assert [(row.mark, row.text) for row in live() if row.mark] == [("+", "A new first entry")]
+        assert [row.text for row in frozen() if row.mark] == [""] and frozen()[-1].text == items[LISTED - 1]
+
+
+def test_align_says_nothing_of_an_entry_the_other_side_holds_past_its_cut():
+    frozen, live = ["a", "b", "c"], ["b", "c", "d"]  # "a" is live past its cut, "d" frozen past its cut
+    statuses = [row.status for row in align(frozen, live, unlisted=({"d"}, {"a"}))]
+    assert statuses == ["unlisted", UNCHANGED, UNCHANGED, "unlisted"]

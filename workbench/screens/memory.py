@@ -29,7 +29,7 @@ from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from engine.events import ConfigChanged, Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged
 from engine.memory import history
-from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, align
+from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, UNLISTED, align
 from engine.memory.format import Usage, listed
 from engine.memory.ops import ALREADY_THERE
 from engine.memory.snapshot import MemorySnapshot
@@ -52,7 +52,7 @@ from .memory_facts import FactsPane
 from .repair import DriftExamined, DriftRepair
 
 TITLES = SHORT_NAMES
-MARK_OF = {UNCHANGED: "", ADDED: "+", CHANGED: "~", REMOVED: "-", MOVED: "↕"}
+MARK_OF = {UNCHANGED: "", ADDED: "+", CHANGED: "~", REMOVED: "-", MOVED: "↕", UNLISTED: ""}
 # Runner events after which the running session's prompt may hold a new snapshot (``session_resumed``:
 # Run resumed a session, ``EngineBridge.resumed``).
 REFREEZE_KINDS = ("turn_started", "session_rotated", "session_resumed")
@@ -258,14 +258,15 @@ class MemoryScreen(WorkbenchScreen):
         usage = Usage.of(live, memory.limit(target))
         # a store far over its limit: its first entries only (the banner says why), so neither the rows
         # nor their alignment, scans and lookups grow with a 10 MB file
-        count, live = len(live), live[: listed(live, usage.limit)]
+        count, live_listed = len(live), listed(live, usage.limit)
+        live, live_rest = live[:live_listed], set(live[live_listed:])
         raw, shown = snapshot.raw_entries[target], snapshot.entries[target]
         frozen_listed = listed(raw, usage.limit)
-        raw, shown = raw[:frozen_listed], shown[:frozen_listed]
-        present = set(live)
+        raw, shown, frozen_rest = raw[:frozen_listed], shown[:frozen_listed], set(raw[frozen_listed:])
+        present = set(live) | live_rest
         links = history.successors(memory, target, [entry for entry in raw if entry not in present])
         frozen_rows, live_rows, entries = [], [], []
-        for row in align(raw, live, links):
+        for row in align(raw, live, links, (frozen_rest, live_rest)):
             mark = MARK_OF[row.status]
             old = raw[row.frozen] if row.frozen is not None else None
             new = live[row.live] if row.live is not None else None
