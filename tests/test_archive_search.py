@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from engine import FixedClock, open_home
 from engine.archive import MARK_CLOSE, MARK_OPEN
+from engine.archive.query import parse
 from tests.archive_support import copy_database
 from tests.hermes_support import workbench_cmd
 
@@ -299,6 +300,30 @@ def test_near_reads_as_the_words_it_groups_as_a_dangling_operator_is_dropped(hom
     assert [h.session_id for h in archive.search("NEAR(rot", prefix=True)] == ["en"]
     assert archive.search("NEAR(") == [] and "NEAR in capitals is an operator" in archive.search_note("NEAR(")
     assert archive.search_note("rotate") is None and archive.search_note('"NEAR" rotate') is None
+
+
+def test_punctuation_typed_against_a_word_is_not_searched_as_part_of_it(wb, home):
+    """``「東京`` said no matches where ``東京`` found the message: the bracket was searched as text, which no
+    index holds as part of a word (a tokenizer splits there). Now the text beside it is searched, from the CLI
+    and the Sessions screen alike (one parse), and punctuation alone still searches nothing."""
+    home.archive.create_session("zh")
+    home.archive.append_messages("zh", [{"role": "user", "content": "我下周要去東京出差，酒店在新宿"}])
+    home.archive.create_session("en")
+    home.archive.append_messages("en", [{"role": "user", "content": "Meeting notes: deploy the app"}])
+    home.close()
+    for query, found in [
+        ("「東京", "zh"),
+        ("[東京", "zh"),
+        ("東京。", "zh"),
+        ("「東京」出差", "zh"),
+        ("deploy。", "en"),
+    ]:
+        data = json.loads(wb("sessions", "search", query, "--json").stdout)
+        assert [hit["session_id"] for hit in data["results"]] == [found], query
+    assert [t.text for t in parse("「東京」出差 C#").tokens] == ["東京", "出差", "C"]
+    assert [t.text for t in parse("v1.2 it's").tokens] == ["v1.2", "it's"], "punctuation inside stays"
+    refused = wb("sessions", "search", "「")
+    assert refused.returncode == 2 and "Nothing was searched" in refused.stderr
 
 
 @pytest.mark.parametrize(

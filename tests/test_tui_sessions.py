@@ -445,6 +445,11 @@ async def test_cjk_punctuation_alone_says_nothing_was_searched_as_ascii_punctuat
         screen.query_one("#sessions-search", Input).value = "「 東京"  # a CJK word beside it is searched as before
         await wait_for(pilot, lambda: results.query == "「 東京" and results.hits, what="its hits")
         assert results.unsearched is None
+        hits = dict(results.hits)
+        screen.query_one("#sessions-search", Input).value = "「東京"  # typed against it: found nothing, taken literally
+        await wait_for(pilot, lambda: results.query == "「東京", what="its answer")
+        await settle(pilot)
+        assert results.hits == hits and results.unsearched is None
 
 
 async def test_half_width_katakana_that_find_nothing_say_to_try_full_width(home, tmp_path):

@@ -64,6 +64,24 @@ def _punctuation(char: str) -> bool:
     return folded != char and folded.isascii() and not any(c.isalnum() for c in folded)
 
 
+# CJK and full-width punctuation (「」、。！): between words it parts them, as a space does, since
+# no index holds it as text a search could want (``「東京」出差`` searches ``東京`` and ``出差``).
+_CJK_PUNCTUATION = re.compile(
+    "[" + "".join(chr(c) for c in (*range(0x3000, 0x3040), *range(0xFF01, 0xFF66)) if _punctuation(chr(c))) + "]"
+)
+
+
+def _unpunctuated(word: str) -> str:
+    """An unquoted word less the punctuation at its ends (``[東京``, ``東京.``): a word tokenizer splits
+    there, so it is never part of a word in the index, and kept it made a CJK word match nothing."""
+    start, end = 0, len(word)
+    while start < end and _punctuation(word[start]):
+        start += 1
+    while end > start and _punctuation(word[end - 1]):
+        end -= 1
+    return word[start:end]
+
+
 def contains_cjk(text: str) -> bool:
     return bool(CJK_CHAR.search(text))
 
@@ -123,10 +141,10 @@ def _read(text: str, *, prefix: bool, min_prefix: int) -> tuple[list[Token], lis
             if _wordlike(inner):
                 tokens.append(Token(inner, phrase=True))
             continue
-        for raw in _SYNTAX.sub(" ", _NEAR_DISTANCE.sub(r"\1)", part)).split():
+        for raw in _SYNTAX.sub(" ", _NEAR_DISTANCE.sub(r"\1)", _CJK_PUNCTUATION.sub(" ", part))).split():
             raw = re.sub(r"\*+", "*", raw)
             is_prefix = raw.endswith("*")
-            word = raw.replace("*", "")
+            word = _unpunctuated(raw.replace("*", ""))
             if raw == NEAR:  # (as a dangling AND is dropped; "near" and "NEAR" in quotes are words)
                 near = True
             elif raw in OPERATORS:
