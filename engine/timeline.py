@@ -912,6 +912,34 @@ _STAGED_OUTSIDE = f"(subsystem = 'approvals' AND action = 'stage' AND {_detail_a
 _CALLED_OUTSIDE = "(actor = 'external' AND subsystem = 'memory' AND action IN ('add', 'replace', 'remove'))"
 SHOWN_FILTERED = (HERMES_AGENT, "external")
 SHOWN_BATCH = 1000  # rows read at a time while those filters look up each outside write's call
+# The most candidate rows one page of those filters reads: 100,000 hand edits of MEMORY.md, none of them the
+# agent's, were all read (each with its Hermes call looked up) for one empty page of ``actor:agent``.
+EXAMINED = 5000
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How far a page of ``actor:agent`` or ``actor:external`` read before ``EXAMINED`` stopped it short:
+    older rows were not read, and the next page starts below ``oldest_id``."""
+
+    actor: str
+    examined: int
+    oldest_id: int
+
+    def note(self, found: int) -> str:
+        """What the page says under its rows, in both skins (each adds how to read on)."""
+        return (
+            f"{f'{found:,}' if found else 'None'} of the {self.examined:,} rows read (down to row {self.oldest_id:,}) "
+            f"{'are' if found > 1 else 'is'} actor:{self.actor}'s; a page reads at most {EXAMINED:,}, so older rows "
+            "were not read yet."
+        )
+
+
+def _noted(records: Iterable[sqlite3.Row], read: list[int]) -> Iterator[sqlite3.Row]:
+    """``records``, each one's id added to ``read`` as it is read."""
+    for record in records:
+        read.append(record["id"])
+        yield record
 
 
 def _shortfall(changed: list, refused: list, *, preview: bool) -> dict[str, str]:
@@ -1157,6 +1185,7 @@ def parse_filter(query: str) -> dict[str, str]:
 class Timeline:
     def __init__(self, home):
         self.home = home
+        self.reach: Reach | None = None  # set by each ``page``: where a shown-actor filter stopped short
 
     def _conn(self):
         conn = self.home.journal.connection()
@@ -1246,10 +1275,14 @@ class Timeline:
             clause, extra = self._group_clause(group)
             where.append(clause)
             args += extra
+        self.reach = None
         if actor in SHOWN_FILTERED:  # read in batches until ``limit`` rows are shown as ``actor``'s
             sql = f"SELECT *, {stored} AS stored FROM journal WHERE {' AND '.join(where)} AND id < ? ORDER BY id DESC"
-            found = self._batches(sql, [*stored_args, *args], max(limit, SHOWN_BATCH))
-            rows = list(islice(self._shown_as(found, text, actor), limit))
+            found = self._batches(sql, [*stored_args, *args], min(max(limit, SHOWN_BATCH), EXAMINED))
+            read: list[int] = []  # the ids of the candidates read, up to ``EXAMINED``
+            rows = list(islice(self._shown_as(_noted(islice(found, EXAMINED), read), text, actor), limit))
+            if len(rows) < limit and len(read) == EXAMINED and next(found, None) is not None:
+                self.reach = Reach(actor, EXAMINED, read[-1])
         elif text:  # rows read newest first until ``limit`` of them show it (SQLite steps the query lazily)
             sql = f"SELECT *, {stored} AS stored FROM journal WHERE {' AND '.join(where)} ORDER BY id DESC"
             rows = list(islice(self._showing(self._conn().execute(sql, (*stored_args, *args)), text), limit))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import sqlite3
 import sys
+from dataclasses import asdict
 
 from engine.archive import outside as sessions_outside
 from engine.clock import shown_time
@@ -109,15 +110,29 @@ def show_timeline(home: Home, args) -> Output:
         group=args.group,
     )
     more, rows = len(rows) > args.limit, timeline.with_sources(rows[: args.limit])
+    reach = timeline.reach  # a shown-actor filter that stopped reading before the page filled
+    below = reach.oldest_id if reach is not None else rows[-1].id if more else None
+    stopped = (
+        {"stopped": {**asdict(reach), "note": reach.note(len(rows)), "older": older(args, below)}} if reach else {}
+    )
 
     def text() -> str:
-        if not rows:
+        if not rows and reach is None:
             return "No changes on the timeline match."
         # Each row's session, unless the filter names exactly the one session every row is of (the start
         # of an id matches several). An outside memory edit or a proposal Hermes staged names none: the
         # Hermes call found for it is shown under it.
+        lines = [*listing(), *([reach.note(len(rows))] if reach is not None else [])]
+        ends = [
+            f"Older: {older(args, below)}" if below is not None else "",
+            "Undo: workbench revert ROW_OR_GROUP" * bool(rows),
+        ]
+        lines.append("   ".join(filter(None, ends)))
+        return "\n".join(lines)
+
+    def listing() -> list[str]:
         named = not args.session or any(r.session != args.session for r in rows)
-        lines = [
+        return [
             f"{r.id:>7}  {shown_time(r.at, '%Y-%m-%d %H:%M:%S') or '?'}  {r.by:<8} {r.summary}"
             + (f"  ↶ reverted by row {r.reverted_by}" if r.reverted_by is not None else "")
             + (f"  [{r.group}]" if r.group else "")
@@ -126,10 +141,8 @@ def show_timeline(home: Home, args) -> Output:
             + (f"\n{'':>9}why: {r.why}" if r.why else "")
             for r in rows
         ]
-        lines.append((f"Older: {older(args, rows[-1].id)}   " if more else "") + "Undo: workbench revert ROW_OR_GROUP")
-        return "\n".join(lines)
 
-    return Output({"rows": [r.to_dict() for r in rows]}, text=text)
+    return Output({"rows": [r.to_dict() for r in rows], **stopped}, text=text)
 
 
 def show_row(home: Home, args) -> Output:

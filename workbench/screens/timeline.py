@@ -26,6 +26,7 @@ from engine.events import Event
 from engine.memory.history import HERMES_SLACK_S
 from engine.memory.targets import TARGETS
 from engine.timeline import (
+    Reach,
     Row,
     Source,
     Timeline,
@@ -61,6 +62,7 @@ class PageLoaded(Message):
     sizes: dict[str, int] = field(default_factory=dict)  # under a filter: how many rows each group holds
     undone: dict[int, int | None] | None = None  # newer rows: each row shown, the row that undid it now
     sources: dict[int, Source] = field(default_factory=dict)  # newer rows: rows shown whose turn was stored since
+    reach: Reach | None = None  # an actor:agent page that stopped reading before it filled (``Timeline.reach``)
 
 
 @dataclass
@@ -109,6 +111,7 @@ class TimelineScreen(WorkbenchScreen):
         Binding("enter", "open_source", "Open", tooltip="Open the entry, skill, proposal or message"),
         Binding("g", "open_message", "Message", tooltip="Open the session message the row came from"),
         Binding("r", "revert", "Revert", tooltip="Revert the row or whole group (asks first)"),
+        Binding("m", "more", "More", tooltip="Read on past where an actor filter stopped reading"),
     ]
     DEFAULT_CSS = """
     TimelineScreen #timeline-search { border: tall $primary 40%; }
@@ -126,6 +129,7 @@ class TimelineScreen(WorkbenchScreen):
         self.collapsed: set[str] = set()
         self.exhausted = False
         self.loading_more = False
+        self.reach: Reach | None = None  # where the last page loaded stopped reading short, if it did
         self.sources: dict[int, Source | None] = {}  # row id -> the message behind it, once looked up
         self.diffs: dict[int, list[tuple[str, str]] | None] = {}  # row id -> what an outside SKILL.md change did
 
@@ -170,7 +174,7 @@ class TimelineScreen(WorkbenchScreen):
             filters = parse_filter(query)
             rows = timeline.page(before_id=before_id, after_id=after_id, limit=PAGE, **filters)
             where = "older" if before_id is not None else "newer" if after_id is not None else "first"
-            if where == "newer" and len(rows) == PAGE:  # too many to splice in: start over from the top
+            if where == "newer" and (len(rows) == PAGE or timeline.reach):  # too many to splice in: start over
                 rows, where = timeline.page(limit=PAGE, **filters), "first"
             filtered = {key for key, value in filters.items() if value} - {"group"}
             sizes = timeline.group_sizes(r.group for r in rows if r.group) if filtered else {}
@@ -181,7 +185,15 @@ class TimelineScreen(WorkbenchScreen):
             self.post_result(PageLoaded([], "first", query, exc.in_app))
             return
         self.post_result(
-            PageLoaded(timeline.with_sources(rows), where, query, sizes=sizes, undone=undone, sources=sources)
+            PageLoaded(
+                timeline.with_sources(rows),
+                where,
+                query,
+                sizes=sizes,
+                undone=undone,
+                sources=sources,
+                reach=timeline.reach,
+            )
         )
 
     @on(PageLoaded)
@@ -191,7 +203,7 @@ class TimelineScreen(WorkbenchScreen):
         self.group_sizes = message.sizes if message.where == "first" else {**self.group_sizes, **message.sizes}
         if message.where == "older":
             self.rows = self.rows + message.rows
-            self.exhausted = len(message.rows) < PAGE
+            self.exhausted = len(message.rows) < PAGE and message.reach is None
             self.loading_more = False
         elif message.where == "newer":
             undone, sources = message.undone or {}, message.sources
@@ -202,14 +214,20 @@ class TimelineScreen(WorkbenchScreen):
             ]
         else:
             self.rows = message.rows
-            self.exhausted = len(message.rows) < PAGE
+            self.exhausted = len(message.rows) < PAGE and message.reach is None
+        if message.where != "newer":
+            self.reach = message.reach
+            self.refresh_bindings()
         seen: set = set()  # a page read while newer changes arrived overlaps the rows already shown
         self.rows = [row for row in self.rows if not (row.id in seen or seen.add(row.id))]
         self._retitle()
         self.table.show(self.rows, self.titles, self.collapsed, arrived=message.where == "newer", heads=self.heads)
+        stopped = f"{self.reach.note(len(message.rows))} m reads on." if self.reach is not None else None
         if not self.rows:
-            said = message.error or empty_state(message.query)
+            said = message.error or stopped or empty_state(message.query)
             self.query_one("#timeline-detail", Static).update(literal(said, "$text-muted"))
+        elif stopped and message.where != "newer":
+            self.show_status(stopped)
 
     def _retitle(self) -> None:
         """Each group's one line, from its loaded rows (a group is rarely split across pages)."""
@@ -229,10 +247,13 @@ class TimelineScreen(WorkbenchScreen):
         self.table.focus()
 
     @on(TimelineList.NearEnd)
-    def _more(self) -> None:
-        if not self.exhausted and not self.loading_more and self.rows:
-            self.loading_more = True
-            self.load(self.rows[-1].id)
+    def action_more(self) -> None:
+        """The next older page: below the last row, or below where the last page stopped reading short
+        (``Reach``: each page reads at most so many rows, so ``m`` reads on even when none was listed)."""
+        if self.reach is not None or (not self.exhausted and self.rows):
+            if not self.loading_more:
+                self.loading_more = True
+                self.load(self.reach.oldest_id if self.reach is not None else self.rows[-1].id)
 
     def engine_event(self, event: Event) -> None:
         self.request_reload()
@@ -320,6 +341,8 @@ class TimelineScreen(WorkbenchScreen):
         """``space`` is dimmed (and does nothing) off a group, ``g`` on a row with no message to open (a
         group's header, a row no session message wrote, a state.db deletion); ``r`` and ``enter`` act
         on every row, or say why not. ``space`` reads Unfold on a folded group, Fold on any other row."""
+        if action == "more":
+            return self.reach is not None  # (only when a page stopped short: hidden otherwise)
         if action not in ("fold", "unfold", "open_message") or not self.is_mounted:
             return True
         row, group = self.table.current
