@@ -870,3 +870,53 @@ def test_a_copy_moved_back_by_hand_is_not_made_anew_when_an_older_copy_stays(hom
     assert not [f for f in run_doctor(home).findings if "made anew" in f.what]
     [back] = [s for s in home.skills.list() if s.name == "k8s-rollout"]
     assert back.use_count == 7, "its own record's counts, not a skill made anew's"
+
+
+def test_an_archived_copy_keeps_its_own_counts_when_our_agent_makes_the_name_again(home, wb):
+    """`skills list --all` showed the archived copy with the new skill's counts (0, then 1 after one use):
+    our create wrote a fresh record for the name. The copy's counts now move with its folder into
+    ``archived_copies``, and each copy shows its own."""
+    write_skill(home, "k8s-rollout", category="devops")
+    home.skills.usage.set_fields("k8s-rollout", use_count=5, last_used_at="2026-01-02T00:00:00Z")
+    home.curator.archive("k8s-rollout")
+    created = skill_manage_tool(
+        home, {"action": "create", "name": "k8s-rollout", "content": skill_md("k8s-rollout")}, ctx()
+    )
+    assert created["success"]
+    home.skills.usage.bump_use("k8s-rollout")
+    home.close()
+    listed = json.loads(wb("skills", "list", "--all", "--json").stdout)["skills"]
+    uses = {s["state"]: (s["use_count"], s["last_used_at"], s.get("uses_note")) for s in listed}
+    assert uses["archived"] == (5, "2026-01-02T00:00:00Z", None)
+    assert uses["active"][0] == 1 and uses["active"][2] is None
+
+
+HERMES_USES_K8S = """
+import json
+from tools.skill_usage import bump_use
+bump_use("k8s-rollout")
+print("true")
+"""
+
+
+@pytest.mark.slow  # Hermes's own archive_skill, skill_manage and bump_use in their own process
+def test_counts_a_skill_made_again_shares_with_its_archived_copy_say_so(home, hermes, wb):
+    """Hermes 0.19.0 keeps the archived copy's record when it makes the name again (state archived) and a
+    use of the new skill bumps it: both then showed the same 6 uses as their own. Where the record cannot
+    tell whose uses they are, both now say their counts may include the other's."""
+    write_skill(home, "k8s-rollout", category="devops")
+    home.skills.usage.set_fields("k8s-rollout", created_by="agent", use_count=5, last_used_at="2026-01-02T00:00:00Z")
+    code = "import json\nfrom tools.skill_usage import archive_skill\n"
+    assert hermes.json(home.root, code + 'print(json.dumps(list(archive_skill("k8s-rollout"))))')[0] is True
+    assert hermes.json(home.root, HERMES_CREATES_K8S) is True
+    assert hermes.json(home.root, HERMES_USES_K8S) is True
+    home.close()
+    listed = json.loads(wb("skills", "list", "--all", "--json").stdout)["skills"]
+    notes = {s["state"]: (s["use_count"], s.get("uses_note")) for s in listed}
+    assert notes["active"] == (
+        6,
+        "may include those of the archived copy of its name (Hermes keeps one usage record a name)",
+    )
+    assert str(notes["archived"][1]).startswith("may include those of the skill made anew under its name")
+    text = wb("skills", "list", "--all").stdout
+    assert "uses 6*" in text and "* ops/k8s-rollout: its counts may include those of the archived copy" in text

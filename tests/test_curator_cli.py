@@ -50,6 +50,7 @@ def test_skills_and_curator_commands(tmp_path):
                 "pinned": False,
                 "provenance": "user",
                 "use_count": 0,
+                "uses_note": None,
                 "last_used_at": None,
                 "problem": None,
                 "name_problem": None,

@@ -40,6 +40,7 @@ class SkillRow:
     provenance: str = ""
     proposed_by: str | None = None  # who proposed it, when the user approved it into the library
     use_count: int = 0
+    uses_note: str | None = None  # why its counts may not be its own alone (the engine's ``copy_usage``)
     last_used_at: float | None = None
     path: str = ""  # its folder relative to skills/ ("devops/foo", ".archive/foo"): unique, the row's key
     problem: str | None = None  # why its SKILL.md does not parse (it is listed all the same, as Hermes does)

@@ -36,6 +36,8 @@ def state_parts(skill: SkillRow) -> list[tuple[str, str]]:
     if skill.pinned:
         parts.append(("pinned", "bold"))
     parts += [(skill.provenance or "unknown", "$text-muted"), (uses, "$text-muted")]
+    if skill.uses_note:  # on a line of its own too, as long as it is
+        parts.append((f"its counts {skill.uses_note}", "$text-warning"))
     if skill.proposed_by:  # last, on a line of its own: the parts before it share one as far as they fit
         parts.append((f"proposed by {skill.proposed_by}", "$text-muted"))
     return parts

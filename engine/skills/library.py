@@ -36,10 +36,12 @@ from .loose_match import loose_matches
 from .outside import OutsideChanges
 from .threats import check_plan
 from .usage import (
+    SHARED_WITH_OLD,
     UsageStore,
     UsageUnreadable,
     archived_origin,
     copy_origins,
+    copy_usage,
     default_record,
     iso,
     last_activity,
@@ -130,6 +132,8 @@ class SkillInfo:
     # why its line in the skills index (every system prompt) is blocked: its name or description holds a
     # threat pattern (an escape sequence, a bidi override); None for an archived skill, which is not listed there
     index_problem: str | None = None
+    # why its counts may not be this copy's alone, where a name's one usage record cannot tell (``copy_usage``)
+    uses_note: str | None = None
 
     @property
     def label_folder(self) -> str | None:
@@ -240,7 +244,14 @@ class SkillLibrary:
 
         return classify
 
-    def _info(self, found: Found, record: dict[str, Any] | None, provenance: str, proposed_by: str | None) -> SkillInfo:
+    def _info(
+        self,
+        found: Found,
+        record: dict[str, Any] | None,
+        uses_note: str | None,
+        provenance: str,
+        proposed_by: str | None,
+    ) -> SkillInfo:
         record = record or {}
         state = "archived" if found.archived else ("stale" if record.get("state") == "stale" else "active")
         activity = last_activity(record)
@@ -252,6 +263,7 @@ class SkillLibrary:
             pinned=bool(record.get("pinned")),
             provenance=provenance,
             use_count=int(record.get("use_count") or 0),
+            uses_note=uses_note,
             view_count=int(record.get("view_count") or 0),
             patch_count=int(record.get("patch_count") or 0),
             last_used_at=record.get("last_used_at"),
@@ -280,13 +292,21 @@ class SkillLibrary:
         pins_kept = any(f.archived and (records.get(f.name) or {}).get("pinned") for f in found)
         active_names = {a.name for a in self.scanner.active()} if pins_kept else set()
 
-        def own(f: Found) -> dict[str, Any] | None:
-            record = records.get(f.name)
-            if f.archived and record is not None and f.name in active_names:
-                return {**record, "pinned": False}
-            return since_made(record) if not f.archived and made_anew(record, f.name, archived) else record
+        copies = [f for f in found if f.archived]
+        anew = {f.name for f in found if not f.archived and made_anew(records.get(f.name), f.name, archived)}
 
-        return [self._info(f, own(f), classify(f, records.get(f.name)), proposers.get(f.name)) for f in found]
+        def own(f: Found) -> tuple[dict[str, Any] | None, str | None]:
+            """The record ``f`` shows, and why its counts may not be its own alone (``uses_note``)."""
+            record = records.get(f.name)
+            if f.archived:
+                record, note = copy_usage(f, record, copies, f.name in anew)
+                return ({**record, "pinned": False} if record and f.name in active_names else record), note
+            if f.name not in anew or record is None:
+                return record, None
+            shown = since_made(record)
+            return shown, SHARED_WITH_OLD if shown.get("use_count") or shown.get("view_count") else None
+
+        return [self._info(f, *own(f), classify(f, records.get(f.name)), proposers.get(f.name)) for f in found]
 
     def list(self, include_archived: bool = False) -> list[SkillInfo]:
         """Every active skill (and archived ones); a refused ``skills/`` link is an error naming it."""

@@ -29,6 +29,7 @@ from .validation import SkillError
 STATES = ("active", "stale", "archived")
 COUNTERS = ("use_count", "view_count", "patch_count")
 STAMPS = ("last_used_at", "last_viewed_at", "last_patched_at", "created_at", "archived_at")
+USAGE = (*COUNTERS, "last_used_at", "last_viewed_at", "last_patched_at")  # what a copy's use left in its record
 
 
 def iso(ts: float) -> str:
@@ -104,17 +105,58 @@ def archived_origin(found: Any, record: dict[str, Any]) -> str | None:
 
 def copy_origins(record: dict[str, Any] | None, copies: Iterable[Any], leaving: str | None = None) -> dict | None:
     """``archived_copies`` for a record about to be rewritten: every archived copy of its name in ``copies``
-    (but the folder ``leaving`` the archive) whose origin the record holds now, so none loses its folder."""
+    (but the folder ``leaving`` the archive) whose origin or use counts the record holds now, so none loses
+    its folder, nor its counts to the copy the record will be about (``copy_usage``)."""
     record = record or {}
+    copies = list(copies)
+    own = record_copy(copies[0].name, record, copies) if copies else None
     kept = {}
     for found in copies:
-        origin = archived_origin(found, record)
-        if origin is None or found.dir_name == leaving:
+        if found.dir_name == leaving:
             continue
-        current = record.get("archive_dir") == found.dir_name
-        at = record.get("archived_at") if current else (_older_copy(found, record) or {}).get("archived_at")
-        kept[found.dir_name] = {"archived_from": origin, "archived_at": at}
+        origin = archived_origin(found, record)
+        entry = _copy_entry(found, record)
+        current = own is not None and own.dir_name == found.dir_name
+        usage = {key: record.get(key) for key in USAGE} if current else entry.get("usage")
+        if origin is None and usage is None:
+            continue
+        at = record.get("archived_at") if current else entry.get("archived_at")
+        kept[found.dir_name] = {"archived_from": origin, "archived_at": at, **({"usage": usage} if usage else {})}
     return dict(sorted(kept.items())) or None
+
+
+def _copy_entry(found: Any, record: dict[str, Any]) -> dict[str, Any]:
+    """``archived_copies[found.dir_name]`` when it is an object, else {} (a hand edit may be anything)."""
+    copies = record.get("archived_copies")
+    entry = copies.get(found.dir_name) if isinstance(copies, dict) else None
+    return entry if isinstance(entry, dict) else {}
+
+
+# Why an archived copy's or a skill made anew's counts may not be its own alone (Hermes keeps one record a name)
+SHARED_WITH_NEW = "may include those of the skill made anew under its name (Hermes keeps one usage record a name)"
+SHARED_WITH_OLD = "may include those of the archived copy of its name (Hermes keeps one usage record a name)"
+NOT_KEPT = "are not known: the name's usage record is another copy's now"
+
+
+def copy_usage(found: Any, record: dict[str, Any] | None, archived: list[Any], anew: bool) -> tuple[dict, str | None]:
+    """The usage an archived copy ``found`` shows, and why its counts may not be its own alone. The record
+    is keyed by name: it is this copy's when it says so (``record_copy``), though a skill made anew under the
+    name (``anew``, Hermes keeps the copy's record) bumps it once used; else the counts kept for this copy
+    when the record moved on (``archived_copies``), else none are known."""
+    if record is None:
+        return {}, None
+    own = record_copy(found.name, record, [f for f in archived if f.name == found.name])
+    if own is not None and own.dir_name == found.dir_name:
+        return record, SHARED_WITH_NEW if anew and _used_since_archive(record) else None
+    usage = _copy_entry(found, record).get("usage")
+    kept = {key: usage.get(key) for key in USAGE} if isinstance(usage, dict) else None
+    return {**record, **(kept or dict.fromkeys(USAGE))}, None if kept else NOT_KEPT
+
+
+def _used_since_archive(record: dict[str, Any]) -> bool:
+    archived = parse_iso(record.get("archived_at"))
+    moments = (parse_iso(record.get(k)) for k in ("last_used_at", "last_viewed_at", "last_patched_at"))
+    return any(m is not None and (archived is None or m > archived) for m in moments)
 
 
 def older_copy_archived_at(found: Any, record: dict[str, Any]) -> Any:

@@ -26,6 +26,7 @@ LIST_FIELDS = (
     "pinned",
     "provenance",
     "use_count",
+    "uses_note",
     "last_used_at",
     "problem",
     "name_problem",
@@ -70,20 +71,22 @@ def list_skills(home: Home, args) -> Output:
     names = [inline(s.label) for s in skills]
     categories = [inline(s.category or "-") for s in skills]
     owners = [inline(s.owner) for s in skills]
+    counts = [f"{s.use_count}*" if s.uses_note else str(s.use_count) for s in skills]  # (* : see the note below)
     name_width = max(map(len, names), default=0)
     category_width = max(map(len, categories), default=0)
     owner_width = max(map(len, owners), default=0)
     lines = [
         f"{name:<{name_width}}  {category:<{category_width}}  {s.state:<8} {'pinned' if s.pinned else '':<6} "
-        f"{owner:<{owner_width}} uses {s.use_count:<4} {'⚠ ' if s.problem or s.name_problem or s.index_problem else ''}"
+        f"{owner:<{owner_width}} uses {uses:<4} {'⚠ ' if s.problem or s.name_problem or s.index_problem else ''}"
         f"{inline(s.description[:60])}"
-        for s, name, category, owner in zip(skills, names, categories, owners, strict=True)
+        for s, name, category, owner, uses in zip(skills, names, categories, owners, counts, strict=True)
     ]
     broken = [inline(s.path) for s in skills if s.problem and not s.too_long]
     if broken:
         lines.append(f"⚠ SKILL.md does not parse in {', '.join(broken)} (`workbench doctor` says why).")
     lines += [f"⚠ {inline(s.path)}: {inline(s.name_problem)}" for s in skills if s.name_problem]
     lines += [f"⚠ {inline(s.path)}: {inline(s.index_problem)}" for s in skills if s.index_problem]
+    lines += [f"* {inline(s.path)}: its counts {s.uses_note}" for s in skills if s.uses_note]
     long = [inline(s.path) for s in skills if s.too_long]
     if long:
         lines.append(f"⚠ SKILL.md is over the {MAX_SKILL_CONTENT_CHARS:,}-character limit in {', '.join(long)}.")

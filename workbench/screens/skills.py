@@ -111,6 +111,7 @@ def skill_row(info: Any) -> SkillRow:
         provenance=info.provenance or "",
         proposed_by=info.proposed_by,
         use_count=info.use_count or 0,
+        uses_note=info.uses_note,
         last_used_at=parse_iso(info.last_used_at),
         path=info.path,
         problem=info.problem or info.name_problem,
