@@ -12,7 +12,7 @@ from textual.widgets import Input, Static
 
 from engine.timeline import Timeline
 from tests.screens_seed import open_mode
-from tests.tui_support import make_app, wait_for
+from tests.tui_support import make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
 from workbench.screens.timeline import TimelineScreen
 
@@ -62,17 +62,29 @@ def test_the_cli_says_how_far_it_read_and_its_older_command_reads_on(home, wb):
 
 @pytest.mark.anyio
 async def test_the_timeline_screen_says_how_far_it_read_and_m_reads_on(home, tmp_path):
+    """The list asks for older rows as its cursor nears the end: with an agent row on the first page, it
+    asked again and again past the reach, so the screen read every row after all. Only m reads on."""
     journal(home)
+    home.journal.append_all("memory", "memory", [{"action": "add", "after": "The agent's newest"}], actor="agent")
     async with make_app(home, tmp_path).run_test(size=(100, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         screen.query_one("#timeline-search", Input).value = "actor:agent"
         detail = lambda: str(screen.query_one("#timeline-detail", Static).render())  # noqa: E731
         await wait_for(pilot, lambda: screen.reach is not None, timeout=60, what="the first page")
-        first = screen.reach.oldest_id
-        assert f"None of the 5,000 rows read (down to row {first:,})" in detail() and "m reads on" in detail()
+        first, newest = screen.reach.oldest_id, HAND_EDITS + 2
+        assert [r.id for r in screen.rows] == [newest]
         screen.query_one(TimelineList).focus()
+        await settle(pilot)
+        await pilot.press("down", "up")  # (the cursor on the last row: the list asks for more)
+        await settle(pilot)
+        assert screen.reach is not None and screen.reach.oldest_id == first, "read on with no m"
         await pilot.press("m")
-        await wait_for(pilot, lambda: f"down to row {first - EXAMINED:,}" in detail(), timeout=60, what="page two")
+        await wait_for(pilot, lambda: screen.reach.oldest_id < first, timeout=60, what="page two")
+        assert f"None of the 5,000 rows read (down to row {first - EXAMINED:,})" in detail() + status(screen)
         await pilot.press("m")
-        await wait_for(pilot, lambda: [r.id for r in screen.rows] == [1], timeout=60, what="the agent's row")
+        await wait_for(pilot, lambda: [r.id for r in screen.rows] == [newest, 1], timeout=60, what="the agent's row")
         assert screen.reach is None
+
+
+def status(screen) -> str:
+    return str(screen.query_one("#status", Static).render())

@@ -247,13 +247,18 @@ class TimelineScreen(WorkbenchScreen):
         self.table.focus()
 
     @on(TimelineList.NearEnd)
+    def _more(self) -> None:
+        """The next older page, as the cursor nears the last row; not past where a page stopped reading
+        short (``Reach``): the list would ask again and again, reading on with no bound. ``m`` does that."""
+        if self.reach is None and not self.exhausted and not self.loading_more and self.rows:
+            self.loading_more = True
+            self.load(self.rows[-1].id)
+
     def action_more(self) -> None:
-        """The next older page: below the last row, or below where the last page stopped reading short
-        (``Reach``: each page reads at most so many rows, so ``m`` reads on even when none was listed)."""
-        if self.reach is not None or (not self.exhausted and self.rows):
-            if not self.loading_more:
-                self.loading_more = True
-                self.load(self.reach.oldest_id if self.reach is not None else self.rows[-1].id)
+        """Read one more bounded page, below where the last one stopped reading short."""
+        if self.reach is not None and not self.loading_more:
+            self.loading_more = True
+            self.load(self.reach.oldest_id)
 
     def engine_event(self, event: Event) -> None:
         self.request_reload()
