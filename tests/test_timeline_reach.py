@@ -73,6 +73,7 @@ async def test_the_timeline_screen_says_how_far_it_read_and_m_reads_on(home, tmp
         await wait_for(pilot, lambda: screen.reach is not None, timeout=60, what="the first page")
         first, newest = screen.reach.oldest_id, HAND_EDITS + 2
         assert [r.id for r in screen.rows] == [newest]
+        assert screen.table.border_subtitle == f"read down to row {first:,} · m reads on"  # (the status line fades)
         screen.query_one(TimelineList).focus()
         await settle(pilot)
         await pilot.press("down", "up")  # (the cursor on the last row: the list asks for more)
@@ -83,7 +84,7 @@ async def test_the_timeline_screen_says_how_far_it_read_and_m_reads_on(home, tmp
         assert f"None of the 5,000 rows read (down to row {first - EXAMINED:,})" in detail() + status(screen)
         await pilot.press("m")
         await wait_for(pilot, lambda: [r.id for r in screen.rows] == [newest, 1], timeout=60, what="the agent's row")
-        assert screen.reach is None
+        assert screen.reach is None and screen.table.border_subtitle == ""
 
 
 def status(screen) -> str:

@@ -217,7 +217,9 @@ class TimelineScreen(WorkbenchScreen):
             self.exhausted = len(message.rows) < PAGE and message.reach is None
         if message.where != "newer":
             self.reach = message.reach
-            self.refresh_bindings()
+            self.refresh_bindings()  # (m More, and under the list how far the last page read: it stays)
+            reach = self.reach
+            self.table.border_subtitle = f"read down to row {reach.oldest_id:,} · m reads on" if reach else ""
         seen: set = set()  # a page read while newer changes arrived overlaps the rows already shown
         self.rows = [row for row in self.rows if not (row.id in seen or seen.add(row.id))]
         self._retitle()
