@@ -79,6 +79,7 @@ class MemoryView:
     snapshot: MemorySnapshot | None = None  # taken by this load because the app had none yet
     refused: int = 0  # pending adds approving would refuse: not in ``ghost``, said beside it
     entry_count: int | None = None  # the live file's entries when only the first are listed (far over its limit)
+    unscanned: int = 0  # frozen entries past the listed ones, which the threat scan did not read
 
 
 @dataclass
@@ -260,9 +261,9 @@ class MemoryScreen(WorkbenchScreen):
         # nor their alignment, scans and lookups grow with a 10 MB file
         count, live_listed = len(live), listed(live, usage.limit)
         live, live_rest = live[:live_listed], set(live[live_listed:])
-        raw, shown = snapshot.raw_entries[target], snapshot.entries[target]
-        frozen_listed = listed(raw, usage.limit)
-        raw, shown, frozen_rest = raw[:frozen_listed], shown[:frozen_listed], set(raw[frozen_listed:])
+        frozen = snapshot.listing(target)
+        raw, shown = frozen.raw, frozen.shown
+        frozen_rest = set(snapshot.raw_entries[target][len(raw) :])
         present = set(live) | live_rest
         links = history.successors(memory, target, [entry for entry in raw if entry not in present])
         frozen_rows, live_rows, entries = [], [], []
@@ -281,8 +282,9 @@ class MemoryScreen(WorkbenchScreen):
             live=live_rows,
             entries=entries,
             live_entries=live,
-            frozen_chars=snapshot.usage[target].chars,
-            blocked=len(snapshot.blocked(target)),
+            frozen_chars=frozen.chars,
+            blocked=frozen.blocked,
+            unscanned=frozen.unscanned,
             live_chars=usage.chars,
             limit=usage.limit,
             ghost=growth.chars,
@@ -430,6 +432,9 @@ class MemoryScreen(WorkbenchScreen):
         room = static.size.width  # (inside its padding)
         name = f"{TITLES[view.target]} "
         blocked = f"⚠ {view.blocked} blocked · " if view.blocked and view.enabled else ""  # (before what gives way)
+        if view.unscanned:  # the threat scan read only the listed entries: ``blocked`` counts those
+            scanned = sum(old is not None for old, _ in view.entries)
+            blocked += f"{scanned:,} of {scanned + view.unscanned:,} scanned · "
         running = bool(self.workbench.running_session) and view.enabled
         notes = frozen_notes(view, running=running)
         if running:  # the word snapshot gives way before each shorter form: "MEMORY in the prompt · 12:00 UTC" says it
