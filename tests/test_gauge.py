@@ -43,3 +43,17 @@ async def test_a_bar_never_shows_more_than_is_used_and_any_use_shows():
         gauge.used, gauge.ghost = 1000, 3  # a pending write too small for a cell of its own still shows
         await pilot.pause()
         assert str(gauge.render()).count("▒") == 1
+
+
+async def test_a_gauge_says_it_is_loading_until_it_has_a_figure():
+    """The Memory screen's gauges read 0/1 0% for the seconds a 10 MB file took to list: a figure
+    nobody measured. Until its screen sets one, a gauge says it is loading."""
+    app = _Two()
+    async with app.run_test(size=(80, 5)) as pilot:
+        fresh = CapacityGauge(id="c")
+        await app.mount(fresh)
+        await pilot.pause()
+        assert str(fresh.render()) == "loading…"
+        fresh.used, fresh.limit = 72, 2200
+        await pilot.pause()
+        assert str(fresh.render()).endswith(" 72/2,200 3%")

@@ -14,13 +14,15 @@ WARN_AT = 0.8
 
 
 class CapacityGauge(Widget):
-    """``used`` / ``limit`` characters, plus ``ghost`` characters that may follow."""
+    """``used`` / ``limit`` characters, plus ``ghost`` characters that may follow. Until its screen
+    sets ``used`` (a 10 MB file takes a second or two to read) it says it is loading: a made-up
+    figure (it said ``0/1 0%``) would read as a fact."""
 
     DEFAULT_CSS = """
     CapacityGauge { height: 1; width: 1fr; }
     """
 
-    used: reactive[int] = reactive(0)
+    used: reactive[int | None] = reactive(None)  # None: not known yet
     limit: reactive[int] = reactive(1)
     ghost: reactive[int] = reactive(0)
     ghost_label: reactive[str] = reactive("pending")  # what the ghost counts, said after its +N
@@ -28,7 +30,7 @@ class CapacityGauge(Widget):
 
     def __init__(
         self,
-        used: int = 0,
+        used: int | None = None,
         limit: int = 1,
         *,
         name: str | None = None,
@@ -78,6 +80,8 @@ class CapacityGauge(Widget):
         return filled, max(1, cells(self.used + self.ghost) - filled)  # (a pending write always shows)
 
     def render(self) -> Content:
+        if self.used is None:
+            return Content.styled("loading…", "$text-muted")
         caption = " " + self.caption(max(0, self.size.width - 5))  # at least a 4-cell bar beside it
         width = max(0, self.size.width - len(caption))
         filled, ghost = self._cells(width)
