@@ -16,6 +16,7 @@ import pytest
 from textual import work
 from textual.actions import parse as parse_action
 from textual.widgets import OptionList
+from textual.widgets._toast import Toast
 from textual.worker import WorkerState
 
 from engine.events import RunnerEvent
@@ -72,6 +73,23 @@ async def test_ctrl_c_says_which_key_quits_in_plain_words(home, tmp_path):
         said = [(n.title, n.message) for n in app._notifications]
         assert said == [("Do you want to quit?", "Press ctrl+q to quit the workbench.")]
         assert app.is_running
+
+
+async def test_an_identical_notice_takes_the_place_of_the_one_shown(home, tmp_path):
+    """Approve pressed five times on an empty queue stacked five `Nothing waits for approval.` notices
+    over the screen (user trial): one is shown, the newest, with its full time left."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("a", "a", "r", "a", "r")
+        await settle(pilot)
+        said = [n.message for n in app._notifications]
+        assert said == ["Nothing waits for approval."]
+        assert len(app.screen.query(Toast)) == 1
+        app.notify("Something else.")
+        await settle(pilot)
+        assert len(app.screen.query(Toast)) == 2, "a different notice still stacks"
 
 
 async def test_clicking_a_tab_switches_mode(home, tmp_path):

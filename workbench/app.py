@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 
 import platformdirs
-from textual import events, work
+from textual import events, on, work
 from textual.actions import parse as parse_action
 from textual.app import App
 from textual.await_complete import AwaitComplete
@@ -348,6 +348,16 @@ class WorkbenchApp(ResultsFromWorkers, App):
         notice = Notification(visible(in_app_words(message)), visible(title), severity, timeout, markup=False)
         self.post_message(Notify(notice))
         return notice
+
+    @on(Notify)
+    def _replace_identical(self, message: Notify) -> None:
+        """One notice says one thing once: a notice identical to one still shown (a key pressed five times
+        on an empty queue stacked five ``Nothing waits for approval.``) takes its place, with a fresh
+        timeout, at the bottom of the stack. Runs before Textual's own handler adds it."""
+        new = message.notification
+        for shown in list(self._notifications):
+            if (shown.message, shown.title, shown.severity) == (new.message, new.title, new.severity):
+                self._unnotify(shown, refresh=False)  # (Textual's handler refreshes the rack next)
 
     def withdraw(self, notice: Notification | None) -> None:
         """Take a notice down (Textual's own removal; one gone already is no matter)."""
