@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import random
 import shutil
@@ -95,7 +96,7 @@ async def test_the_tui_opened_and_quit_leaves_a_damaged_state_db_and_its_wal_as_
     app = make_app(home, tmp_path)
 
     def warned() -> bool:
-        return any("is damaged" in n.message and ".recover" in n.message for n in app._notifications)
+        return any("is damaged" in said and ".recover" in said for said in app.problems)
 
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -161,6 +162,41 @@ def test_the_cli_reads_and_doctor_fix_leave_a_damaged_state_db_as_it_was(damaged
 
 
 @pytest.mark.anyio
+async def test_damage_is_said_in_one_line_and_whole_in_help(tmp_path):
+    """At 80x24 the damage warning (15 lines) and the failed follow of state.db's change stacked over
+    the screen (user trial): now the newest problem is one line in place of the one before, and help
+    (``?``) has every problem whole."""
+    from textual.widgets import Static
+    from textual.widgets._toast import Toast
+
+    from workbench.screens.help import HelpScreen
+
+    root = _damaged(tmp_path, "sessions")
+    home = open_home(root)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await wait_for(pilot, lambda: any("is damaged" in n.message for n in app._notifications), what="the damage")
+        for part in ("skills", "sessions"):  # two at once, as the watcher's follows fail together
+            logging.getLogger("engine.watch").warning(
+                "could not follow the outside change to %s: %s", part, sqlite3.DatabaseError(f"{part} malformed")
+            )
+        await settle(pilot)
+        [toast] = app.screen.query(Toast)
+        assert [n.message for n in app._notifications] == ["could not follow the outside change…"]
+        assert toast.size.height <= 4, "a title and one line, in its frame"
+        await pilot.press("2")
+        await settle(pilot)
+        assert len(app.screen.query(Toast)) == 1, "not stacked on another screen either"
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        shown = " ".join(str(s.render()) for s in app.screen.query(Static))
+        assert "Problems said, newest first" in shown and "state.db .recover" in shown
+        assert shown.index("change to sessions") < shown.index("change to skills") < shown.index(".recover")
+    home.close()
+
+
+@pytest.mark.anyio
 async def test_a_healthy_home_still_gets_its_idle_merges(tmp_path, monkeypatch):
     from workbench import app as app_module
 
@@ -172,7 +208,7 @@ async def test_a_healthy_home_still_gets_its_idle_merges(tmp_path, monkeypatch):
         await settle(pilot)
         await wait_for(pilot, lambda: home.archive.merge_work() == [], timeout=30, what="the idle merges")
         assert home.archive.damage is None
-        assert not any("is damaged" in n.message for n in app._notifications)
+        assert not any("is damaged" in said for said in app.problems)
         await pilot.press("ctrl+q")
     home.close()
 

@@ -30,6 +30,7 @@ from workbench.app import MODES, WorkbenchApp, screen_actions
 from workbench.bridge import EngineEvent
 from workbench.cli import main, tui_cmds
 from workbench.messages import ShowEntry
+from workbench.problems import TITLE_TAIL as TAIL
 from workbench.screens.help import HelpScreen, shown_key
 from workbench.settings import load_settings
 from workbench.watch import HomeWatcher, classify
@@ -593,8 +594,7 @@ async def test_a_warning_the_engine_logs_is_a_notification_said_once(home, tmp_p
         except ZeroDivisionError:
             logging.getLogger("engine.worker").exception("a background job failed")
         await settle(pilot)
-        said = [n.message for n in app._notifications]
-        assert said.count("cannot read state.db␛[2J: damaged") == 1, said
+        assert app.problems.count("cannot read state.db␛[2J: damaged") == 1, app.problems
         assert len(set(crash_dir().glob("*")) - before) == 1
     handlers = [h for h in root.handlers if isinstance(h, OneLineLog)]
     assert app._log not in handlers and len(handlers) == 1  # the CLI's is back
@@ -719,7 +719,8 @@ async def test_a_screen_worker_that_fails_unexpectedly_is_said_not_swallowed(hom
         await wait_for(
             pilot,
             lambda: any(
-                n.title == "Something went wrong" and "Input/output error" in n.message for n in app._notifications
+                n.title.startswith("Something went wrong") and "Input/output error" in n.message
+                for n in app._notifications
             ),
             what="the failure said",
         )
@@ -742,7 +743,7 @@ async def test_an_app_worker_that_fails_is_said_once(home, tmp_path):
         app.fail(OSError(5, "disk gone"))
         await wait_for(pilot, lambda: any("disk gone" in n.message for n in app._notifications), what="said")
         await settle(pilot)
-        assert [n.title for n in app._notifications if "disk gone" in n.message] == ["Something went wrong"]
+        assert [n.title for n in app._notifications if "disk gone" in n.message] == [f"Something went wrong{TAIL}"]
 
 
 async def test_a_failure_is_said_unless_a_warning_said_it_just_before(home, tmp_path):
@@ -754,11 +755,11 @@ async def test_a_failure_is_said_unless_a_warning_said_it_just_before(home, tmp_
         app.fail(sqlite3.OperationalError("database is locked"))  # the same problem, just said
         await settle(pilot)
         said = lambda: [n.title for n in app._notifications if "database is locked" in n.message]  # noqa: E731
-        assert said() == ["Warning"]
+        assert said() == [f"Warning{TAIL}"]
         app._log.causes["database is locked"] -= 61  # a minute on: the same error is news again
         app.fail(sqlite3.OperationalError("database is locked"))
-        await wait_for(pilot, lambda: len(said()) == 2, what="the later failure said")
-        assert said() == ["Warning", "Something went wrong"]
+        await wait_for(pilot, lambda: said() == [f"Something went wrong{TAIL}"], what="the later failure said")
+        assert app.problems == ["OperationalError: database is locked", "upkeep stopped: database is locked"]
 
 
 async def test_a_status_too_long_for_its_lines_ends_in_an_ellipsis_and_is_said_whole(home, tmp_path):

@@ -48,9 +48,11 @@ from widgets.literal import visible
 from widgets.narration import Narrator, Story
 from widgets.transcript import Transcript
 
+from . import problems
 from .bridge import EngineBridge, EngineEvent
 from .crash import OneLineLog, save_traceback
 from .messages import AfterEngineEvents, JumpToMessage, ResultsFromWorkers, ShowEntry
+from .problems import ProblemSaid
 from .screens.approvals import ApprovalsScreen
 from .screens.base import WorkbenchScreen
 from .screens.dialogs import ConfirmDialog, EditDialog
@@ -274,7 +276,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.run_screen: RunScreen | None = None  # set once the Run screen is opened (quitting asks it first)
         self.crash_log: Path | None = None  # where the traceback of an unhandled exception was saved
         # Textual captures stderr while it draws: the engine's warnings become notifications instead.
-        self._log = OneLineLog(lambda line: self.notify(line, title="Warning", severity="warning", markup=False))
+        self._log = OneLineLog(lambda line: self.post_message(ProblemSaid(line, "Warning")))
+        self.problems: list[str] = []  # said whole in help, newest first (``problems.kept``)
         self._stderr_logs: list[logging.Handler] = []  # the CLI's, put back when the app ends
         self._narrator: Narrator | None = None  # only while the demo plays (and until hidden)
         self._demo_over = False  # the demo finished: later events are the user's, not its story
@@ -350,13 +353,16 @@ class WorkbenchApp(ResultsFromWorkers, App):
         return notice
 
     @on(Notify)
-    def _replace_identical(self, message: Notify) -> None:
+    def _replace_shown(self, message: Notify) -> None:
         """One notice says one thing once: a notice identical to one still shown (a key pressed five times
         on an empty queue stacked five ``Nothing waits for approval.``) takes its place, with a fresh
-        timeout, at the bottom of the stack. Runs before Textual's own handler adds it."""
+        timeout, at the bottom of the stack; so does a problem's one line (``problems``) in place of the
+        problem before. Runs before Textual's own handler adds it."""
         new = message.notification
         for shown in list(self._notifications):
-            if (shown.message, shown.title, shown.severity) == (new.message, new.title, new.severity):
+            if (shown.message, shown.title, shown.severity) == (new.message, new.title, new.severity) or (
+                problems.is_problem(shown) and problems.is_problem(new)
+            ):
                 self._unnotify(shown, refresh=False)  # (Textual's handler refreshes the rack next)
 
     def withdraw(self, notice: Notification | None) -> None:
@@ -496,11 +502,13 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.push_screen(HelpScreen(self.help_sections()))
 
     def help_sections(self) -> list[HelpSection]:
-        """The current screen first, as it is now (``WorkbenchScreen.help_section``: only the keys that
-        work in its view), then the other modes, then the keys that work everywhere."""
+        """The problems said, whole (their notices have one line), then the current screen as it is now
+        (``WorkbenchScreen.help_section``: only the keys that work in its view), then the other modes,
+        then the keys that work everywhere."""
         current = self.MODES.get(self.current_mode)
         shown = next((s for s in self.screen_stack if isinstance(s, WorkbenchScreen)), None)
-        sections = [shown.help_section()] if shown is not None else []
+        sections = [HelpSection("Problems said, newest first", "\n\n".join(self.problems), [])] if self.problems else []
+        sections += [shown.help_section()] if shown is not None else []
         ordered = [current] + [cls for mode, _, _ in self.mode_tabs() if (cls := self.MODES[mode]) is not current]
         sections += [
             HelpSection(cls.TITLE_TEXT, cls.HELP, binding_rows(class_bindings(cls)))
@@ -752,12 +760,19 @@ class WorkbenchApp(ResultsFromWorkers, App):
             cause = " ".join(str(getattr(error, "message", None) or error).split())
             if self._log.said_lately(cause):  # a warning said this problem just now (upkeep on a damaged state.db)
                 return
-            self.notify(
-                visible(getattr(error, "message", None) or f"{type(error).__name__}: {error}"),
-                title="Something went wrong",
-                severity="error",
-                markup=False,
-            )
+            text = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+            self.post_message(ProblemSaid(text, "Something went wrong", "error"))
+
+    def on_problem_said(self, message: ProblemSaid) -> None:
+        """A problem in one line (in place of the one said before: ``_replace_shown``); help lists them whole."""
+        text = visible(in_app_words(message.text))
+        self.problems = problems.kept(self.problems, text)
+        self.notice(
+            problems.headline(text, self.home.root, self.size.width),
+            title=message.title + problems.TITLE_TAIL,
+            severity=message.severity,
+            timeout=self.NOTIFICATION_TIMEOUT,
+        )
 
     @work(thread=True, exclusive=True, group="journal-check", exit_on_error=False)
     def check_journal(self) -> None:

@@ -1,0 +1,49 @@
+"""Problem notices: a damaged state.db, an unreadable file, a read that failed.
+
+Their text says what broke, what was not done and how to recover, up to fifteen lines in a
+notice, and two or three arriving together covered the screen at 80x24. So each is said in one
+line, the newest in place of the one before, and help (``?``) lists them whole, newest first.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from textual.message import Message
+from textual.notifications import Notification, SeverityLevel
+
+from widgets.literal import cut_cells
+
+from .screens.base import TOAST_WIDTH
+
+KEPT = 10  # the problems help lists
+TOAST_FRAME = 4  # its border and padding
+TITLE_TAIL = " · ? for more"
+
+
+class ProblemSaid(Message):
+    """A problem to say (posted from any thread: the engine logs its warnings from workers)."""
+
+    def __init__(self, text: str, title: str, severity: SeverityLevel = "warning") -> None:
+        super().__init__()
+        self.text = text
+        self.title = title
+        self.severity = severity
+
+
+def headline(text: str, home: Path, screen_width: int) -> str:
+    """``text``'s first sentence in one line of a notice on a screen ``screen_width`` wide, the home's own
+    folder left out of its paths (``state.db is damaged (…``): help has it whole."""
+    first = text.replace(f"{home}{os.sep}", "").split(". ")[0]
+    return cut_cells(first, min(TOAST_WIDTH, screen_width // 2) - TOAST_FRAME)
+
+
+def kept(said: list[str], text: str) -> list[str]:
+    """The problems help lists once ``text`` is said: newest first, each once, at most ``KEPT``."""
+    return [text, *(old for old in said if old != text)][:KEPT]
+
+
+def is_problem(notice: Notification) -> bool:
+    """Whether a notice is a problem's one line (one is shown at a time)."""
+    return notice.title.endswith(TITLE_TAIL)
