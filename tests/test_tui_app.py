@@ -31,6 +31,7 @@ from workbench.bridge import EngineEvent
 from workbench.cli import main, tui_cmds
 from workbench.messages import ShowEntry
 from workbench.problems import TITLE_TAIL as TAIL
+from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.help import HelpScreen, shown_key
 from workbench.settings import load_settings
 from workbench.watch import HomeWatcher, classify
@@ -91,6 +92,24 @@ async def test_an_identical_notice_takes_the_place_of_the_one_shown(home, tmp_pa
         app.notify("Something else.")
         await settle(pilot)
         assert len(app.screen.query(Toast)) == 2, "a different notice still stacks"
+
+
+async def test_a_notice_a_dialog_withdraws_is_not_left_drawn_under_it(home, tmp_path):
+    """A dialog takes down the information notices said before it, but Textual refreshed only the top
+    screen's: the notice stayed drawn on the Memory screen, seen through the Remove dialog's backdrop
+    until the dialog closed (tmux, 120x40)."""
+    home.memory.add("memory", "Uses Postgres 16", ToolContext(actor="user"))
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+c")  # "Press ctrl+q to quit the workbench."
+        await settle(pilot)
+        memory = app.screen
+        assert len(memory.query(Toast)) == 1
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog)
+        assert not app._notifications and not memory.query(Toast)
 
 
 async def test_clicking_a_tab_switches_mode(home, tmp_path):

@@ -33,6 +33,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
 from textual.theme import ThemeProvider
+from textual.widgets._toast import ToastRack
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine import lock_waits
@@ -351,6 +352,15 @@ class WorkbenchApp(ResultsFromWorkers, App):
         notice = Notification(visible(in_app_words(message)), visible(title), severity, timeout, markup=False)
         self.post_message(Notify(notice))
         return notice
+
+    def _refresh_notifications(self) -> None:
+        """Textual shows the notices on the top screen only, so one withdrawn while a dialog is open (a
+        dialog withdraws what was said before it: ``Dialog.on_mount``) stayed drawn on the screen under
+        it, seen through the dialog's backdrop until the dialog closed. The screens under it follow too."""
+        super()._refresh_notifications()
+        for screen in self.screen_stack[:-1]:
+            for rack in screen.query(ToastRack):
+                rack.show(self._notifications)
 
     @on(Notify)
     def _replace_shown(self, message: Notify) -> None:
