@@ -222,6 +222,19 @@ def in_app_words(text: str) -> str:
     return "".join([*out, text[start:]])
 
 
+STORED_ADVICE = (
+    "the busy advice above is the agent's, as stored: WORKBENCH_BUSY_TIMEOUT counts when set before the "
+    "workbench starts"
+)
+
+
+def stored_advice_note(text: str) -> str:
+    """What a transcript says under a stored text giving the CLI's busy advice (a tool's result: kept as
+    the model read it, so not reworded as ``in_app_words`` rewords what the app says itself), so a
+    reader of the app is not left told to set a variable it cannot take now. "" for any other text."""
+    return STORED_ADVICE if RETRY_LONGER.rstrip(".") in text else ""
+
+
 def on_read_only_mount(path: Path) -> bool:
     """True when ``path`` (or its nearest existing folder) is on a file system mounted read-only."""
     if not path.is_absolute():  # a description such as "a file in HOME", not a path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -1619,3 +1620,33 @@ def test_a_turn_whose_screen_closed_before_it_began_is_not_run():
     assert turn.begin() is False
     late = Handover()
     assert late.begin() is True and late.close() is True and late.left_running is True
+
+
+async def test_a_stored_tool_result_keeps_the_busy_advice_and_says_whose_it_is(home, tmp_path):
+    """A tool result stored when state.db was busy tells the agent to set WORKBENCH_BUSY_TIMEOUT; the Run
+    transcript showed that to the app's user as if meant for them, where the app's own words say to try
+    again. The result stays as the model read it, with a note under it saying whose advice it is."""
+    session = "20261130_090000_0b05y1"
+    error = (
+        "state.db is busy: process 4242 (python hermes) holds its write lock (waited 5 s). Nothing was changed. "
+        "Retry when it is done, or set WORKBENCH_BUSY_TIMEOUT (seconds) to wait longer."
+    )
+    stored = json.dumps({"success": False, "error": error})
+    call = {"id": "call_1", "type": "function", "function": {"name": "session_search", "arguments": "{}"}}
+    home.archive.create_session(session, source="cli", title="A busy turn")
+    home.archive.append_message(session, "user", "what did we say about tea?")
+    home.archive.append_message(session, "assistant", "", tool_calls=[call])
+    home.archive.append_message(session, "tool", stored, tool_name="session_search", tool_call_id="call_1")
+    home.archive.end_session(session, "cli_close")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_run(pilot)
+        await resumed(pilot, screen, session)
+        assert "note: the busy advice above is the agent's, as stored" in screen_text(app)
+        [tool] = [item for item in screen.query_one(Transcript).items if item.role == "tool"]
+        assert tool.content == stored, "as the model read it"
+        note = tool.note
+    live = runner_item(RunnerEvent(kind="tool_result", session_id=session, data={"name": "memory", "preview": stored}))
+    assert live is not None and (live.content, live.note) == (stored, note)
+    calm = runner_item(RunnerEvent(kind="tool_result", session_id=session, data={"name": "memory", "preview": "{}"}))
+    assert calm is not None and calm.note == ""

@@ -68,6 +68,7 @@ class TranscriptItem:
     writes: tuple[str, ...] = ()  # human descriptions of the memory/skill writes this message made
     mark: str = "wrote"  # the header tag when there are writes ("staged" when they all await approval)
     entries: tuple[tuple[str, str], ...] = ()  # (target, text) of the memory entries it wrote, newest last
+    note: str = ""  # said under its content, apart from it (``engine.db.stored_advice_note``)
 
 
 def sanitize(text: str) -> str:
@@ -129,6 +130,8 @@ def _parts(item: TranscriptItem, highlighted: bool = True, width: int | None = N
     parts = [Content.assemble(*header, *rest)]
     if item.content:
         parts.append(block(item.content))
+    if item.note:
+        parts.append(Content.styled(f"note: {sanitize(item.note)}", "italic $text-muted"))
     for call in item.tool_calls:
         name, arguments = _call_parts(call)
         parts.append(Content.assemble(("→ call ", "$text-accent"), (sanitize(name), "bold $text-accent")))

@@ -25,7 +25,7 @@ from textual.widgets import Input, Select, Static
 
 from engine import lock_waits
 from engine.conversation import Conversation, leaving_reason
-from engine.db import DatabaseBusyError, in_app_words
+from engine.db import DatabaseBusyError, in_app_words, stored_advice_note
 from engine.errors import said, said_in_app
 from engine.events import Event, RunnerEvent, SessionChanged
 from engine.kept import cause, of_session, when_stored
@@ -1235,7 +1235,8 @@ def runner_item(event: RunnerEvent) -> TranscriptItem | None:
     if event.kind == "tool_called":
         return TranscriptItem("assistant", tool_calls=({"name": data.get("name"), "arguments": data.get("arguments")},))
     if event.kind == "tool_result":
-        return TranscriptItem("tool", str(data.get("preview") or ""), tool_name=data.get("name"))
+        preview = str(data.get("preview") or "")
+        return TranscriptItem("tool", preview, tool_name=data.get("name"), note=stored_advice_note(preview))
     if event.kind == "warning":
         return TranscriptItem("system", f"warning: {in_app_words(str(data.get('message')))}")
     if event.kind == "unbacked_claim":

@@ -28,6 +28,7 @@ from textual.worker import get_current_worker
 from engine.archive.models import Chain, SearchHit
 from engine.archive.search import COUNT_CAP
 from engine.archive.sessions import LISTED_BY, titled
+from engine.db import stored_advice_note
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
 from engine.runner.claims import unbacked_claims
@@ -779,4 +780,5 @@ def transcript_item(
         writes=tuple(writes),
         mark=mark,
         entries=tuple(entries),
+        note=stored_advice_note(content or "") if message.role == "tool" else "",
     )
