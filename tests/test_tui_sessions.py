@@ -1956,7 +1956,7 @@ async def test_a_damaged_state_db_is_said_once_at_start_up_not_by_each_part_that
             what="the index upkeep to fail on the damaged state.db",
         )
         await settle(pilot)
-        said = [n.message for n in app._notifications if "is not a usable session archive" in n.message]
+        said = [problem for problem in app.problems if "is not a usable session archive" in problem]
         assert len(said) == 1, said
 
 
