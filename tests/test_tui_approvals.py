@@ -367,7 +367,7 @@ async def test_decisions_are_dimmed_with_nothing_pending(gated, tmp_path):
         await pilot.press("a", "r", "e", "A", "R")
         await settle(pilot)
         assert app.screen.query_one("#status").display is False
-        assert [n.message for n in app._notifications] == ["Nothing waits for approval."] * 5
+        assert [n.message for n in app._notifications] == ["Nothing waits for approval."]  # one, not five
         stage(gated, "Prefers tabs")
         app.screen.reload()
         await wait_for(pilot, lambda: app.screen.current is not None, what="the proposal")
