@@ -216,6 +216,37 @@ def _journal_growth(report: Report, folder) -> None:
     home.close()
 
 
+WAL_ADDS = 100  # (well short of the 4 MB at which a write checkpoints: the WAL holds every frame they wrote)
+
+
+def _wal_pages(report: Report, folder) -> None:
+    """Pages each add writes to workbench.db's WAL (a frame is a page and 24 bytes), counted, not timed:
+    a person's add (no session, as the bench's adds) and an agent's (its rows also in the session index)."""
+    home = _home(folder)
+    conn = home.journal.connection()
+    for who, ctx in (
+        ("a person's", ToolContext(actor="user")),
+        ("an agent's", ToolContext(actor="agent", session_id="s")),
+    ):
+        for i in range(50):  # past the first pages (the first write makes the tables)
+            assert home.memory.add("user", f"{who} {_fact(i)}", ctx)["success"]
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        for i in range(WAL_ADDS):
+            assert home.memory.add("user", f"{who} more {_fact(i)}", ctx)["success"]
+        frames = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        report.figure(
+            f"workbench.db WAL pages per add, {who}",
+            frames / WAL_ADDS,
+            "",
+            "<= 6.5" if ctx.actor == "user" else "<= 7.7",
+        )
+        report.note(
+            f"({frames * (page + 24) / WAL_ADDS / 1024:.1f} KiB an add, written out again at the next checkpoint)"
+        )
+    home.close()
+
+
 def run(report: Report) -> None:
     runner = hermes()
     with scratch_dir("memory") as folder:
@@ -277,6 +308,7 @@ def run(report: Report) -> None:
             report.figure("Hermes: lost updates", theirs_lost)
         else:
             report.note("Hermes venv not built (make test builds it): no Hermes figures")
+        _wal_pages(report, folder / "wal")
         _journal_growth(report, folder / "growth")
     report.memory()
     report.figure("peak RSS (worker processes)", children_peak_rss_mb(), "MB")
