@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -588,3 +589,27 @@ def test_a_hermes_remove_aimed_at_the_wrong_store_says_which_store_holds_its_tex
     assert "'staging', which matches no entry in USER.md now (MEMORY.md holds it: it may have been meant" in error
     hermes_record(home, "00c0ff02", {**payload, "old_text": "nowhere"}, summary="remove from user profile: nowhere")
     assert "holds it" not in home.approvals.preview("00c0ff02")["error"]
+
+
+def test_an_agent_write_asks_the_gate_without_loading_the_queue(tmp_path):
+    """The gate is a setting and an origin: an agent's write it lets through, in a fresh process, loads
+    none of the approval queue (its records, the curator's ledger: about 17 ms of a first write); a
+    write it stages does, and waits for approval as before."""
+    script = (
+        "import json, sys\n"
+        "from engine import open_home\n"
+        "from engine.tools import ToolContext\n"
+        "home = open_home(sys.argv[1])\n"
+        "done = home.memory.add('memory', sys.argv[2], ToolContext(actor='agent', session_id='s1'))\n"
+        "print(json.dumps([done.get('staged', False), 'engine.approvals' in sys.modules]))\n"
+    )
+
+    def add(text: str) -> list:
+        ran = subprocess.run([sys.executable, "-c", script, str(tmp_path / "h"), text], capture_output=True, text=True)
+        assert ran.returncode == 0, ran.stderr
+        return json.loads(ran.stdout)
+
+    assert add("prefers tea") == [False, False]
+    (tmp_path / "h" / "config.yaml").write_text("memory:\n  write_approval: true\n")
+    assert add("prefers coffee") == [True, True]
+    assert (tmp_path / "h" / "memories" / "MEMORY.md").read_text() == "prefers tea"

@@ -18,7 +18,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import lock_waits
+from .. import approval_gate, lock_waits
 from ..clock import shown_time
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
@@ -26,7 +26,6 @@ from ..fileio import crash_point
 from ..memory.format import Usage
 from ..safety import assess
 from ..textsafety import inline, one_line
-from ..tools import BACKGROUND_REVIEW
 from ..values import iso_time
 from .labels import detail_summary
 from .outside import cited_rows, outcome
@@ -55,7 +54,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DESTRUCTIVE_MEMORY_ACTIONS = ("replace", "remove")
 PROPOSED_SHOWN = 20  # texts a refused memory proposal shows in place of its diff
 NOT_APPLIED = "Not applied, still pending: "  # how both skins say an approval was refused (before its reason)
 SHOWN_REFUSED = (
@@ -112,23 +110,8 @@ class ApprovalQueue:
 
     # -- the gate -----------------------------------------------------------------
     def should_stage(self, subsystem: str, action: str, origin: str, operations: Sequence[dict] | None = None) -> bool:
-        """True when this write must wait for approval instead of being applied.
-
-        Staged when ``<subsystem>.write_approval`` is on, and always for a memory
-        replace/remove (or a batch holding one) from an unattended background review
-        (Hermes's delete gate). Pass a batch's ``operations``; a background batch given
-        without them is staged, since it cannot be shown to be add-only.
-        """
-        check_subsystem(subsystem)
-        if self.home.config.bool(f"{subsystem}.write_approval"):
-            return True
-        if subsystem != "memory" or origin != BACKGROUND_REVIEW:
-            return False
-        if action == "batch":
-            if operations is None:
-                return True
-            return any(isinstance(op, dict) and op.get("action") in DESTRUCTIVE_MEMORY_ACTIONS for op in operations)
-        return action in DESTRUCTIVE_MEMORY_ACTIONS
+        """``approval_gate.should_stage`` under this home's settings."""
+        return approval_gate.should_stage(self.home.config, subsystem, action, origin, operations)
 
     # -- staging ------------------------------------------------------------------
     def stage(

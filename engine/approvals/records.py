@@ -28,6 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..approval_gate import SUBSYSTEMS, check_subsystem
 from ..errors import WorkbenchError
 from ..fileio import LinkPolicy, UnsafePath
 from ..journal import ACTORS
@@ -36,7 +37,6 @@ from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
 from ..values import MAX_JSON_DEPTH, iso_time, json_depth, json_error
 from .labels import claim_problem, describe, payload_action, shown_summary
 
-SUBSYSTEMS = ("memory", "skills")
 ORIGINS = (FOREGROUND, BACKGROUND_REVIEW, FLUSH, "curator")  # curator: a consolidation plan
 _ID = re.compile(r"[0-9a-f]{8}")
 # How both skins name an origin: the agent's own turn, or the background review after it.
@@ -223,12 +223,6 @@ def check_id(pending_id: object) -> str:
             f"Invalid pending id {pending_id!r}: ids are 8 lowercase hex characters (see `workbench pending list`)."
         )
     return pending_id
-
-
-def check_subsystem(subsystem: object) -> str:
-    if subsystem not in SUBSYSTEMS:
-        raise WorkbenchError(f"Unknown subsystem {subsystem!r}; expected one of: {', '.join(SUBSYSTEMS)}.")
-    return subsystem
 
 
 class PendingStore:

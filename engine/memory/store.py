@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import approval_gate
 from ..config import MEMORY_LIMIT_KEYS
 from ..errors import WorkbenchError
 from ..events import MemoryChanged
@@ -597,7 +598,7 @@ class MemoryStore:
         if plan.flags is not None:
             return True
         operations = plan.payload.get("operations")
-        return self.home.approvals.should_stage(SUBSYSTEM, plan.action, ctx.origin, operations=operations)
+        return approval_gate.should_stage(self.home.config, SUBSYSTEM, plan.action, ctx.origin, operations)
 
     def _stage(self, ctx: ToolContext, target: str, plan: _Plan, outcome: Outcome) -> dict[str, Any]:
         payload = {**plan.payload, "target": target}
