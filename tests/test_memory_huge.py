@@ -196,7 +196,8 @@ async def test_the_memory_screen_scans_only_the_entries_it_lists(home, tmp_path,
         await settle(pilot)
         assert rows()[3].threats == ("prompt_injection", "leak_system_prompt"), "a listed entry is still flagged"
         title = str(app.screen.query_one("#frozen-title").render())
-        assert title.startswith("MEMORY snapshot ⚠ 1 blocked · 200 of 5,000 scanned · taken"), title
+        # (at 120 columns the words around the time give way to the counts: frozen_notes)
+        assert title.startswith("MEMORY ⚠ 1 blocked · 200 of 5,000 scanned · 12:00"), title
         assert app.screen.query_one("#frozen-gauge", CapacityGauge).used == size_of(
             [sanitize_entry(items[3], "MEMORY.md"), *items[:3], *items[4:]]
         )  # the unlisted bad one as written
