@@ -1005,7 +1005,11 @@ def _found(entry: JournalEntry) -> str | None:
     if entry.subsystem == "approvals":
         if action != "stage" or not detail.get("outside"):
             return None
-        return "found in Hermes's pending proposals with no journal row: Hermes staged it, not the workbench"
+        made = stamped(detail.get("created_at"), seconds=True) or "(no valid time)"
+        return (
+            f"found in Hermes's pending proposals with no journal row: Hermes staged it at {made}, not the "
+            "workbench; the row is dated when the workbench found it"
+        )
     if entry.actor != "external":
         return None
     if entry.subsystem == "memory":

@@ -17,6 +17,7 @@ import time
 import pytest
 
 from engine import open_home
+from engine.clock import stamped
 from engine.session_writes import session_wrote
 from engine.skills.manage import skill_manage_tool
 from engine.timeline import Timeline
@@ -150,10 +151,17 @@ def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approv
     home.close()
 
 
-def test_what_hermes_stages_is_a_timeline_row_dated_when_it_was_staged(hermes, tmp_path):
-    """Only the decision on a record Hermes staged reached the Timeline; the proposal itself did not."""
+def test_what_hermes_stages_is_a_timeline_row_dated_when_it_was_found(hermes, tmp_path):
+    """Only the decision on a record Hermes staged reached the Timeline; the proposal itself did not. Then,
+    dated when Hermes staged it, a row found after a later change of ours sat above it with an earlier time."""
     root = _seeded_home(tmp_path)
     staged = hermes.json(root, HERMES_STAGES)
+    home = open_home(root)
+    assert home.memory.add("user", "Reads the Timeline newest first", ToolContext(actor="user"))["success"]
+    home.close()
+    everything = json.loads(_workbench(root, "timeline").stdout)["rows"]
+    times = [row["at"] for row in everything]
+    assert times == sorted(times, reverse=True)  # newest first, by the time each row shows
     listing = json.loads(_workbench(root, "timeline", "--subsystem", "approvals").stdout)["rows"]
     ids = {s["pending_id"] for s in staged}
     assert {row["target"] for row in listing if row["action"] == "stage"} == ids
@@ -163,7 +171,8 @@ def test_what_hermes_stages_is_a_timeline_row_dated_when_it_was_staged(hermes, t
     home = open_home(root)
     record = home.approvals.get(staged[0]["pending_id"])
     row = next(r for r in Timeline(home).page(subsystem="approvals") if r.target == record.id)
-    assert (row.at, row.actor) == (record.created_at, "agent")  # when Hermes staged it, as Hermes's agent
+    assert row.at > record.created_at and row.actor == "agent"  # when found, as Hermes's agent
+    assert f"Hermes staged it at {stamped(record.created_at, seconds=True)}" in row.found  # and when it was staged
     # Hermes wrote it, so what Hermes did (actor:external) lists it too, as its agent's memory writes;
     # it was missed there, though its own row said "in Hermes"
     for actor in ("agent", "external"):

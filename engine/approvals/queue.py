@@ -183,7 +183,7 @@ class ApprovalQueue:
         return self._staged_outside() + self._decided_outside()
 
     def _staged_outside(self) -> builtins.list[int]:
-        """A ``stage`` row for each record Hermes staged, dated when Hermes made it (``detail.outside``),
+        """A ``stage`` row for each record Hermes staged, dated when found (``detail.outside``),
         at the message whose call staged it when state.db holds it already.
 
         Under the subsystem's folder lock, with the records read again: a decision of ours in
@@ -204,7 +204,8 @@ class ApprovalQueue:
         return ids
 
     def _journal_staging(self, record: PendingRecord) -> builtins.list[int]:
-        """The ``stage`` row of a record Hermes staged, dated when Hermes made it (under its folder's lock);
+        """The ``stage`` row of a record Hermes staged, dated when the workbench found it, so the Timeline's
+        times read newest first in its order; when Hermes made it is its ``created_at`` (under its folder's lock);
         for a skill delete or remove_file, whether what it removes was there then (``present``), since
         Hermes stages one without looking."""
         detail = {**_detail(record), "outside": True}
@@ -217,7 +218,6 @@ class ApprovalQueue:
             actor=record.actor,
             session_id=record.session_id,
             message_id=record.message_id,
-            at=record.created_at,
         )
 
     def _staged_first(self, record: PendingRecord) -> None:
