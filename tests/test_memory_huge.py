@@ -11,7 +11,7 @@ import tracemalloc
 import pytest
 
 from engine import diffs, open_home
-from engine.diffs import line_diff
+from engine.diffs import line_diff, shown_diff, whitespace_only
 from engine.memory import history, repair, threats
 from engine.memory.align import UNCHANGED, align
 from engine.memory.format import ENTRY_DELIMITER, LISTED, entry_changes, far_over_note, listed, size_of
@@ -271,3 +271,14 @@ def test_align_says_nothing_of_an_entry_the_other_side_holds_past_its_cut():
     frozen, live = ["a", "b", "c"], ["b", "c", "d"]  # "a" is live past its cut, "d" frozen past its cut
     statuses = [row.status for row in align(frozen, live, unlisted=({"d"}, {"a"}))]
     assert statuses == ["unlisted", UNCHANGED, UNCHANGED, "unlisted"]
+
+
+def test_a_whitespace_only_change_is_seen_and_drawn():
+    """Trailing spaces, tabs against spaces, CRLF and a missing final newline made lines that read alike."""
+    spaces = line_diff("a\nStep.\n", "a\nStep.  \n")
+    assert shown_diff(spaces) == [(" ", "a"), ("-", "Step."), ("+", "Step.··")] and whitespace_only(spaces)
+    assert shown_diff(line_diff("\tb\n", "    b\n")) == [("-", "→b"), ("+", "    b")]
+    assert shown_diff(line_diff("a\r\nb\r\n", "a\r\nb\n")) == [(" ", "a"), ("-", "b␍"), ("+", "b")]
+    final = line_diff("a\nb\n", "a\nb")
+    assert final == [(" ", "a"), ("-", "b"), ("+", "b")] and whitespace_only(final)
+    assert not whitespace_only(line_diff("a b\n", "ab\n")) and not whitespace_only(line_diff("a\n", "a\n"))

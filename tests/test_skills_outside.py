@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from engine.diffs import WHITESPACE_ONLY
 from engine.timeline import Timeline, has_skill_diff, outcome_lines, summarize
 from engine.tools import ToolContext
 from tests.hermes_support import workbench_cmd
@@ -319,6 +320,37 @@ print(json.dumps([json.loads(skill_manage(**c)) for c in [
     dict(action="delete", name="standup"),
 ]]))
 """
+
+
+HERMES_PADS = """
+import json
+from tools.skill_manager_tool import skill_manage
+patch = dict(action="patch", name="brew", old_string="Boil water.", new_string="Boil water.  ")
+print(json.dumps(json.loads(skill_manage(**patch))))
+"""
+
+
+@pytest.mark.slow  # Hermes's own skill tool, and the CLI, in their own processes
+def test_a_patch_hermes_made_of_trailing_spaces_shows_them(home, hermes):
+    """A patch that only added trailing spaces showed ``- Boil water.`` and ``+ Boil water.`` alike."""
+    _create_brew(home)
+    home.skills.outside.record()
+    assert hermes.json(home.root, HERMES_PADS)["success"]
+    row = home.skills.outside.record()[0]
+    home.close()
+    shown = subprocess.run(
+        workbench_cmd("timeline", "show", str(row), "--home", str(home.root)), capture_output=True, text=True
+    )
+    out = shown.stdout.splitlines()
+    assert shown.returncode == 0 and out[-7:] == [
+        WHITESPACE_ONLY,
+        "  …",
+        "  ---",
+        "  ",
+        "- Boil water.",
+        "+ Boil water.··",
+        "  Steep for 3 minutes.",
+    ], shown.stdout
 
 
 @pytest.mark.slow  # Hermes's own skill tool, and the CLI, in their own processes

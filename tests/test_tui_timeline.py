@@ -9,6 +9,7 @@ import sys
 import pytest
 from textual.widgets import Input, Static, TextArea
 
+from engine.diffs import WHITESPACE_ONLY
 from engine.skills.manage import skill_manage_tool
 from engine.timeline import summarize
 from engine.tools import ToolContext
@@ -775,6 +776,23 @@ async def test_a_long_skill_diff_leaves_the_list_its_rows_at_80x24(home, tmp_pat
         await wait_for(pilot, lambda: "+ Step 0" in str(diff.render()), what="the diff")
         await settle(pilot)
         assert diff.region.height <= 6 and screen.query_one(TimelineList).region.height >= 6
+
+
+async def test_an_outside_skill_edit_of_trailing_spaces_shows_them(home, tmp_path):
+    """A patch that only added trailing spaces showed two lines alike, ``- last`` and ``+ last``."""
+    write_skill(home, "beta-logs")
+    home.skills.outside.record()
+    skill_md = home.skills_dir / "beta-logs" / "SKILL.md"
+    text = skill_md.read_text(encoding="utf-8")
+    write_from_another_process(skill_md, text.rstrip("\n") + "\t \n")
+    home.skills.outside.record()
+    last = text.rstrip("\n").splitlines()[-1]
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "skill 'beta-logs' edited outside the workbench")
+        diff = screen.query_one("#timeline-diff")
+        await wait_for(pilot, lambda: f"+ {last}→·" in str(diff.render()), what="the marked diff")
+        assert WHITESPACE_ONLY in str(diff.render()) and f"- {last}\n" in str(diff.render())
 
 
 async def test_an_outside_skill_edit_shows_its_diff_and_reverts_after_confirming(home, tmp_path):

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from textual.content import Content
 from textual.widgets import Static
 
-from engine.diffs import in_context
+from engine.diffs import WHITESPACE_ONLY, shown_diff, whitespace_only
 
 from .literal import assemble
 
@@ -21,10 +21,11 @@ STYLES = {"+": ("+ ", "$mark-added"), "-": ("- ", "$mark-removed"), " ": ("  ", 
 def diff_content(lines: Iterable[tuple[str, str]], *, context: int = 2, width: int | None = None) -> Content:
     """Render diff lines, keeping ``context`` kept lines around each change. ``width``: wrap each
     line's text to it, under its first character (a ``+`` never stands alone above its text)."""
-    shown = in_context(lines, context)
+    lines = list(lines)
+    shown = shown_diff(lines, context)
     if not shown:
         return Content.styled("(no change)", "$text-muted")
-    out: list[Content] = []
+    out = [Content.styled(WHITESPACE_ONLY, "$text-muted")] if whitespace_only(lines) else []
     for diff_line in shown:
         if diff_line is None:
             out.append(Content.styled("  …", "$text-muted"))

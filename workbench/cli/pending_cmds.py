@@ -7,6 +7,7 @@ from engine.approvals.labels import summary_line
 from engine.approvals.preview import target_line
 from engine.approvals.queue import NOT_APPLIED, flags
 from engine.clock import stamped
+from engine.diffs import WHITESPACE_ONLY, marked, whitespace_only
 from engine.errors import WorkbenchError
 from engine.home import Home, open_home
 from engine.textsafety import cut, inline
@@ -163,7 +164,8 @@ def render_preview(preview: dict) -> str:
             lines.append(f"{label}: {cut(inline(text), 300) if isinstance(text, str) else '(none)'}")
     if diff or not preview.get("error"):  # (a refusal has no diff to speak of)
         lines.append("")
-        lines += [f"{kind} {line}" for kind, line in diff] if diff else ["(no textual change)"]
+        lines += [WHITESPACE_ONLY] if whitespace_only(diff) else []
+        lines += [" ".join(marked(line)) for line in diff] if diff else ["(no textual change)"]
     return "\n".join(lines)
 
 

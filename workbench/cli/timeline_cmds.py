@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 from engine.archive import outside as sessions_outside
 from engine.clock import shown_time
-from engine.diffs import in_context
+from engine.diffs import WHITESPACE_ONLY, shown_diff, whitespace_only
 from engine.errors import WorkbenchError
 from engine.home import Home
 from engine.journal import ACTORS
@@ -162,7 +162,8 @@ def show_row(home: Home, args) -> Output:
             lines += ["", "the file's text, kept in this row (--json gives it as kept):", *visible(kept).splitlines()]
         if diff is not None:
             lines.append("")
-            shown = in_context(diff)
+            shown = shown_diff(diff)
+            lines += [WHITESPACE_ONLY] if whitespace_only(diff) else []
             lines += ["  …" if d is None else visible(f"{d[0]} {d[1]}") for d in shown] or ["(the file was empty)"]
         elif has_skill_diff(row):
             lines.append("(what it read before was not kept: it was last seen by an earlier version, or first seen)")
