@@ -2,7 +2,9 @@
 
 A default-ignorable code point (zero-width characters, bidi controls, variation
 selectors, the tag block, fillers), a control character other than tab and newline, or
-a braille blank used as a space can hide or reorder text. Each is refused unless the
+a braille blank used as a space is not what a reader sees: a control character can drive
+the terminal, a bidi control reorders the text around it, and the rest show as nothing, so
+they hide text (``effect`` says which, in words). Each is refused unless the
 grapheme it belongs to needs it: a ZWJ inside an emoji sequence (👩‍💻, 👩🏽‍💻, 🏳️‍🌈), a
 variation selector after an emoji or an ideograph, tag characters spelling a subdivision
 flag (🏴 + tags + cancel tag), ZWNJ/ZWJ between letters of a script that uses them for
@@ -18,6 +20,7 @@ refusal names is what the screen shows.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 import regex
@@ -118,3 +121,17 @@ def hidden_characters(text: str) -> list[str]:
             if _SUSPECT.match(ch) and not _needed(text, match.start() + offset, cluster):
                 found[f"U+{ord(ch):04X}"] = None
     return list(found)
+
+
+# The bidi controls: the Arabic letter mark, LRM and RLM, the embeddings and overrides, the isolates.
+BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def effect(ch: str) -> tuple[str, str]:
+    """What kind of character a hidden one is and what it can do, in words: only a control character
+    drives a terminal, only a bidi control reorders text; the rest draw as nothing."""
+    if unicodedata.category(ch) == "Cc":
+        return "control character", "which can drive the terminal instead of showing as text"
+    if ch in BIDI:
+        return "bidi control", "which can reorder how the text around it is displayed"
+    return "invisible character", "which shows as nothing, so it can hide text"

@@ -90,6 +90,23 @@ def test_hidden_and_control_characters_are_refused_with_their_code(text, code):
 
 
 @pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("escape\x1b[2J", "the control character U+001B (ESC), which can drive the terminal instead of showing"),
+        ("bell\x07", "the control character U+0007 (BEL), which can drive the terminal instead of showing"),
+        ("flip\u202eme", "the bidi control U+202E (RIGHT-TO-LEFT OVERRIDE), which can reorder how the text"),
+        ("left\u200emark", "the bidi control U+200E (LEFT-TO-RIGHT MARK), which can reorder how the text"),
+        ("zero\u200bwidth", "the invisible character U+200B (ZERO WIDTH SPACE), which shows as nothing, so it can"),
+    ],
+)
+def test_a_hidden_character_is_said_to_do_what_it_can(text, says):
+    """ESC and BEL were said to "hide or reorder text": only a bidi control reorders, a control drives the terminal."""
+    reasons = [finding.reason for finding in assess(text).findings]
+    assert any(says in reason for reason in reasons), reasons
+    assert not any("reorder" in reason for reason in reasons if "bidi" not in reason)
+
+
+@pytest.mark.parametrize(
     ("text", "named"),
     [
         ("escape\x1b[2J", "U+001B (ESC)"),

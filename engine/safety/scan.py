@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import regex
 
-from ..invisible import hidden_characters
+from ..invisible import effect, hidden_characters
 from ..textsafety import one_line
 from .decode import hidden_payloads, rot13
 from .normalize import Views
@@ -113,15 +113,9 @@ def _char_findings(text: str) -> list[Finding]:
         if code in tags:
             continue
         ch = chr(int(code[2:], 16))
-        kind = "control character" if unicodedata.category(ch) == "Cc" else "invisible character"
+        kind, does = effect(ch)
         name = unicodedata.name(ch, "") or _control_name(ch)
-        findings.append(
-            Finding(
-                f"invisible_unicode_{code}",
-                DANGEROUS,
-                f"holds the {kind} {code} ({name}), which can hide or reorder text",
-            )
-        )
+        findings.append(Finding(f"invisible_unicode_{code}", DANGEROUS, f"holds the {kind} {code} ({name}), {does}"))
     return findings
 
 
