@@ -67,6 +67,24 @@ def test_plain_requests_become_the_right_tool_call(text, name, args):
     assert (call.name, call.arguments) == (name, args)
 
 
+@pytest.mark.parametrize(
+    "text, target, content",
+    [
+        ("请记住：我喜欢乌龙茶", "user", "我喜欢乌龙茶。"),
+        ("记住我们每周四部署", "memory", "我们每周四部署。"),
+        ("請記住，部署在週四。", "memory", "部署在週四。"),
+        ("覚えておいて：私は緑茶が好き", "user", "私は緑茶が好き。"),
+        ("締め切りは金曜日だと覚えておいてください。", "memory", "締め切りは金曜日だ。"),
+        ("私はvimを使うって覚えてね", "user", "私はvimを使う。"),
+        ("本番DBは読み取り専用を記憶して", "memory", "本番DBは読み取り専用。"),
+    ],
+)
+def test_a_chinese_or_japanese_request_to_remember_is_a_memory_add(text, target, content):
+    """ "请记住：我喜欢乌龙茶" got a chat answer and wrote nothing, while "remember that ..." was saved."""
+    call = first_call(text)
+    assert (call.name, call.arguments) == ("memory", {"action": "add", "target": target, "content": content})
+
+
 def test_answers_come_from_memory_and_recall_and_are_deterministic():
     assert first_call("which port does the API run on?") == "From what I remember: The API runs on port 8080."
     fenced = "anything about kafka?\n\n" + build_memory_context_block("- Kafka lag fires on rebalance")

@@ -5,7 +5,8 @@ blocks, the current user message, the tool results of this turn) and answers wit
 the next tool call or the final text. It keeps no state between calls: the same
 messages always give the same reply, so runs are reproducible and testable.
 
-Understood requests: "remember that ...", "my name is ...", "I prefer ...", "we use ..."
+Understood requests: "remember that ..." (and 请记住/记住/記住 ..., 覚えておいて ... or ...を覚えておいて,
+記憶して), "my name is ...", "I prefer ...", "we use ..."
 (memory add, to the user profile or to memory); "forget ..." (memory remove); "what did
 we discuss about X" (session_search); "how do I X" (skills_list, skill_view); "update
 the X skill: ..." (skill_view, skill_manage patch); routine requests such as "prepare
@@ -43,6 +44,10 @@ _RE = {
     for name, pattern in {
         "forget": r"^(?:please\s+)?forget\b(?:\s+(?:that|about|the fact that))?\s*(?P<x>.+)",
         "remember": r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget|do not forget)(?:\s+that)?[:,]?\s+(?P<x>.+)",
+        # Chinese asks first (请记住：…, 记住…, 記住…), Japanese first or last (覚えておいて：…, …を覚えておいて)
+        "remember_zh": r"^(?:请|請)?(?:帮我|幫我)?(?:记住|記住)[:：,，、\s]*(?P<x>.+)",
+        "remember_ja": r"^(?:覚えて(?:おいて)?|記憶して)(?:ください|下さい)?[:：,，、\s]+(?P<x>.+)",
+        "remember_jaend": r"^(?P<x>.+?)[、,，\s]*(?:を|って|と)?(?:覚えて(?:おいて)?|記憶して)(?:ください|下さい|ね|おいてね)?[。！!.]*$",
         "fact": r"^(?P<x>(?:my name is|i prefer|i like|i use|i love|i hate|i live|i work (?:at|on|as|in|for)|"
         r"(?:i'm|i am) an? (?!bit\b|little\b|lot\b)|my \w[\w ]{0,30}? (?:is|are) |we use|we're using|we deploy|"
         r"we host|we run|our \w[\w ]{0,30}? (?:is|are) )(?!\s*(?:it|that|this|these|those|them)\b).+)",
@@ -63,6 +68,10 @@ _RE = {
         r"\bwhat(?:'s| is) in your memory\b",
     }.items()
 }
+
+
+_FIRST = ("forget", "patch", "patch_add", "search")
+_REMEMBER = ("remember", "remember_zh", "remember_ja", "remember_jaend")  # (each answered by ``_remember``)
 
 
 @dataclass
@@ -212,7 +221,7 @@ class OfflineModel(Model):
     # -- foreground turns ---------------------------------------------------------------
     def _turn(self, messages, text: str, recall: str, steps: list[Step]) -> ModelReply:
         plain = text.strip()
-        for intent in ("forget", "patch", "patch_add", "search", "remember", "howto", "routine", "fact"):
+        for intent in (*_FIRST, *_REMEMBER, "howto", "routine", "fact"):
             match = (
                 _RE[intent].search(plain) if intent in ("search", "patch", "patch_add") else _RE[intent].match(plain)
             )

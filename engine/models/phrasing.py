@@ -26,6 +26,8 @@ def _verb(match: re.Match) -> str:
     return f"{adverb.lower()} {third_person(verb)}" if adverb else third_person(verb)
 
 
+# "I" in Chinese and Japanese, not "we" (我们, 私たち): a fact about the user, kept in its own words
+_CJK_I = re.compile(r"^(?:我(?![们們])|私(?!たち|達)|僕(?!ら|たち)|わたし(?!たち))")
 _FIRST_PERSON: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"^(?:i am|i'm)\s+", re.I), "User is "),
     (re.compile(r"^my name is\s+", re.I), "User's name is "),
@@ -84,8 +86,10 @@ def third_person(verb: str) -> str:
 
 
 def sentence(text: str) -> str:
-    text = text.strip().rstrip(".!")
-    return (text[:1].upper() + text[1:] + ".") if text else ""
+    text = text.strip().rstrip(".!。！")
+    if not text:
+        return ""
+    return text[:1].upper() + text[1:] + ("。" if _CJK_RE.match(text[-1]) else ".")
 
 
 def declarative(fact: str) -> tuple[str, str]:
@@ -98,7 +102,7 @@ def declarative(fact: str) -> tuple[str, str]:
             rest = fact[match.end() :]
             target = "user" if head.startswith("User") else "memory"
             return target, sentence(head + rest)
-    return "memory", sentence(fact)
+    return "user" if _CJK_I.match(fact) else "memory", sentence(fact)
 
 
 def slug(text: str, limit: int = 48) -> str:
