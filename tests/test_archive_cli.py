@@ -713,3 +713,22 @@ def test_the_text_list_says_it_shows_and_is_ordered_by_each_sessions_start(tmp_p
     header, later, early = capsys.readouterr().out.splitlines()
     assert header.split() == ["start", "id", "source", "messages", "state", "title"]
     assert " later " in later and " early " in early  # newest start first, whatever was active last
+
+
+def test_full_width_letters_find_their_half_width_word_whole(tmp_path):
+    """`sessions search ＰＤＦ` found nothing and hinted at --prefix, which found PDF (and pdfplumber with it);
+    the TUI, searching by prefix, found PDF. Now ＰＤＦ is the word PDF, whole, written either way."""
+    home = open_home(tmp_path / "h")
+    texts = ["The PDF report is ready", "ＰＤＦ form attached", "pdfplumber is fast", "PDF 报告"]
+    for n, text in enumerate(texts):
+        home.archive.create_session(f"s{n}", source="cli", title=f"Report {n}")
+        home.archive.append_message(f"s{n}", "user", text)
+    home.close()
+    code, data, _ = wb(tmp_path / "h", "sessions", "search", "ＰＤＦ", "--limit", "10")
+    assert code == 0 and {r["session_id"] for r in data["results"]} == {"s0", "s1", "s3"}  # (not pdfplumber)
+    code, data, _ = wb(tmp_path / "h", "sessions", "search", "ＰＤＦ NOT report", "--limit", "10")
+    assert {r["snippet"] for r in data["results"]} == {"«ＰＤＦ» form attached", "«PDF» 报告"}
+    code, data, _ = wb(tmp_path / "h", "sessions", "search", "ＰＤＦ report")
+    assert code == 0 and data["results"][0]["snippet"] == "The «PDF» «report» is ready"
+    code, data, _ = wb(tmp_path / "h", "sessions", "search", "报告")  # CJK as before
+    assert code == 0 and data["results"][0]["snippet"] == "PDF «报告»"

@@ -385,6 +385,23 @@ async def test_a_search_with_no_hits_does_not_say_the_transcript_is_not_a_hit(ho
         assert "not a hit" not in str(transcript.border_subtitle) and "not a hit" not in screen_text(app)
 
 
+async def test_full_width_letters_find_their_half_width_words(home, tmp_path):
+    """``ＰＤＦ report`` found nothing, though the last word typed (a prefix) found ``PDF`` alone; now each
+    full-width word finds its half-width one, as `sessions search` does (``Token.fts``)."""
+    home.archive.create_session("pdf", source="cli", title="Reports")
+    home.archive.append_messages(
+        "pdf", [{"role": "user", "content": "The PDF report is ready"}, {"role": "user", "content": "pdfplumber"}]
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        await pilot.press("slash", *"ＰＤＦ report")
+        results = screen.query_one(SearchResults)
+        await wait_for(pilot, lambda: results.query == "ＰＤＦ report", what="the search's answer")
+        (hit,) = results.hits.values()
+        assert [hit.snippet[start:end] for start, end in hit.spans] == ["PDF", "report"]
+
+
 async def test_a_not_with_nothing_before_it_is_said_over_the_results_not_searched_for(home, tmp_path):
     """Typing ``NOT tomatoes`` listed the tomato sessions; now nothing is searched and the row says why."""
     seed_sessions(home)

@@ -111,11 +111,28 @@ class Token:
         return f'"{self.text}"' if self.phrase else self.text
 
     def fts(self) -> str:
+        """The term as FTS5 reads it; one in full-width letters or digits (ＰＤＦ) also as its half-width
+        form (PDF), which unicode61 keeps apart, so it finds the word as typed either way."""
         if self.operator:
             return self.text
-        if not self.phrase and _BAREWORD.match(self.text) and self.text not in (*OPERATORS, NEAR):
-            return self.text + ("*" if self.prefix else "")
-        return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
+        narrow = half_width(self.text)
+        if narrow != self.text:
+            return f"({self._fts(self.text)} OR {self._fts(narrow)})"
+        return self._fts(self.text)
+
+    def _fts(self, text: str) -> str:
+        if not self.phrase and _BAREWORD.match(text) and text not in (*OPERATORS, NEAR):
+            return text + ("*" if self.prefix else "")
+        return '"' + text.replace('"', '""') + '"' + ("*" if self.prefix else "")
+
+
+_FULL_WIDTH = re.compile("[\uff01-\uff5e]")  # the full-width forms of ASCII (ＰＤＦ, ２０２６, ＃)
+
+
+def half_width(text: str) -> str:
+    """``text`` with full-width ASCII forms as ASCII (NFKC's folding of them, and only of them: half-width
+    katakana are searched as typed, ``half_width_hint``)."""
+    return _FULL_WIDTH.sub(lambda char: chr(ord(char.group()) - 0xFEE0), text)
 
 
 def tokenize(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> list[Token]:
@@ -385,7 +402,21 @@ class ParsedQuery:
         return [t for t, out in zip(self.tokens, negated(self.tokens), strict=True) if not (t.operator or out)]
 
     def fts(self) -> str:
-        return " ".join(t.fts() for t in self.tokens)
+        """The query for FTS5. A full-width term is a group, ``(ＰＤＦ OR PDF)``, which FTS5 refuses side by side
+        with another term: then each run of terms side by side is joined by AND in parentheses, as they
+        bind tighter than any operator (``a NOT b c`` is ``(a) NOT (b AND c)``)."""
+        if all(t.operator or half_width(t.text) == t.text for t in self.tokens):
+            return " ".join(t.fts() for t in self.tokens)
+        parts: list[str] = []
+        run: list[str] = []
+        for token in self.tokens:
+            if not token.operator:
+                run.append(token.fts())
+                continue
+            parts += [f"({' AND '.join(run)})"] if run else []
+            parts.append(token.fts())
+            run = []
+        return " ".join(parts + ([f"({' AND '.join(run)})"] if run else []))
 
     def literal_fts(self) -> str:
         """Every term quoted, operators kept: the fallback when the first form is refused."""

@@ -47,6 +47,7 @@ from .query import (
     bigram_match,
     contains_cjk,
     escaped_forms,
+    half_width,
     half_width_hint,
     like_escape,
     negated,
@@ -662,13 +663,14 @@ def highlight_pattern(parsed: ParsedQuery) -> re.Pattern | None:
     starts; prefixes extend)."""
     parts = []
     for token in parsed.positive():
-        if not token.text:
-            continue
-        body = r"\W+".join(re.escape(w) for w in re.findall(r"\w+", token.text)) or re.escape(token.text)
-        if parsed.cjk or contains_cjk(token.text):
-            parts.append(re.escape(token.text))
-        else:
-            parts.append(r"(?<!\w)" + body + (r"\w*" if token.prefix else r"(?!\w)"))
+        for text in dict.fromkeys((token.text, half_width(token.text))):  # (ＰＤＦ finds PDF too: ``Token.fts``)
+            if not text:
+                continue
+            body = r"\W+".join(re.escape(w) for w in re.findall(r"\w+", text)) or re.escape(text)
+            if parsed.cjk or contains_cjk(text):
+                parts.append(re.escape(text))
+            else:
+                parts.append(r"(?<!\w)" + body + (r"\w*" if token.prefix else r"(?!\w)"))
     if not parts:
         return None
     return re.compile("|".join(sorted(parts, key=len, reverse=True)), re.IGNORECASE)
