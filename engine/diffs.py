@@ -110,8 +110,8 @@ def shown_diff(lines: Iterable[DiffLine], context: int = 2) -> list[DiffLine | N
 def whitespace_only(lines: Iterable[DiffLine]) -> bool:
     """True when a diff changes something, but only whitespace (spaces, tabs, line ends): what a view
     then says (``WHITESPACE_ONLY``), as such a change is easily read as none."""
-    removed, added = [], []
-    for line in lines:
-        if line[0] != " ":
-            (removed if line[0] == "-" else added).append(line[1])
-    return bool(removed or added) and "\n".join(removed).split() == "\n".join(added).split()
+    lines = list(lines)
+    removed = " ".join(text for kind, text in lines if kind == "-")
+    added = " ".join(text for kind, text in lines if kind == "+")
+    changed = any(kind != " " for kind, _ in lines)
+    return changed and removed.split() == added.split()
