@@ -56,6 +56,15 @@ async def open_sessions(pilot) -> SessionsScreen:
     return await open_mode(pilot, "2", SessionsScreen)
 
 
+async def searched(pilot, query: str) -> tuple[SessionsScreen, SearchResults]:
+    """Sessions opened and ``query`` typed in its search box, once its answer is in."""
+    screen = await open_sessions(pilot)
+    await pilot.press("slash", *query)
+    results = screen.query_one(SearchResults)
+    await wait_for(pilot, lambda: results.query == query, what="the search's answer")
+    return screen, results
+
+
 async def on_the_garden_row(pilot):
     """Open Sessions with the cursor on the garden chain's row, the tree focused: (screen, tree, row)."""
     screen = await open_sessions(pilot)
@@ -394,10 +403,7 @@ async def test_full_width_letters_find_their_half_width_words(home, tmp_path):
     )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_sessions(pilot)
-        await pilot.press("slash", *"ＰＤＦ report")
-        results = screen.query_one(SearchResults)
-        await wait_for(pilot, lambda: results.query == "ＰＤＦ report", what="the search's answer")
+        _, results = await searched(pilot, "ＰＤＦ report")
         (hit,) = results.hits.values()
         assert [hit.snippet[start:end] for start, end in hit.spans] == ["PDF", "report"]
 
@@ -407,10 +413,7 @@ async def test_a_not_with_nothing_before_it_is_said_over_the_results_not_searche
     seed_sessions(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_sessions(pilot)
-        await pilot.press("slash", *"NOT tomatoes")
-        results = screen.query_one(SearchResults)
-        await wait_for(pilot, lambda: results.query == "NOT tomatoes", what="the search's answer")
+        screen, results = await searched(pilot, "NOT tomatoes")
         assert results.hits == {} and results.unsearched and "'NOT tomatoes'" in results.unsearched
         await settle(pilot)
         text = screen_text(app)  # wrapped to the list's width (it never wraps its rows)
@@ -432,10 +435,7 @@ async def test_punctuation_alone_says_nothing_was_searched_as_the_cli_does(home,
     assert said and said.startswith("Nothing was searched: the query holds no word")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await open_sessions(pilot)
-        await pilot.press("slash", *"(((")
-        results = screen.query_one(SearchResults)
-        await wait_for(pilot, lambda: results.query == "(((", what="the search's answer")
+        screen, results = await searched(pilot, "(((")
         await settle(pilot)
         text = screen_text(app)  # wrapped to the list's width
         assert results.unsearched == said and "Nothing was searched: the query" in text
