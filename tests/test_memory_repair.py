@@ -251,6 +251,26 @@ def test_undo_of_the_newest_repair_is_what_every_entry_offers(home):
     assert home.memory.path("memory").read_text() == MERGED
 
 
+def test_undoing_a_normalise_shows_the_carriage_returns_it_puts_back(home):
+    """Lines compared without their ends showed none changed; compared with them, the undo's question
+    takes its lines as every diff view draws them (``shown_diff``: a carriage return as ␍)."""
+    put(home, CRLF)
+    found = repair.examine(home.memory, "memory")
+    assert repair.apply(home.memory, "memory", found.repairs[0], found.sha)["success"]
+    offer = history.story(home.memory, "memory", "alpha fact").undo
+    assert offer is not None and offer.diff == (
+        ("-", "alpha fact"),
+        ("-", "§"),
+        ("-", "beta fact"),
+        ("-", "§"),
+        ("+", "alpha fact␍"),
+        ("+", "§␍"),
+        ("+", "beta fact␍"),
+        ("+", "§␍"),
+        (" ", "gamma fact"),
+    )
+
+
 def test_doctor_names_the_causes_and_fix_normalises_through_the_repair(home):
     from engine.doctor import run_doctor
 

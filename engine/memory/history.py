@@ -28,7 +28,7 @@ from ..approvals.outside import citing_approval
 from ..approvals.records import approved_by
 from ..approvals.sources import staged_at
 from ..clock import shown_time
-from ..diffs import DiffLine, in_context, line_diff
+from ..diffs import DiffLine, line_diff, shown_diff
 from ..errors import WorkbenchError
 from ..journal import JournalEntry
 from ..textsafety import one_line, visible
@@ -696,7 +696,7 @@ def _whole_file_offer(memory: MemoryStore, target: str, entry: str) -> Undo | No
         event_id=row.id,
         entry=entry,
         target=target,
-        diff=tuple(in_context(line_diff(row.after or "", row.before or ""))),
+        diff=tuple(shown_diff(line_diff(row.after or "", row.before or ""))),
     )
 
 
