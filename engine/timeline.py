@@ -1380,7 +1380,9 @@ class Timeline:
         ended = {
             r[0]
             for r in conn.execute(
-                "SELECT DISTINCT session_id FROM journal WHERE session_id LIKE ? ESCAPE '\\'", (pattern,)
+                "SELECT DISTINCT session_id FROM journal WHERE session_id IS NOT NULL "
+                "AND session_id LIKE ? ESCAPE '\\'",
+                (pattern,),
             )
         }
         if self.home.state_db_path.exists():

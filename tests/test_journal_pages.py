@@ -61,3 +61,26 @@ def test_a_journal_made_with_the_full_session_index_loses_it_and_keeps_its_rows(
         "WHERE session_id IS NOT NULL"
     )
     reopened.close()
+
+
+def test_a_session_found_by_its_end_is_looked_up_in_the_session_index(tmp_path):
+    """The index of sessions named serves only a query SQLite can tell names one: ``session_id LIKE ?``
+    alone does not imply NOT NULL to its planner, so the Timeline's lookup of an id's end (``…27beb3``)
+    read every journal row, before and after texts included, where the full index was scanned before."""
+    from engine.timeline import Timeline
+
+    home = open_home(tmp_path / "h", clock=FixedClock(1796040000.0))
+    for sid in ("20261204_155739_27beb3", None):
+        assert home.memory.add("memory", f"from {sid}", ToolContext(actor="agent", session_id=sid))["success"]
+    conn = home.journal.connection()
+    said: list[str] = []
+    conn.set_trace_callback(said.append)
+    rows = Timeline(home).page(session_id="…155739_27beb3")
+    conn.set_trace_callback(None)
+    assert [r.session_id for r in rows] == ["20261204_155739_27beb3"]
+    by_end = [sql for sql in said if "session_id LIKE" in sql and "FROM journal" in sql]
+    assert by_end
+    for sql in by_end:
+        plan = " ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
+        assert "idx_journal_sessions" in plan, plan
+    home.close()
