@@ -595,6 +595,25 @@ def test_sanitiser_follows_hermes_and_never_leaves_syntax(raw, expected):
     assert sanitize_fts_query(raw) == expected
 
 
+@pytest.mark.parametrize(
+    "raw", ["ＰＤＦ report", "report ＰＤＦ", "ＰＤＦ OR x y", "x NOT ＰＤＦ report", '"ＰＤＦ report" y']
+)
+def test_the_sanitiser_gives_fts5_an_expression_it_takes_for_full_width_words(raw):
+    """A full-width word is searched as ``(ＰＤＦ OR PDF)``, which FTS5 refuses beside another term. The search
+    joined such runs with AND, but the engine's ``sanitize_fts_query`` kept joining terms with spaces:
+    ``(ＰＤＦ OR PDF) report`` is ``fts5: syntax error near "report"``, for a function promising any text."""
+    from engine.archive import sanitize_fts_query
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(content)")
+    conn.executemany("INSERT INTO t VALUES (?)", [("The PDF report is ready",), ("ＰＤＦ report y",)])
+    expr = sanitize_fts_query(raw)
+    assert expr == parse(raw).fts()
+    conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", (expr,)).fetchone()
+    found = conn.execute("SELECT content FROM t WHERE t MATCH ?", (sanitize_fts_query("ＰＤＦ report"),)).fetchall()
+    assert {row[0] for row in found} == {"The PDF report is ready", "ＰＤＦ report y"}
+
+
 def test_search_does_not_wait_for_a_busy_workbench_db(tmp_path, clock):
     home = open_home(tmp_path / "h", clock=clock)
     build(home, seed=5, sessions=3)

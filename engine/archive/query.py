@@ -261,7 +261,25 @@ def _place_operators(tokens: list[Token]) -> tuple[list[Token], list[str]]:
 
 def sanitize_fts_query(query: str, *, prefix: bool = False) -> str:
     """An FTS5 MATCH expression for any text ('' when nothing searchable is left)."""
-    return " ".join(t.fts() for t in tokenize(query, prefix=prefix))
+    return fts_expression(tokenize(query, prefix=prefix))
+
+
+def fts_expression(tokens: list[Token]) -> str:
+    """``tokens`` as one FTS5 expression. A full-width term is a group, ``(ＰＤＦ OR PDF)``, which FTS5 refuses
+    side by side with another term: then each run of terms side by side is joined by AND in parentheses, as
+    they bind tighter than any operator (``a NOT b c`` is ``(a) NOT (b AND c)``)."""
+    if all(t.operator or half_width(t.text) == t.text for t in tokens):
+        return " ".join(t.fts() for t in tokens)
+    parts: list[str] = []
+    run: list[str] = []
+    for token in tokens:
+        if not token.operator:
+            run.append(token.fts())
+            continue
+        parts += [f"({' AND '.join(run)})"] if run else []
+        parts.append(token.fts())
+        run = []
+    return " ".join(parts + ([f"({' AND '.join(run)})"] if run else []))
 
 
 @dataclass(frozen=True)
@@ -402,21 +420,8 @@ class ParsedQuery:
         return [t for t, out in zip(self.tokens, negated(self.tokens), strict=True) if not (t.operator or out)]
 
     def fts(self) -> str:
-        """The query for FTS5. A full-width term is a group, ``(ＰＤＦ OR PDF)``, which FTS5 refuses side by side
-        with another term: then each run of terms side by side is joined by AND in parentheses, as they
-        bind tighter than any operator (``a NOT b c`` is ``(a) NOT (b AND c)``)."""
-        if all(t.operator or half_width(t.text) == t.text for t in self.tokens):
-            return " ".join(t.fts() for t in self.tokens)
-        parts: list[str] = []
-        run: list[str] = []
-        for token in self.tokens:
-            if not token.operator:
-                run.append(token.fts())
-                continue
-            parts += [f"({' AND '.join(run)})"] if run else []
-            parts.append(token.fts())
-            run = []
-        return " ".join(parts + ([f"({' AND '.join(run)})"] if run else []))
+        """The query for FTS5 (``fts_expression``)."""
+        return fts_expression(self.tokens)
 
     def literal_fts(self) -> str:
         """Every term quoted, operators kept: the fallback when the first form is refused."""
