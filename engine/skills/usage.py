@@ -75,9 +75,8 @@ def origin_fields(folder: str, archived_at: str) -> dict[str, Any]:
 
 def _older_copy(found: Any, record: dict[str, Any]) -> dict[str, Any] | None:
     """``archived_copies[found.dir_name]`` when it is a well-formed entry (a hand edit may be anything)."""
-    copies = record.get("archived_copies")
-    entry = copies.get(found.dir_name) if isinstance(copies, dict) else None
-    return entry if isinstance(entry, dict) and isinstance(entry.get("archived_from"), str) else None
+    entry = _copy_entry(found, record)
+    return entry if isinstance(entry.get("archived_from"), str) else None
 
 
 def archived_origin(found: Any, record: dict[str, Any]) -> str | None:
