@@ -129,3 +129,21 @@ async def test_x_is_listed_where_the_footer_has_room_and_answers_at_any_width(ho
         line = await footer_line(pilot)
         assert "D Delete  / Search  esc Clear  ? Help" in line and "Export" not in line
         await the_box(pilot, screen)
+
+
+async def test_a_name_without_a_folder_is_said_with_the_folder_it_went_to(home, tmp_path, monkeypatch):
+    """A name with no folder lands in the folder the workbench was started from, which the app shows
+    nowhere; the notice said ``to talk.md`` alone, so the file could not be found. It names the folder."""
+    started = tmp_path / "started-here"
+    started.mkdir()
+    monkeypatch.chdir(started)
+    seeded(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_mode(pilot, "2", SessionsScreen)
+        await the_box(pilot, screen)
+        await write_to(pilot, "talk.md")
+        await wait_for(pilot, (started / "talk.md").exists, what="the export written")
+        status = screen.query_one("#status")
+        await wait_for(pilot, lambda: "(Markdown)." in str(status.render()), what="the notice")
+        assert f"to {started / 'talk.md'} (Markdown)." in str(status.render()).replace("\n", " ")

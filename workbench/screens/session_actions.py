@@ -253,7 +253,7 @@ class SessionActions(WorkbenchScreen):
         except WorkbenchError as exc:
             self.post_result(ExportRefused(message, name, exc.in_app))
             return
-        self.report(f"Exported {message.name} to {target} ({'JSON' if fmt == 'json' else 'Markdown'}).")
+        self.report(f"Exported {message.name} to {target.absolute()} ({'JSON' if fmt == 'json' else 'Markdown'}).")
 
     @work(thread=True, exit_on_error=False, group="session-action")
     def _change(self, message: SessionLooked, value: object) -> None:
