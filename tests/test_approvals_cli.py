@@ -390,3 +390,36 @@ def test_reject_and_restore_show_a_summary_as_the_list_does(tmp_path):
     shown = listed[listed.index("replace in memory") :]
     assert text("pending", "reject", pid) == f"  {pid}  {shown}"
     assert text("pending", "restore", pid) == f"  {pid}  {shown}"
+
+
+def test_an_entry_rewritten_between_the_check_and_the_write_is_not_replaced_unseen(tmp_path):
+    """`pending approve ID` checks that the entry a Hermes replace hits was not rewritten after staging,
+    then applies, and the apply took whatever entry the words hit by then: a user's rewrite landing after
+    the check (another process, here at the moment the check reads the journal) was replaced unasked."""
+    from engine import open_home
+
+    root = tmp_path / "h"
+    memory = root / "memories" / "MEMORY.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text("Project uses PostgreSQL 16\n§\nProject uses uv", encoding="utf-8")
+    payload = {"action": "replace", "target": "memory", "old_text": "PostgreSQL 16", "content": "Uses PostgreSQL 17"}
+    hermes_record(SimpleNamespace(pending_dir=root / "pending"), "0000cc04", payload, created_at=time.time() - 30)
+    mine = "Project uses PostgreSQL 16; its host is db.internal"
+    home = open_home(root)
+    conn = home.journal.connection()
+    rewrites: list[int] = []
+
+    def meanwhile(sql: str) -> None:  # the check's look at the entry's history: the user writes now
+        if not rewrites and sql.startswith("SELECT * FROM journal WHERE subsystem = 'memory' AND target = 'memory'"):
+            rewrites.append(cli(root, "memory", "replace", "--target", "memory", "--old", "PostgreSQL 16", mine)[0])
+
+    conn.set_trace_callback(meanwhile)
+    try:
+        result = home.approvals.approve("0000cc04")
+    finally:
+        conn.set_trace_callback(None)
+    assert rewrites == [0]
+    assert not result["success"] and (root / "pending" / "memory" / "0000cc04.json").exists()
+    assert result["error"].startswith("MEMORY.md changed as it was approved: an entry this write would change is no")
+    assert memory.read_text(encoding="utf-8") == f"{mine}\n§\nProject uses uv"
+    home.close()

@@ -155,6 +155,7 @@ class Seen:
     entries: dict[int, str] = field(default_factory=dict)
     folder: str | None = None
     refused: bool = False  # shown as refused now (it stays pending, the question said): never applied on it
+    checked: bool = False  # not shown to anyone: found by the approval's own check (``ApprovalQueue.approve``)
 
 
 def seen_in(preview: dict) -> Seen:

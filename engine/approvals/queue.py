@@ -30,7 +30,7 @@ from ..values import iso_time
 from .labels import detail_summary
 from .outside import cited_rows, outcome
 from .outside_skills import removes_present
-from .preview import Seen, memory_view, proposed_texts, refusal_now, skill_view
+from .preview import Seen, memory_view, proposed_texts, refusal_now, seen_entries, skill_view
 from .records import (
     KINDS,
     ORIGINS,
@@ -515,9 +515,10 @@ class ApprovalQueue:
         ``edit`` replaces the proposed text (edit-then-approve). ``seen``: what the approver was
         shown (``preview.seen_in``): a memory write whose entry changed since, or a skill delete
         whose folder did, is refused, not applied to what is there now. With nothing shown, a
-        memory write that hits an entry surely written after it was staged is refused too
-        (``_rewritten_since``), unless ``anyway``. A refusal (say, the pinned entry changed since
-        staging) keeps the record pending and is returned as ``{"success": False, "error": ...}``.
+        memory write that hits an entry surely written after it was staged is refused too, and
+        one that hits an entry changed after that check (``_checked_unseen``), unless ``anyway``.
+        A refusal (say, the pinned entry changed since staging) keeps the record pending and is
+        returned as ``{"success": False, "error": ...}``.
         Unknown or invalid ids raise.
         """
         self._check_writable()
@@ -540,8 +541,8 @@ class ApprovalQueue:
                     raise WorkbenchError(record.claim_problem)
                 if seen is not None and seen.refused:  # never applied: it may now hit what was never shown
                     raise WorkbenchError(refusal_now(self._preview(record, edit, None)) or SHOWN_REFUSED)
-                if seen is None and not anyway and (rewritten := self._rewritten_since(record, edit)):
-                    raise WorkbenchError(rewritten)
+                if seen is None and not anyway:
+                    seen = self._checked_unseen(record, edit)
                 with lock_waits.inner_waits_cancellable():  # (a cancelled wait abandons this row, below)
                     result = self._owner(record).apply_staged(
                         record.payload,
@@ -857,13 +858,14 @@ class ApprovalQueue:
                     "proposal": newer.detail.get("pending_id"),  # written by approving that one (or None)
                 }
 
-    def _rewritten_since(self, record: PendingRecord, edit: str | None) -> str | None:
-        """Why a memory write approved unseen (the command line shows nothing first) must not apply:
-        a replace or remove Hermes staged names no entry, so the one its words hit now may be one
-        written after staging (a user's newer edit), which it would overwrite unasked. Outside
-        writes are journaled first, so Hermes's own are dated too. A hit only perhaps written after
-        (found late), or written by approving another proposal (the agent staged this one on top of
-        it), is left to apply, as Hermes would."""
+    def _checked_unseen(self, record: PendingRecord, edit: str | None) -> Seen | None:
+        """The entries a memory write approved unseen (the command line shows nothing first) hits, to
+        pin them as a question's are (one changed before the write takes the lock is refused, not
+        replaced); refused now when one was written after staging: a replace or remove Hermes staged
+        names no entry, so the one its words hit now may be a user's newer edit, which it would
+        overwrite unasked. Outside writes are journaled first, so Hermes's own are dated too. A hit
+        only perhaps written after (found late), or written by approving another proposal (the agent
+        staged this one on top of it), is left to apply, as Hermes would."""
         if record.subsystem != "memory":
             return None
         self.home.memory.catch_up()
@@ -872,11 +874,12 @@ class ApprovalQueue:
         except WorkbenchError:
             return None  # (refused when applied, with its own reason)
         self._date_hits(record, staged)
-        hit = next((t for t in staged.get("targets") or [] if _rewritten(t.get("written_after"))), None)
+        targets = staged.get("targets") or []
+        hit = next((t for t in targets if _rewritten(t.get("written_after"))), None)
         if hit is None:
-            return None
+            return Seen(seen_entries(targets), checked=True)
         newer = hit["written_after"]
-        return (
+        raise WorkbenchError(
             f"op {hit['op']} {hit['action']} hits “{one_line(hit['entry'], 160)}”, written after this was staged "
             f"({shown_time(newer['at']) or newer['at']}, {newer['actor']}, event {newer['event_id']}): it may not be "
             f"the entry the proposal meant. See it with `workbench pending show {record.id}`; apply it to that entry "
@@ -1005,7 +1008,7 @@ def _shown_to(subsystem: str, seen: Seen | None) -> dict[str, Any]:
     if seen is None:
         return {}
     if subsystem == "memory" and seen.entries:
-        return {"seen": seen.entries}
+        return {"seen": seen.entries, "checked": seen.checked}
     if subsystem == "skills" and seen.folder is not None:
         return {"folder_stamp": seen.folder}
     return {}

@@ -668,13 +668,15 @@ class MemoryStore:
         message_id: int | None = None,
         proposed_by: str | None = None,
         seen: dict[int, str] | None = None,
+        checked: bool = False,
     ) -> dict[str, Any]:
         """Replay a staged write through every guard (never the gate: this is the approval).
 
         The payload holds only Hermes's replay keywords (so Hermes can approve our records
         too); who proposed it, and in which session and message, comes from the record.
         ``seen``: the entries the approver was shown its replaces and removes hit (by operation
-        number); one changed since is refused, never replaced unseen.
+        number), or with ``checked`` those an approval that showed nothing found them to hit when
+        it checked them; one changed since is refused, never replaced unseen.
         """
         try:
             self._check_writable()
@@ -694,8 +696,9 @@ class MemoryStore:
                 return stale.result
             return {
                 "success": False,
-                "error": f"{FILE_NAMES[target]} changed while you were asked: an entry this write would change "
-                "is no longer as it was shown. Nothing was approved; the proposal still waits, look at it again.",
+                "error": f"{FILE_NAMES[target]} changed {'as it was approved' if checked else 'while you were asked'}"
+                f": an entry this write would change is no longer as it was {'checked' if checked else 'shown'}. "
+                "Nothing was approved; the proposal still waits, look at it again.",
             }
         except Refusal as refusal:
             return refusal.said_to(actor)  # (a person approving reads the words for a person)
