@@ -320,10 +320,22 @@ def test_punctuation_typed_against_a_word_is_not_searched_as_part_of_it(wb, home
     ]:
         data = json.loads(wb("sessions", "search", query, "--json").stdout)
         assert [hit["session_id"] for hit in data["results"]] == [found], query
-    assert [t.text for t in parse("「東京」出差 C#").tokens] == ["東京", "出差", "C"]
+    assert [t.text for t in parse("「東京」出差 C# .net…").tokens] == ["東京", "出差", "C#", ".net"]
     assert [t.text for t in parse("v1.2 it's").tokens] == ["v1.2", "it's"], "punctuation inside stays"
     refused = wb("sessions", "search", "「")
     assert refused.returncode == 2 and "Nothing was searched" in refused.stderr
+
+
+def test_a_mark_against_a_latin_word_is_searched_with_it_beside_cjk(home):
+    """A query holding CJK searches each term as a substring. ``C# 编程`` had its ``#`` left off as punctuation
+    against a word, so it searched ``C`` and found every message with a c in it beside 编程 (``cloud``)."""
+    texts = {"cs": "C#编程入门", "cloud": "cloud 编程笔记", "dotnet": ".net 编程", "network": "network 编程"}
+    for session_id, text in texts.items():
+        home.archive.create_session(session_id)
+        home.archive.append_messages(session_id, [{"role": "user", "content": text}])
+    assert [hit.session_id for hit in home.archive.search("C# 编程")] == ["cs"]
+    assert [hit.session_id for hit in home.archive.search(".net 编程")] == ["dotnet"]
+    assert {hit.session_id for hit in home.archive.search("编程.")} == set(texts)
 
 
 @pytest.mark.parametrize(

@@ -73,13 +73,23 @@ _CJK_PUNCTUATION = re.compile(
 
 def _unpunctuated(word: str) -> str:
     """An unquoted word less the punctuation at its ends (``[東京``, ``東京.``): a word tokenizer splits
-    there, so it is never part of a word in the index, and kept it made a CJK word match nothing."""
+    there, so it is never part of a word in the index, and kept it made a CJK word match nothing. ASCII
+    marks against a Latin word stay (``C#``, ``.net``): the word route splits there all the same, but a
+    query holding CJK searches each term as a substring, where ``C`` found every message with a c in it."""
     start, end = 0, len(word)
     while start < end and _punctuation(word[start]):
         start += 1
     while end > start and _punctuation(word[end - 1]):
         end -= 1
-    return word[start:end]
+    core = word[start:end]
+    if not core:
+        return core
+    return _kept_beside(word[:start], core[0]) + core + _kept_beside(word[end:], core[-1])
+
+
+def _kept_beside(marks: str, beside: str) -> str:
+    """Of the punctuation at a word's end, the ASCII marks, unless the character beside them is CJK."""
+    return "" if contains_cjk(beside) else "".join(mark for mark in marks if mark.isascii())
 
 
 def contains_cjk(text: str) -> bool:
