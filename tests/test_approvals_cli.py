@@ -230,22 +230,31 @@ def test_show_dates_a_hermes_hit_on_an_entry_written_outside_after_staging(tmp_p
     assert "⚠ that entry was written after this was staged" in text and "external" in text
 
 
+MINE = "Project uses PostgreSQL 16; its host is db.internal"  # the user's rewrite of the entry Hermes's replace hits
+
+
+def staged_over_postgres(home, pending_id: str):
+    """A home whose MEMORY.md holds 'Project uses PostgreSQL 16' and a replace of it Hermes staged 30 s ago;
+    returns MEMORY.md's path."""
+    memory = home / "memories" / "MEMORY.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text("Project uses PostgreSQL 16\n§\nProject uses uv", encoding="utf-8")
+    payload = {"action": "replace", "target": "memory", "old_text": "PostgreSQL 16", "content": "Uses PostgreSQL 17"}
+    hermes_record(SimpleNamespace(pending_dir=home / "pending"), pending_id, payload, created_at=time.time() - 30)
+    return memory
+
+
 def test_approve_refuses_a_hermes_replace_that_now_hits_an_entry_written_after_staging(tmp_path):
     """`pending approve ID` shows nothing first: Hermes's replace of 'PostgreSQL 16', staged before the
     user rewrote that entry by hand, replaced the user's newer text unasked (only `pending show`
     warned). It is refused and stays pending, naming the entry; `--anyway` applies it."""
     home = tmp_path / "h"
-    memory = home / "memories" / "MEMORY.md"
-    memory.parent.mkdir(parents=True)
-    memory.write_text("Project uses PostgreSQL 16\n§\nProject uses uv", encoding="utf-8")
-    payload = {"action": "replace", "target": "memory", "old_text": "PostgreSQL 16", "content": "Uses PostgreSQL 17"}
-    hermes_record(SimpleNamespace(pending_dir=home / "pending"), "0000cc03", payload, created_at=time.time() - 30)
-    mine = "Project uses PostgreSQL 16; its host is db.internal"
-    assert cli(home, "memory", "replace", "--target", "memory", "--old", "PostgreSQL 16", mine)[0] == 0
+    memory = staged_over_postgres(home, "0000cc03")
+    assert cli(home, "memory", "replace", "--target", "memory", "--old", "PostgreSQL 16", MINE)[0] == 0
     code, out = cli(home, "pending", "approve", "0000cc03")
     assert code == 1 and out["failed"][0]["id"] == "0000cc03"
-    assert "written after this was staged" in out["error"] and mine in out["error"] and "--anyway" in out["error"]
-    assert memory.read_text(encoding="utf-8") == f"{mine}\n§\nProject uses uv"
+    assert "written after this was staged" in out["error"] and MINE in out["error"] and "--anyway" in out["error"]
+    assert memory.read_text(encoding="utf-8") == f"{MINE}\n§\nProject uses uv"
     assert (home / "pending" / "memory" / "0000cc03.json").exists()
     code, out = cli(home, "pending", "approve", "all")
     assert code == 1 and [f["id"] for f in out["failed"]] == ["0000cc03"]
@@ -399,19 +408,14 @@ def test_an_entry_rewritten_between_the_check_and_the_write_is_not_replaced_unse
     from engine import open_home
 
     root = tmp_path / "h"
-    memory = root / "memories" / "MEMORY.md"
-    memory.parent.mkdir(parents=True)
-    memory.write_text("Project uses PostgreSQL 16\n§\nProject uses uv", encoding="utf-8")
-    payload = {"action": "replace", "target": "memory", "old_text": "PostgreSQL 16", "content": "Uses PostgreSQL 17"}
-    hermes_record(SimpleNamespace(pending_dir=root / "pending"), "0000cc04", payload, created_at=time.time() - 30)
-    mine = "Project uses PostgreSQL 16; its host is db.internal"
+    memory = staged_over_postgres(root, "0000cc04")
     home = open_home(root)
     conn = home.journal.connection()
     rewrites: list[int] = []
 
     def meanwhile(sql: str) -> None:  # the check's look at the entry's history: the user writes now
         if not rewrites and sql.startswith("SELECT * FROM journal WHERE subsystem = 'memory' AND target = 'memory'"):
-            rewrites.append(cli(root, "memory", "replace", "--target", "memory", "--old", "PostgreSQL 16", mine)[0])
+            rewrites.append(cli(root, "memory", "replace", "--target", "memory", "--old", "PostgreSQL 16", MINE)[0])
 
     conn.set_trace_callback(meanwhile)
     try:
@@ -421,5 +425,5 @@ def test_an_entry_rewritten_between_the_check_and_the_write_is_not_replaced_unse
     assert rewrites == [0]
     assert not result["success"] and (root / "pending" / "memory" / "0000cc04.json").exists()
     assert result["error"].startswith("MEMORY.md changed as it was approved: an entry this write would change is no")
-    assert memory.read_text(encoding="utf-8") == f"{mine}\n§\nProject uses uv"
+    assert memory.read_text(encoding="utf-8") == f"{MINE}\n§\nProject uses uv"
     home.close()
