@@ -251,6 +251,25 @@ def test_undo_of_the_newest_repair_is_what_every_entry_offers(home):
     assert home.memory.path("memory").read_text() == MERGED
 
 
+def test_the_undo_question_of_a_normalise_says_it_changes_only_whitespace(home):
+    """Every other diff view says a whitespace-only change is one (``diffs.WHITESPACE_ONLY``) above its
+    lines; the Memory screen's undo question of a CRLF normalise listed lines that read alike but for ␍,
+    with nothing said."""
+    from engine.diffs import WHITESPACE_ONLY
+    from workbench.screens.memory import _undo_detail
+
+    put(home, CRLF)
+    found = repair.examine(home.memory, "memory")
+    assert repair.apply(home.memory, "memory", found.repairs[0], found.sha)["success"]
+    offer = history.story(home.memory, "memory", "alpha fact").undo
+    assert offer is not None and offer.whitespace_only
+    assert _undo_detail(offer).splitlines()[:3] == [
+        "The lines it changes (- goes, + comes back):",
+        WHITESPACE_ONLY,
+        "- alpha fact",
+    ]
+
+
 def test_undoing_a_normalise_shows_the_carriage_returns_it_puts_back(home):
     """Lines compared without their ends showed none changed; compared with them, the undo's question
     takes its lines as every diff view draws them (``shown_diff``: a carriage return as ␍)."""

@@ -28,7 +28,7 @@ from ..approvals.outside import citing_approval
 from ..approvals.records import approved_by
 from ..approvals.sources import staged_at
 from ..clock import shown_time
-from ..diffs import DiffLine, line_diff, shown_diff
+from ..diffs import DiffLine, line_diff, shown_diff, whitespace_only
 from ..errors import WorkbenchError
 from ..journal import JournalEntry
 from ..textsafety import one_line, visible
@@ -569,6 +569,7 @@ class Undo:
     entry: str = ""
     target: str = "memory"
     diff: tuple[DiffLine | None, ...] = ()  # a whole-file undo: the lines it changes, in context (None: a gap)
+    whitespace_only: bool = False  # those lines differ only in whitespace (``diffs.WHITESPACE_ONLY`` says so)
 
 
 @dataclass(frozen=True)
@@ -689,6 +690,7 @@ def _whole_file_offer(memory: MemoryStore, target: str, entry: str) -> Undo | No
     what = row.detail.get("label") or row.action
     again = "redo the repair" if row.action == "undo" else f"{FILE_NAMES[target]} goes back to its exact bytes before"
     question = f"Undo row {row.id}: {row.actor} {what} at {when(row.at)}? ({again})"
+    lines = line_diff(row.after or "", row.before or "")
     return Undo(
         question,
         "the whole file as it is now",
@@ -696,7 +698,8 @@ def _whole_file_offer(memory: MemoryStore, target: str, entry: str) -> Undo | No
         event_id=row.id,
         entry=entry,
         target=target,
-        diff=tuple(shown_diff(line_diff(row.after or "", row.before or ""))),
+        diff=tuple(shown_diff(lines)),
+        whitespace_only=whitespace_only(lines),
     )
 
 

@@ -26,6 +26,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 
 from engine.clock import shown_time
+from engine.diffs import WHITESPACE_ONLY
 from engine.errors import WorkbenchError
 from engine.events import ConfigChanged, Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged
 from engine.memory import history
@@ -783,7 +784,8 @@ class _OnDisk:
 def _undo_detail(offer: history.Undo) -> str:
     """What an undo puts back: a whole file's changed lines, or the entry now and as it goes back to."""
     if offer.diff:
-        return "The lines it changes (- goes, + comes back):\n" + "\n".join(
+        said = f"{WHITESPACE_ONLY}\n" if offer.whitespace_only else ""
+        return f"The lines it changes (- goes, + comes back):\n{said}" + "\n".join(
             "  ⋯" if line is None else f"{line[0]} {line[1]}" for line in offer.diff
         )
     now = one_line(offer.now, 300) if offer.now is not None else "(nothing)"
