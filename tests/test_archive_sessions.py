@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+
 import pytest
 
 from engine.archive import sanitize_title
@@ -283,6 +286,34 @@ def test_prune_removes_only_old_ended_sessions_and_orphans_children(home, clock)
     assert archive.prune(90) == 0
     [entry] = [e for e in home.journal.query(subsystem="sessions") if e.action == "prune"]
     assert entry.detail["count"] == 1 and entry.detail["deleted"] == ["old_ended"]
+
+
+def test_a_session_resumed_as_a_prune_begins_is_left_whole(home, clock, monkeypatch):
+    """The prune read what to delete, then deleted it by id: a session Hermes resumed in between (while
+    the journal row was written) lost its messages. The ids are read again in the delete's transaction."""
+    archive = home.archive
+    for session_id in ("old_a", "old_b"):
+        archive.create_session(session_id)
+        archive.append_message(session_id, "user", f"ancient {session_id}")
+        archive.end_session(session_id, "done")
+    clock.advance(100 * 86400)
+    read = type(archive).prunable
+    calls = []
+
+    def prunable(self, *args, **kwargs):
+        found = read(self, *args, **kwargs)
+        if not calls:  # the read before the journal row: Hermes (which takes no lock of ours) resumes old_b
+            with contextlib.closing(sqlite3.connect(home.state_db_path)) as hermes, hermes:
+                hermes.execute("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = 'old_b'")
+        calls.append(found)
+        return found
+
+    monkeypatch.setattr(type(archive), "prunable", prunable)
+    assert archive.prune(90) == 1
+    assert archive.get_session("old_a") is None
+    assert archive.get_session("old_b").ended_at is None and archive.search("ancient") != []
+    [entry] = [e for e in home.journal.query(subsystem="sessions") if e.action == "prune"]
+    assert entry.detail["deleted"] == ["old_a"] and entry.detail["count"] == 1
 
 
 def test_delete_removes_delegates_and_orphans_other_children(home):

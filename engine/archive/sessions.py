@@ -886,6 +886,11 @@ class SessionsMixin(LineageMixin):
         detail = {"older_than_days": older_than_days, "source": source, "count": len(ids), "deleted": ids}
         with self.journaled("prune", "*", actor=actor, detail=detail) as entry:
             with self._write():
+                # read again in the delete's transaction: one Hermes resumed since the read above stays
+                still = set(self.prunable(older_than_days, source))
+                if len(gone := [session_id for session_id in ids if session_id in still]) < len(ids):
+                    ids = gone
+                    entry.updates["detail"] = {**detail, "count": len(ids), "deleted": ids}
                 self._delete_rows(ids)
         outside.note_deleted(self.home, ids)
         self._publish(SessionChanged(action="pruned", actor=actor, journal_id=entry.id))
