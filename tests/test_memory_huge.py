@@ -23,6 +23,7 @@ from tests.tui_support import make_app, settle, wait_for
 from widgets.drift_banner import DriftBanner
 from widgets.entry_list import EntryList
 from widgets.gauge import CapacityGauge
+from workbench.screens.memory import _undo_detail
 
 WORDS = "deploy staging server python config user prefers concise tests cache memory agent build release notes".split()
 
@@ -122,6 +123,13 @@ def test_the_keep_repair_of_a_file_far_over_its_limit_and_its_undo(home):
     assert keep.piece == 10 and found.title.startswith("MEMORY.md is 2.2 MB, far over its 2,200-char limit")
     result = repair.apply(home.memory, "memory", keep, found.sha)
     assert home.memory.entries("memory") == items[:10]
+    # its undo's question lists the first changed lines and counts the rest (it listed ~20,000: no dialog drew)
+    offer = history.story(home.memory, "memory", items[0]).undo
+    now = home.memory.path("memory").read_text(encoding="utf-8")
+    changed = sum(kind != " " for kind, _ in line_diff(now, original.decode("utf-8")))
+    assert offer is not None and len(offer.diff) == history.UNDO_LINES
+    assert offer.more == changed - sum(line is not None and line[0] != " " for line in offer.diff) > 19_000
+    assert _undo_detail(offer).endswith(f"\n… and {offer.more:,} more changed lines, which go back too.")
     home.memory.undo(result["event_id"])
     assert home.memory.path("memory").read_bytes() == original
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 WHOLE_FILE = (repair.ACTION, "normalize")
 HERMES_AGENT = "agent"  # the actor a Hermes agent's memory tool call is shown as (``shown_actor``)
 HERMES_SLACK_S = 600.0  # how long after a file change Hermes may still store the turn that made it
+UNDO_LINES = 200  # of a whole-file undo's diff, shown in its question (a 10 MB file's undo changes 50,000)
 
 
 @dataclass(frozen=True)
@@ -570,6 +571,7 @@ class Undo:
     target: str = "memory"
     diff: tuple[DiffLine | None, ...] = ()  # a whole-file undo: the lines it changes, in context (None: a gap)
     whitespace_only: bool = False  # those lines differ only in whitespace (``diffs.WHITESPACE_ONLY`` says so)
+    more: int = 0  # lines past ``UNDO_LINES`` the undo changes too, not in ``diff``
 
 
 @dataclass(frozen=True)
@@ -691,6 +693,8 @@ def _whole_file_offer(memory: MemoryStore, target: str, entry: str) -> Undo | No
     again = "redo the repair" if row.action == "undo" else f"{FILE_NAMES[target]} goes back to its exact bytes before"
     question = f"Undo row {row.id}: {row.actor} {what} at {when(row.at)}? ({again})"
     lines = line_diff(row.after or "", row.before or "")
+    shown = shown_diff(lines)
+    past = [line for line in shown[UNDO_LINES:] if line is not None and line[0] != " "]
     return Undo(
         question,
         "the whole file as it is now",
@@ -698,8 +702,9 @@ def _whole_file_offer(memory: MemoryStore, target: str, entry: str) -> Undo | No
         event_id=row.id,
         entry=entry,
         target=target,
-        diff=tuple(shown_diff(lines)),
+        diff=tuple(shown[:UNDO_LINES]),
         whitespace_only=whitespace_only(lines),
+        more=len(past),
     )
 
 

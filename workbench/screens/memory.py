@@ -785,8 +785,11 @@ def _undo_detail(offer: history.Undo) -> str:
     """What an undo puts back: a whole file's changed lines, or the entry now and as it goes back to."""
     if offer.diff:
         said = f"{WHITESPACE_ONLY}\n" if offer.whitespace_only else ""
-        return f"The lines it changes (- goes, + comes back):\n{said}" + "\n".join(
-            "  ⋯" if line is None else f"{line[0]} {line[1]}" for line in offer.diff
+        more = f"\n… and {offer.more:,} more changed lines, which go back too." if offer.more else ""
+        return (
+            f"The lines it changes (- goes, + comes back):\n{said}"
+            + "\n".join("  ⋯" if line is None else f"{line[0]} {line[1]}" for line in offer.diff)
+            + more
         )
     now = one_line(offer.now, 300) if offer.now is not None else "(nothing)"
     back = one_line(offer.back_to, 300) if offer.back_to is not None else "(nothing)"
