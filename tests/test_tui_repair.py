@@ -154,6 +154,7 @@ async def test_a_crlf_file_lists_the_entries_the_cli_lists_and_their_repairs_wai
 async def test_the_undo_of_a_whole_file_repair_shows_the_lines_it_puts_back(home, tmp_path):
     """A trial: undoing a repair asked with "now: the whole file as it is now / back to: the whole file
     as it was", saying nothing of what would change."""
+    from engine.diffs import WHITESPACE_ONLY
     from engine.memory import repair
 
     put(home, "alpha fact\n§\n beta fact\n§\ngamma fact")
@@ -167,6 +168,7 @@ async def test_the_undo_of_a_whole_file_repair_shows_the_lines_it_puts_back(home
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the undo question")
         assert app.screen.detail.splitlines() == [
             "The lines it changes (- goes, + comes back):",
+            WHITESPACE_ONLY,  # (the repair trimmed a leading space: that is all the undo puts back)
             "  alpha fact",
             "  §",
             "- beta fact",
