@@ -663,15 +663,15 @@ def test_a_drifting_store_over_its_limit_says_so_once(tmp_path):
 @pytest.fixture
 def immutable(tmp_path):
     """A home whose memories and skills folders carry the immutable attribute (root's writes meet it, where
-    they pass over chmod); skipped where chattr cannot set it. Cleared afterwards, so the folder can go."""
+    they pass over chmod). chattr must set it: the suite runs as root, where no permission bit blocks a
+    write, so this is the one real unwritable folder it can make. Cleared afterwards, so the folder can go."""
     home = open_home(tmp_path / "my home")  # (a space: the commands the advice gives must still run pasted)
     home.memory.add("memory", "User likes tea", ToolContext(actor="user"))
     (home.skills_dir).mkdir(parents=True, exist_ok=True)
     folders = [str(home.memories_dir), str(home.skills_dir)]
     home.close()
     done = subprocess.run(["chattr", "+i", *folders], capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"chattr +i is not available here: {done.stderr.strip()}")
+    assert done.returncode == 0, f"chattr +i is needed to make an unwritable folder: {done.stderr.strip()}"
     try:
         yield tmp_path / "my home"
     finally:
