@@ -4,8 +4,6 @@ made through a ``memory`` tool call state.db stores is journaled ``external`` bu
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import pytest
@@ -14,8 +12,8 @@ import engine.timeline
 from engine import open_home
 from engine.memory.history import hermes_call
 from engine.timeline import Timeline
+from tests.cli_support import printed as workbench
 from tests.hermes_support import MEMORY_TURNS
-from workbench.cli import main
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own process
 
@@ -35,14 +33,6 @@ else:
 print(json.dumps(ids))
 """
 )
-
-
-def workbench(*args: str) -> str:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(list(args))
-    assert status == 0, err.getvalue()
-    return out.getvalue()
 
 
 @pytest.fixture(scope="module")

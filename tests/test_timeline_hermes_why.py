@@ -4,9 +4,7 @@ one), and a replace Hermes made that the look found as a removed and an added en
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
 import json
 import re
 
@@ -14,11 +12,11 @@ import pytest
 
 from engine import open_home
 from engine.timeline import Timeline, describe_group
+from tests.cli_support import printed as workbench
 from tests.hermes_support import MEMORY_TURNS
 from tests.screens_seed import open_mode
 from tests.tui_support import make_app, settle
 from widgets.timeline_list import TimelineList
-from workbench.cli import main
 from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
@@ -53,16 +51,6 @@ print(json.dumps(ids))
 """
 )
 STEPS = ("start", "quiet add", "replace", "remove and add", "quiet replace", "skill")
-
-
-def workbench(*args: str) -> str:
-    """What the CLI prints, run in this process: the words are the subject here, not the process (Hermes's
-    steps run in their own; the CLI's processes are tested in test_cli_errors.py and test_timeline.py)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(list(args))
-    assert status == 0, err.getvalue()
-    return out.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -536,9 +536,7 @@ async def test_a_prefix_searched_by_its_commonest_words_says_so_and_counts_with_
 
 async def search_for(pilot, text: str) -> tuple[SessionsScreen, SearchResults]:
     """Open the Sessions screen and type ``text`` into the search box until its hits are shown."""
-    screen = await open_sessions(pilot)
-    await pilot.press("slash", *text)
-    results = screen.query_one(SearchResults)
+    screen, results = await searched(pilot, text)
     await wait_for(pilot, lambda: results.query == text and results.hits, what="search hits")
     return screen, results
 
