@@ -69,3 +69,7 @@ def said_in_app(exc: BaseException) -> str:
 
 class ExportExists(WorkbenchError):
     """The export's file exists: replaced only when asked (``--force``, or yes in the app)."""
+
+
+class BadSearchFilter(WorkbenchError):
+    """A search filter (``role:``, ``sort:``, ``--role``, ``--sort``) with a value it cannot take."""

@@ -614,9 +614,10 @@ def test_a_delete_takes_the_whole_id_never_a_prefix(home_dir, capsys):
 
 
 def test_search_says_when_fts_syntax_was_read_as_words(home_dir):
-    """``role:user`` and ``near(a b)`` searched their words with no note, in text and --json alike."""
-    code, data, _ = wb(home_dir, "sessions", "search", "role:user")
-    assert code == 0 and data["note"].startswith("'role:' is no filter here: 'role' was read as a word too.")
+    """``source:cli`` and ``near(a b)`` searched their words with no note, in text and --json alike
+    (``role:user`` is a filter: ``filters.py``)."""
+    code, data, _ = wb(home_dir, "sessions", "search", "source:cli")
+    assert code == 0 and data["note"].startswith("'source:' is no filter here: 'source' was read as a word too.")
     code, data, _ = wb(home_dir, "sessions", "search", "near(database migration)")
     assert code == 0 and data["results"] == [] and "'near(' in lower case is no operator" in data["note"]
     proc = subprocess.run(

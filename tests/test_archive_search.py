@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 
 from engine import FixedClock, open_home
 from engine.archive import MARK_CLOSE, MARK_OPEN
+from engine.archive.filters import SearchFilters, read_filters
 from engine.archive.query import parse
+from engine.errors import BadSearchFilter
 from tests.archive_support import copy_database
 from tests.hermes_support import workbench_cmd
 
@@ -727,6 +729,37 @@ def test_roles_other_writers_store_are_known_and_a_typo_is_not(home):
     assert [h.role for h in home.archive.search("terse", role="developer")] == ["developer"]
 
 
+def test_role_and_sort_words_are_filters_and_a_bad_value_says_what_it_takes(home):
+    """The TUI's search box had no role or sort filter (its note sent people to the CLI's --role): one
+    reader now takes ``role:`` and ``sort:`` words and the CLI's flags alike, and refuses bad values."""
+    archive, clock = home.archive, home.clock
+    for name in ("old", "new"):
+        session = archive.create_session(name, source="cli")
+        archive.append_message(session.id, "user", "the kettle whistles")
+        archive.append_message(session.id, "assistant", "the kettle is on")
+        clock.advance(60)
+    filters = archive.search_filters('Role:assistant kettle sort:OLDEST "role:user"', roles=["tool,user"])
+    assert filters == SearchFilters('kettle "role:user"', ("tool", "user", "assistant"), "oldest")
+    assert read_filters("kettle") == SearchFilters("kettle")
+    only = archive.search_filters("role:assistant kettle")
+    hits = archive.search(only.text, role=only.roles, sort="oldest", per="lineage")
+    assert [(h.session_id, h.role) for h in hits] == [("old", "assistant"), ("new", "assistant")]
+    assert archive.match_counts("kettle", ["old"], role=only.roles) == {"old": 1}
+    assert archive.match_counts("kettle", ["old"]) == {"old": 2}
+    assert [h.role for h in archive.session_hits("kettle", "new", role=["user"])] == ["user"]
+    takes = "a role filter takes one of: assistant, system, tool, user"
+    refusals = {
+        "role:bogus kettle": f"no message has the role 'bogus'; {takes}",
+        "role: kettle": f"role: names no role; {takes}",
+        "sort:best kettle": "sort: takes newest or oldest, not 'best' (without it, the best match first)",
+        "sort:newest sort:oldest kettle": "two orders given (sort:newest and sort:oldest): keep one",
+    }
+    for query, said in refusals.items():
+        with pytest.raises(BadSearchFilter) as refused:
+            archive.search_filters(query)
+        assert refused.value.message == said
+
+
 def test_typed_prefixes_after_a_word_find_what_fts5s_own_prefix_query_finds(corpus):
     """Recall of the vocabulary plan for queries of several words, typed letter by letter: the
     sessions found are FTS5's own ``w1 w2*`` answer (all of it when every word of the prefix was
@@ -833,7 +866,7 @@ def test_fts_syntax_read_as_words_is_said_lower_case_near_and_column_filters(hom
     assert archive.search_note('Content:"rotate the"').startswith("'Content:' is no column filter here")
     assert archive.search_note("role:user") == (
         "'role:' is no filter here: 'role' was read as a word too. "
-        "To search one role: `workbench sessions search --role user QUERY`."
+        "To search one role, write role:user apart from other text (the CLI's --role user)."
     )
     assert archive.search_note("rotate session:abc source:cli") == (
         "'session:' and 'source:' are no filters here: 'session' and 'source' were read as words too."

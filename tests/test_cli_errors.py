@@ -302,15 +302,34 @@ def test_a_role_no_message_has_is_a_usage_error_naming_the_roles(tmp_path, capsy
     assert main(["--home", str(home), "--json", "sessions", "search", "hello", "--role", "bogus"]) == 2
     out, err = capsys.readouterr()
     assert json.loads(out)["error"] == (
-        "no message has the role 'bogus'; --role takes one of: assistant, system, tool, user"
+        "no message has the role 'bogus'; a role filter takes one of: assistant, system, tool, user"
     )
     assert err == ""  # (--json: the document alone; the usage comes with the text form)
     assert main(["--home", str(home), "sessions", "search", "hello", "--role", "bogus"]) == 2
     assert capsys.readouterr().err.startswith("usage: workbench sessions search ")
     assert main(["--home", str(home), "--json", "sessions", "search", "zebra", "--role", "user"]) == 0  # no hit
     assert json.loads(capsys.readouterr().out)["count"] == 0
-    assert main(["--home", str(home), "--json", "sessions", "search", "hello", "--role", "bogus,user"]) == 0
-    assert json.loads(capsys.readouterr().out)["count"] == 1
+    assert main(["--home", str(home), "--json", "sessions", "search", "hello", "--role", "bogus,user"]) == 2
+    assert "'bogus'" in json.loads(capsys.readouterr().out)["error"]  # (a typo beside a good role: said too)
+
+
+def test_role_and_sort_words_in_the_query_filter_as_the_flags_do(tmp_path, capsys):
+    """The TUI's search box reads ``role:`` and ``sort:`` words; the CLI reads them alike, beside its flags."""
+    from workbench.cli import main
+
+    home = tmp_path / "h"
+    assert main(["--home", str(home), "run", "-m", "hello there"]) == 0
+    capsys.readouterr()
+    for role in ("assistant", "user"):
+        assert main(["--home", str(home), "--json", "sessions", "search", f"role:{role} hello"]) == 0
+        assert [hit["role"] for hit in json.loads(capsys.readouterr().out)["results"]] == [role]
+    assert main(["--home", str(home), "--json", "sessions", "search", "hello role:user", "--sort", "newest"]) == 0
+    (hit,) = json.loads(capsys.readouterr().out)["results"]
+    assert hit["role"] == "user" and hit["plan"].endswith(":newest")
+    assert main(["--home", str(home), "--json", "sessions", "search", "hello sort:oldest", "--sort", "newest"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"] == "two orders given (sort:newest and sort:oldest): keep one"
+    assert main(["--home", str(home), "--json", "sessions", "search", "role:user"]) == 2  # a filter alone: no words
+    assert "search needs words" in json.loads(capsys.readouterr().out)["error"]
 
 
 def test_a_home_this_command_created_is_said_once_on_stderr(tmp_path):

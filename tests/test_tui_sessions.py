@@ -493,18 +493,19 @@ async def test_half_width_katakana_that_find_nothing_say_to_try_full_width(home,
 
 
 async def test_a_column_filter_typed_as_in_fts5_is_said_over_the_results(home, tmp_path):
-    """``role:user`` searched the words role and user with no word of it on the screen."""
+    """``source:cli`` searched the words source and cli with no word of it on the screen (``role:`` is
+    a filter now: test_role_and_sort_words_filter_the_search_as_the_clis_flags_do)."""
     seed_sessions(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_sessions(pilot)
-        await pilot.press("slash", *"role:user tomatoes")
+        await pilot.press("slash", *"source:cli tomatoes")
         results = screen.query_one(SearchResults)
-        await wait_for(pilot, lambda: results.query == "role:user tomatoes", what="the search's answer")
-        assert results.note and results.note.startswith("'role:' is no filter here")
+        await wait_for(pilot, lambda: results.query == "source:cli tomatoes", what="the search's answer")
+        assert results.note and results.note.startswith("'source:' is no filter here")
         await settle(pilot)
         text = screen_text(app)  # wrapped to the list's width
-        assert "'role:' is no filter here: 'role' was read" in text and "No messages match 'role:user" in text
+        assert "'source:' is no filter here: 'source' was" in text and "No messages match 'source:cli" in text
         await pilot.press("ctrl+u", *"tomatoes")
         await wait_for(pilot, lambda: results.query == "tomatoes" and results.hits, what="search hits")
         assert results.note is None
@@ -2063,3 +2064,32 @@ async def test_an_untitled_chains_search_row_is_named_as_its_tree_row(home, tmp_
     async with app.run_test(size=(120, 30)) as pilot:
         _, results = await search_for(pilot, "retention")
         await wait_for(pilot, lambda: results.best["c-2"].title == "“Plan the kafka migration”", what="the name")
+
+
+async def test_role_and_sort_words_filter_the_search_as_the_clis_flags_do(home, tmp_path):
+    """The search box had no role or sort filter and its note sent people to the CLI's --role: now
+    ``role:`` and ``sort:`` words filter the hits and their counts, and a bad value searches nothing."""
+    seed_sessions(home)
+    salad = home.archive.create_session(source="cli", title="Salad").id  # (newer than the garden chain)
+    home.archive.append_message(salad, "user", "Sliced tomatoes with basil")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen, results = await searched(pilot, "role:assistant ラーメン")
+        await wait_for(pilot, lambda: results.counts, what="the match counts")
+        assert [(hit.session_id, hit.role) for hit in results.best.values()] == [(TOKYO, "assistant")]
+        assert results.counts == {TOKYO: 1}  # (the user's message matches too, and is not counted)
+        await pilot.press("ctrl+u", *"role:bogus ラーメン")
+        await wait_for(pilot, lambda: results.query == "role:bogus ラーメン", what="the search's answer")
+        assert results.hits == {} and results.border_title == "nothing searched"
+        assert results.unsearched == (
+            "no message has the role 'bogus'; a role filter takes one of: assistant, system, tool, user"
+        )
+        await settle(pilot)
+        assert "one of: assistant, system," in screen_text(app)  # (wrapped to the list's width)
+        await pilot.press("ctrl+u", *"sort:oldest tomatoes")
+        await wait_for(pilot, lambda: results.query == "sort:oldest tomatoes" and results.hits, what="search hits")
+        oldest = [hit.message_id for hit in results.best.values()]  # (each row's first match in time)
+        await pilot.press("ctrl+u", *"sort:newest tomatoes")
+        await wait_for(pilot, lambda: results.query == "sort:newest tomatoes" and results.hits, what="search hits")
+        newest = [hit.message_id for hit in results.best.values()]
+        assert len(oldest) == 2 and oldest == sorted(oldest) and newest == sorted(newest, reverse=True)

@@ -353,7 +353,7 @@ class ParsedQuery:
                 ("is no filter", "was read as a word") if len(fields) == 1 else ("are no filters", "were read as words")
             )
             role = (
-                " To search one role: `workbench sessions search --role user QUERY`."
+                " To search one role, write role:user apart from other text (the CLI's --role user)."
                 if any(n.lower() == "role" for n in fields)
                 else ""
             )

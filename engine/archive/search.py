@@ -33,10 +33,11 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 
-from ..errors import WorkbenchError
+from ..errors import BadSearchFilter, WorkbenchError
 from . import vocab
 from .cjk import INDEXED_TEXT, BigramIndex, fts_pages
 from .core import in_chunks
+from .filters import SearchFilters, read_filters
 from .lineage import LineageMixin
 from .models import Marks, SearchHit, chain_title, content_text, decode_content
 from .query import (
@@ -113,6 +114,17 @@ class SearchMixin(LineageMixin):
         """Every role a message has, and Hermes's own."""
         stored = {row[0] for row in self.conn().execute("SELECT DISTINCT role FROM messages")}
         return sorted(stored.union(HERMES_ROLES))
+
+    def search_filters(self, query: str, *, roles: Iterable[str] = (), sort: str | None = None) -> SearchFilters:
+        """``query``'s filters and words (``filters.read_filters``), a role no message has refused in
+        words that list the ones there are: a mistyped role is no search that found nothing."""
+        filters = read_filters(query, roles=roles, sort=sort)
+        absent = [role for role in filters.roles if not role] + self.absent_roles(filter(None, filters.roles))
+        if absent:
+            named = ", ".join(repr(role) for role in absent if role)
+            what = f"no message has the role {named}" if named else "role: names no role"
+            raise BadSearchFilter(f"{what}; a role filter takes one of: {', '.join(self.roles())}")
+        return filters
 
     @property
     def bigram_index(self) -> BigramIndex:
@@ -194,6 +206,7 @@ class SearchMixin(LineageMixin):
         session_ids: Iterable[str],
         *,
         prefix: bool = False,
+        role: Iterable[str] = (),
         cap: int = COUNT_CAP,
         stop: Callable[[], bool] | None = None,
     ) -> dict[str, int]:
@@ -210,11 +223,17 @@ class SearchMixin(LineageMixin):
         plan = self._session_plan(query, prefix)
         if plan is None:
             return dict.fromkeys(wanted, 0)
-        found = self._session_matches(plan, wanted, cap, stop)
+        found = self._session_matches(plan, wanted, cap, set(role), stop)
         return {sid: len(ids) for sid, ids in found.items()}
 
     def session_hits(
-        self, query: str, session_ids: str | list[str], *, prefix: bool = False, limit: int = SESSION_HITS
+        self,
+        query: str,
+        session_ids: str | list[str],
+        *,
+        prefix: bool = False,
+        role: Iterable[str] = (),
+        limit: int = SESSION_HITS,
     ) -> list[SearchHit]:
         """Every matching message of the sessions (one, or the segments of a chain), newest first, at
         most ``limit``, each with its snippet (a result expanded)."""
@@ -222,7 +241,7 @@ class SearchMixin(LineageMixin):
         plan = self._session_plan(query, prefix)
         if plan is None or not wanted:
             return []
-        found = self._session_matches(plan, wanted, limit)
+        found = self._session_matches(plan, wanted, limit, set(role))
         ids = sorted((mid for sid in wanted for mid in found.get(sid, [])), reverse=True)[: max(0, limit)]
         rows = self._rows(ids)
         root, parsed = self.listed_root_of(wanted[0]), self._parsed(query, prefix)
@@ -244,9 +263,15 @@ class SearchMixin(LineageMixin):
         return None if parsed.empty else self._plan(parsed, "newest", typing=prefix)
 
     def _session_matches(
-        self, plan: _Plan, session_ids: list[str], limit: int, stop: Callable[[], bool] | None = None
+        self,
+        plan: _Plan,
+        session_ids: list[str],
+        limit: int,
+        roles: set[str],
+        stop: Callable[[], bool] | None = None,
     ) -> dict[str, list[int]]:
-        """Ids of each session's visible matching messages, newest first, at most ``limit`` each.
+        """Ids of each session's visible matching messages (of ``roles``, when any), newest first, at most
+        ``limit`` each.
 
         Sessions still being walked when ``stop()`` turns true are left out.
         """
@@ -276,7 +301,11 @@ class SearchMixin(LineageMixin):
                     if stop is not None and stop():
                         return {sid: ids for sid, ids in found.items() if sid in done}
                     light = self._light([mid for mid, _ in page])
-                    mine = [mid for mid, _ in page if (info := light.get(mid)) and info[2] and info[0] in open_]
+                    mine = [
+                        mid
+                        for mid, _ in page
+                        if (info := light.get(mid)) and info[2] and info[0] in open_ and (not roles or info[1] in roles)
+                    ]
                     rows = self._rows(mine) if plan.verify else {}
                     for mid in mine:
                         sid = light[mid][0]

@@ -14,7 +14,7 @@ from rich.cells import cell_len
 from engine.archive import Session
 from engine.archive.sessions import LISTED_BY, PRUNE_DAYS, titled
 from engine.clock import days, shown_time
-from engine.errors import SessionLive, WorkbenchError
+from engine.errors import BadSearchFilter, SessionLive, WorkbenchError
 from engine.export_file import write_export
 from engine.home import Home
 from engine.memory import history
@@ -166,23 +166,23 @@ def list_sessions(home: Home, args) -> Output:
 
 
 def search_sessions(home: Home, args) -> Output:
-    if not args.query.strip():  # nothing to look for is wrong usage, not a search that found nothing
+    try:  # --role and --sort, and role: and sort: in QUERY: the one reader the TUI's search box has
+        filters = home.archive.search_filters(args.query, roles=args.role or (), sort=args.sort)
+    except BadSearchFilter as exc:
+        raise UsageError(exc.message) from exc
+    query, roles = filters.text, list(filters.roles) or None
+    if not query.strip():  # nothing to look for is wrong usage, not a search that found nothing
         raise UsageError("search needs words to look for, e.g. `workbench sessions search deploy`")
-    if unsearched := home.archive.nothing_searched(args.query, prefix=args.prefix):  # (as no words at all)
+    if unsearched := home.archive.nothing_searched(query, prefix=args.prefix):  # (as no words at all)
         raise UsageError(unsearched)
-    roles = [r.strip() for given in args.role or () for r in given.split(",") if r.strip()] or None  # --role a,b too
     hits = home.archive.search(
-        args.query, limit=args.limit, offset=args.offset, role=roles, prefix=args.prefix, sort=args.sort
+        query, limit=args.limit, offset=args.offset, role=roles, prefix=args.prefix, sort=filters.sort
     )
-    absent = home.archive.absent_roles(roles) if roles and not hits else []
-    if absent:  # a mistyped role is not "no matches"
-        named = ", ".join(repr(role) for role in absent)
-        raise UsageError(f"no message has the role {named}; --role takes one of: {', '.join(home.archive.roles())}")
-    note = home.archive.search_note(args.query, hits, prefix=args.prefix)
+    note = home.archive.search_note(query, hits, prefix=args.prefix)
     # Whole words only: `t` finds no word "t" while the TUI, searching as you type, lists what starts with it.
-    widens = not hits and not args.prefix and bool(home.archive.search(args.query, limit=1, role=roles, prefix=True))
+    widens = not hits and not args.prefix and bool(home.archive.search(query, limit=1, role=roles, prefix=True))
     hints = ["words that start with the last one match with --prefix" if widens else None]
-    hints.append(home.archive.no_match_hint(args.query) if not hits else None)
+    hints.append(home.archive.no_match_hint(query) if not hits else None)
     hint = "; ".join(filter(None, hints)) or None
     data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits), "note": note}
     if hint:

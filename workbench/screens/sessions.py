@@ -29,7 +29,7 @@ from engine.archive.models import Chain, SearchHit
 from engine.archive.search import COUNT_CAP
 from engine.archive.sessions import LISTED_BY, titled
 from engine.db import stored_advice_note
-from engine.errors import WorkbenchError
+from engine.errors import BadSearchFilter, WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
 from engine.runner.claims import unbacked_claims
 from engine.session_writes import Write, approved_outside, session_writes, session_wrote
@@ -156,7 +156,10 @@ class SessionsScreen(SessionActions, SessionPrune):
         "opens its latest segment, [ and ] show an earlier or later one. Expand a row (right or l; left or h "
         "collapses or goes to the parent) to see its branches and delegates (✎ marks sessions that wrote "
         "memory or skills). Type in the search box to search "
-        "every message (CJK included); hits are grouped by session, enter opens one. The transcript shows "
+        "every message (CJK included); hits are grouped by session, enter opens one. A word of its own that "
+        "starts role: or sort: filters, as the CLI's --role and --sort do: role:user 東京 searches the user's "
+        "messages only (role:user,tool more roles), sort:oldest or sort:newest orders by time; a role no message "
+        "has says which there are. The transcript shows "
         "roles, tool calls and results; ✎ marks messages that wrote memory or skills. In the transcript: j/k "
         "(or arrows) move between messages, w jumps to the next message that wrote something, m opens the "
         "memory entry it wrote, f toggles follow." + ACTIONS_HELP + PRUNE_HELP
@@ -190,7 +193,7 @@ class SessionsScreen(SessionActions, SessionPrune):
         self._stamps: dict[str, tuple] = {}  # rows below the newest page of roots: how they were last drawn
 
     def compose_body(self) -> Iterable[Widget]:
-        yield SearchBox(placeholder="search messages (/)", id="sessions-search")
+        yield SearchBox(placeholder="search messages (/) · filters: role:user sort:oldest", id="sessions-search")
         with Horizontal(id="sessions-body"):
             with ContentSwitcher(initial="sessions-tree", id="sessions-left"):
                 yield LineageTree(id="sessions-tree")
@@ -376,11 +379,17 @@ class SessionsScreen(SessionActions, SessionPrune):
         rows, error, note, unsearched, hint = [], None, None, None, None
         try:  # the hits alone: their sessions' match counts follow (count_matches), so no key waits for them
             archive = self.home.archive
-            if unsearched := archive.nothing_searched(query, prefix=True):  # (the CLI's words: not "no match")
+            filters = archive.search_filters(query)  # role: and sort: words, as the CLI reads them
+            words = filters.text
+            if unsearched := archive.nothing_searched(words, prefix=True):  # (the CLI's words: not "no match")
                 return
-            hits = archive.search(query, limit=SEARCH_LIMIT + 1, prefix=True)  # (one more: whether others matched)
-            rows, note = [list_hit(hit) for hit in hits], archive.search_note(query, hits[:SEARCH_LIMIT], prefix=True)
-            hint = None if hits else archive.no_match_hint(query)  # (the CLI's words after "no matches")
+            hits = archive.search(  # (one more than shown: whether others matched)
+                words, limit=SEARCH_LIMIT + 1, prefix=True, role=filters.roles, sort=filters.sort
+            )
+            rows, note = [list_hit(hit) for hit in hits], archive.search_note(words, hits[:SEARCH_LIMIT], prefix=True)
+            hint = None if hits else archive.no_match_hint(words)  # (the CLI's words after "no matches")
+        except BadSearchFilter as exc:  # a bad filter searches nothing, and says what it takes
+            unsearched = exc.message
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
             error = exc.in_app
         except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed: as the CLI says it
@@ -431,10 +440,12 @@ class SessionsScreen(SessionActions, SessionPrune):
                 previews = self.home.archive.hit_previews(untitled)
                 titles = {sid: titled(None, preview) or sid for sid, preview in previews.items()}
                 self.post_result(CountsDone(query, {}, titles))
+            filters = self.home.archive.search_filters(query)
             counted = self.home.archive.match_counts(
-                query,
+                filters.text,
                 [sid for segments in rows.values() for sid in segments],
                 prefix=True,
+                role=filters.roles,
                 cap=COUNT_CAP,
                 stop=lambda: worker.is_cancelled,
             )
@@ -464,7 +475,10 @@ class SessionsScreen(SessionActions, SessionPrune):
     def load_session_hits(self, query: str, session_id: str, segments: tuple[str, ...] = ()) -> None:
         """Every hit of a row: of each segment of its chain, newest first."""
         try:
-            found = self.home.archive.session_hits(query, list(segments or (session_id,)), prefix=True)
+            filters = self.home.archive.search_filters(query)
+            found = self.home.archive.session_hits(
+                filters.text, list(segments or (session_id,)), prefix=True, role=filters.roles
+            )
             hits = [list_hit(h) for h in found]
         except WorkbenchError as exc:
             self.report(f"Search failed: {exc.in_app}", error=True)
