@@ -104,3 +104,32 @@ async def test_only_the_sessions_the_question_named_are_pruned(home, clock, tmp_
         said = "Pruned 0 sessions. 1 of those asked about had been resumed or deleted meanwhile."
         await wait_for(pilot, lambda: said in str(status.render()), what="the notice")
         assert home.archive.get_session("old_b").ended_at is None
+
+
+async def test_source_after_the_days_prunes_that_sources_sessions_only(home, clock, tmp_path):
+    """P had no way to give the CLI's --source: ``90 source:telegram`` now keeps the prune to it."""
+    archive = home.archive
+    for session_id, source in (("old_cli", "cli"), ("old_tg", "telegram")):
+        archive.create_session(session_id, source=source)
+        archive.end_session(session_id, "done")
+    clock.advance(100 * 86400)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "2", SessionsScreen)
+        await asked(pilot, "90 source:telegram source:cli")
+        said = "give one source after source: (90 source:cli), or none for every source."
+        error = app.screen.query_one("#line-error", Static)
+        await wait_for(pilot, lambda: str(error.render()) == said, what="the refusal")
+        app.screen.query_one(Input).value = "90 source:nowhere"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is screen, what="the days box closed")
+        status = screen.query_one("#status")
+        nothing = "No ended session from nowhere is older than 90 days; nothing to prune."
+        await wait_for(pilot, lambda: nothing in str(status.render()), what="the notice")
+        await asked(pilot, "90 Source:telegram")
+        await wait_for(pilot, lambda: "Prune 1 ended session from telegram?" in screen_text(app), what="the question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: archive.get_session("old_tg") is None, what="the prune")
+        assert archive.get_session("old_cli") is not None
+        [row] = [e for e in home.journal.query(subsystem="sessions") if e.action == "prune"]
+        assert row.detail["source"] == "telegram" and row.detail["deleted"] == ["old_tg"]

@@ -1,9 +1,10 @@
-"""Filters typed in a search's text, one rule for the CLI's flags and the TUI's search box.
+"""Filters typed as words, one rule for the CLI's flags and the TUI's boxes.
 
 ``role:user sort:oldest 東京`` searches 東京 in user messages, oldest first: a word of its own
 that starts ``role:`` or ``sort:`` (any case, outside quotes) is a filter, not text. The CLI's
 ``--role`` and ``--sort`` feed the same reader, so both skins refuse the same bad values in the
-same words (``SearchMixin.search_filters`` adds the check of roles against the archive's).
+same words (``SearchMixin.search_filters`` adds the check of roles against the archive's). The
+TUI's prune question reads ``90 source:cli`` the same way (``sessions.prune_terms``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from ..errors import BadSearchFilter
 
 SORTS = ("newest", "oldest")  # without one, the best match first (newest first for a word typed as a prefix)
-_FILTER = re.compile(r"(?<!\S)(?i:(role|sort)):(\S*)")
 _QUOTED = re.compile(r'("[^"]*")')  # a phrase: its text is searched as typed, ``"role:user"`` too
 
 
@@ -31,25 +31,31 @@ class SearchFilters:
 def read_filters(query: str, *, roles: Iterable[str] = (), sort: str | None = None) -> SearchFilters:
     """The filters in ``query`` (and those given apart: ``roles`` may be comma-separated), and its text
     without them; a sort other than ``SORTS``, or two different ones, is refused."""
+    text, named = named_words(query, ("role", "sort"))
     found = [role for given in roles for role in _roles(given)]
-    sorts = [sort.lower()] if sort else []
-
-    def take(match: re.Match) -> str:
-        if match.group(1).lower() == "role":
-            found.extend(_roles(match.group(2)) or [""])
-        else:
-            sorts.append(match.group(2).lower())
-        return " "
-
-    parts = _QUOTED.split(query)
-    text = "".join(part if _QUOTED.fullmatch(part) else _FILTER.sub(take, part) for part in parts)
+    found += [role for name, value in named if name == "role" for role in _roles(value) or [""]]
+    sorts = ([sort.lower()] if sort else []) + [value.lower() for name, value in named if name == "sort"]
     for given in sorts:
         if given not in SORTS:
             raise BadSearchFilter(f"sort: takes newest or oldest, not {given!r} (without it, the best match first)")
     if len(set(sorts)) > 1:
         raise BadSearchFilter("two orders given (sort:newest and sort:oldest): keep one")
-    text = text if text == query else " ".join(text.split())  # (untouched without filters: notes count its length)
     return SearchFilters(text, tuple(dict.fromkeys(found)), sorts[0] if sorts else None)
+
+
+def named_words(text: str, names: Iterable[str]) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` less its words ``name:value`` (a name of ``names``, any case, outside quotes), and those
+    words as (name in lower case, value), in order; ``text`` untouched when it has none (a search's
+    notes count its length), else with its spaces made single."""
+    named: list[tuple[str, str]] = []
+    word = re.compile(rf"(?<!\S)(?i:({'|'.join(map(re.escape, names))})):(\S*)")
+
+    def take(match: re.Match) -> str:
+        named.append((match.group(1).lower(), match.group(2)))
+        return " "
+
+    kept = "".join(part if _QUOTED.fullmatch(part) else word.sub(take, part) for part in _QUOTED.split(text))
+    return (" ".join(kept.split()) if named else text), named
 
 
 def _roles(given: str) -> list[str]:

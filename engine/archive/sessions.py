@@ -14,8 +14,10 @@ from ..db import is_corrupt
 from ..errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from ..events import SessionChanged
 from ..textsafety import one_line, without_escape_sequences
+from ..values import number_in
 from . import outside
 from .core import changes_archive, in_chunks
+from .filters import named_words
 from .lineage import LineageMixin
 from .models import NUMBERED_TITLE, Chain, Session, content_text, decode_content, prompt_digest
 from .query import like_escape
@@ -23,6 +25,21 @@ from .query import like_escape
 PREVIEW_CHARS = 60  # of an untitled session's first user message, in lists
 PRUNE_NAMED = 10  # sessions a prune's question names before "and N more"
 PRUNE_DAYS = (0, 36_500)  # what a prune's "older than N days" may be: none to a hundred years
+
+
+def prune_terms(text: str) -> tuple[float, str | None]:
+    """A prune asked for in one line, ``90`` or ``90 source:cli`` (the CLI's ``--days`` and ``--source``):
+    the days and the source, else ValueError in words saying what the line takes."""
+    rest, named = named_words(text.strip(), ("source",))
+    sources = list(dict.fromkeys(value for _, value in named))
+    if len(sources) > 1 or "" in sources:
+        raise ValueError("give one source after source: (90 source:cli), or none for every source")
+    return number_in(rest, *PRUNE_DAYS, "a number of days"), (sources[0] if sources else None)
+
+
+def from_source(source: str | None) -> str:
+    """`` from cli`` for a prune kept to a source, as its words say it, else nothing."""
+    return f" from {source}" if source else ""
 
 
 def titled(title: str | None, preview: str | None) -> str | None:

@@ -12,7 +12,7 @@ import sys
 from rich.cells import cell_len
 
 from engine.archive import Session
-from engine.archive.sessions import LISTED_BY, PRUNE_DAYS, titled
+from engine.archive.sessions import LISTED_BY, PRUNE_DAYS, from_source, titled
 from engine.clock import days, shown_time
 from engine.errors import BadSearchFilter, SessionLive, WorkbenchError
 from engine.export_file import write_export
@@ -330,14 +330,14 @@ def delete_session(home: Home, args) -> Output:
 def prune_sessions(home: Home, args) -> Output:
     if args.days < 0:
         raise UsageError("--days must be zero or more")
-    older = f"{_of_source(args)} older than {days(args.days)}"
+    older = f"{from_source(args.source)} older than {days(args.days)}"
     ids = home.archive.prunable(args.days, source=args.source)
     # what a prune does to sessions that have not ended, said alike by the dry run, the question and the prune
     warnings = home.archive.prune_warnings(args.days, args.source, ids)
     said = [f"warning: {w}" for w in warnings]
     if args.dry_run or not args.yes:  # what it would delete, so the confirmation is an informed one
         if not ids:
-            nothing = f"No ended session{_of_source(args)} is older than {days(args.days)}; nothing to prune."
+            nothing = f"No ended session{from_source(args.source)} is older than {days(args.days)}; nothing to prune."
             data = {"success": True, "would_prune": 0, "pruned": 0, "warnings": warnings}
             return Output(
                 {**data, "dry_run": True, "sessions": []} if args.dry_run else data, "\n".join([nothing, *said])
@@ -360,10 +360,6 @@ def prune_sessions(home: Home, args) -> Output:
     count = home.archive.prune(args.days, source=args.source, actor="user")
     done = f"pruned {count} session{'s' * (count != 1)}"
     return Output({"success": True, "pruned": count, "warnings": warnings}, "\n".join([done, *said]))
-
-
-def _of_source(args) -> str:
-    return f" from {args.source}" if args.source else ""
 
 
 def reindex(home: Home, args) -> Output:

@@ -14,18 +14,18 @@ from textual import on, work
 from textual.binding import Binding
 from textual.message import Message
 
-from engine.archive.sessions import PRUNE_DAYS
+from engine.archive.sessions import from_source, prune_terms
 from engine.clock import days
 from engine.errors import WorkbenchError
-from engine.values import number_in
 
 from .base import WorkbenchScreen
 from .dialogs import LineDialog
 
-DAYS_HINT = "enter: list what would go, then ask · esc: cancel"
+DAYS_HINT = "enter: list what would go · 90 source:cli: one source · esc: cancel"
 DEFAULT_DAYS = "90"
 HELP = (
-    " P prunes: it asks how many days, names the ended sessions started longer ago than that, and "
+    " P prunes: it asks how many days (and, with source:cli after them, of which source only, as the "
+    "CLI's --source), names the ended sessions started longer ago than that, and "
     "deletes them and their messages after asking (their child sessions stay, as roots; a live session "
     "is never pruned). That cannot be undone: the Timeline keeps only a row saying so."
 )
@@ -36,6 +36,7 @@ class PruneLooked(Message):
     """What a prune of sessions older than ``days`` would delete, read for the question."""
 
     days: float
+    source: str | None  # only sessions of this source (``source:cli`` after the days)
     ids: list[str]
     listing: str
     warnings: list[str]
@@ -62,7 +63,7 @@ class SessionPrune(WorkbenchScreen):
             if text is not None:
                 self._look_prune(text)
 
-        question = "Prune the ended sessions started more than how many days ago?"
+        question = "Prune the ended sessions started more than how many days ago (of which source)?"
         self.ask(LineDialog(question, draft, DAYS_HINT, error=refused), answered)
 
     @on(DaysRefused)
@@ -72,17 +73,18 @@ class SessionPrune(WorkbenchScreen):
     @work(thread=True, exit_on_error=False, group="session-action")
     def _look_prune(self, text: str) -> None:
         try:
-            count = number_in(text.strip(), *PRUNE_DAYS, "a number of days")
+            count, source = prune_terms(text)
         except ValueError as exc:
             self.post_result(DaysRefused(text, f"{exc}."))
             return
         archive = self.home.archive
         try:
-            ids = archive.prunable(count)
+            ids = archive.prunable(count, source)
             if not ids:
-                self.report(f"No ended session is older than {days(count)}; nothing to prune.")
+                self.report(f"No ended session{from_source(source)} is older than {days(count)}; nothing to prune.")
                 return
-            looked = PruneLooked(count, ids, archive.prune_listing(ids), archive.prune_warnings(count, None, ids))
+            warnings = archive.prune_warnings(count, source, ids)
+            looked = PruneLooked(count, source, ids, archive.prune_listing(ids), warnings)
         except WorkbenchError as exc:
             self.report(exc.in_app, error=True)
             return
@@ -91,7 +93,7 @@ class SessionPrune(WorkbenchScreen):
     @on(PruneLooked)
     def _prune_looked(self, looked: PruneLooked) -> None:
         many = len(looked.ids)
-        sessions = f"{many:,} ended session{'s' * (many != 1)}"
+        sessions = f"{many:,} ended session{'s' * (many != 1)}{from_source(looked.source)}"
         warned = "".join(f"{warning} " for warning in looked.warnings)
         self.confirm(
             f"Prune {sessions}?",
@@ -104,7 +106,7 @@ class SessionPrune(WorkbenchScreen):
     @work(thread=True, exit_on_error=False, group="session-action")
     def _prune(self, looked: PruneLooked) -> None:
         try:
-            count = self.home.archive.prune(looked.days, actor="user", among=looked.ids)
+            count = self.home.archive.prune(looked.days, looked.source, actor="user", among=looked.ids)
         except WorkbenchError as exc:
             self.report(exc.in_app, error=True)
             return
