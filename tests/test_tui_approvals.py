@@ -13,7 +13,7 @@ from textual.widgets._footer import FooterKey
 
 from engine.skills.manage import skill_manage_tool
 from engine.tools import BACKGROUND_REVIEW, ToolContext
-from tests.hermes_support import workbench_cmd
+from tests.hermes_support import hermes_record, workbench_cmd
 from tests.screens_seed import screen_text
 from tests.tui_support import footer_keys, make_app, settle, wait_for
 from widgets.gauge import CapacityGauge
@@ -1026,3 +1026,38 @@ async def test_a_busy_refusal_among_decisions_gives_the_apps_advice_not_the_clis
             holder.wait()
         assert f"Try again once process {holder.pid} (" in said, said
         assert "WORKBENCH_BUSY_TIMEOUT" not in said
+
+
+async def test_approve_all_of_a_write_its_question_could_not_preview_says_what_to_do_here(home, tmp_path, clock):
+    """Hermes's replace of 'Postgres 16', staged before the user rewrote that entry, could not be previewed
+    when A asked (its file half-written): approving it unseen is refused, and the TUI named the CLI's
+    `workbench pending approve ID --anyway`. Now it says how here: open its row, then a or r."""
+    home.memory.add("memory", "Uses Postgres 16", ToolContext(actor="user"))
+    payload = {"action": "replace", "target": "memory", "old_text": "Postgres 16", "content": "Uses Postgres 17"}
+    record = hermes_record(home, "0000cc03", payload, created_at=clock.now())
+    clock.advance(60)
+    home.memory.replace("memory", "Postgres 16", "Uses Postgres 16 on the NAS", ToolContext(actor="user"))
+    whole = record.read_bytes()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        assert [r.id for r in app.screen.records] == ["0000cc03"]
+        record.write_bytes(whole[: len(whole) // 2])  # (Hermes writing it again as A is pressed)
+        await pilot.press("A")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert "cannot be previewed" in " ".join(str(s.render()) for s in app.screen.query(Static))
+        record.write_bytes(whole)
+        await pilot.press("y")
+        await settle(pilot)
+        status = text_of(app, "#status")
+        assert "1 refused and still pending: 0000cc03: op 1 replace hits “Uses Postgres 16 on the NAS”" in status
+        assert status.endswith(
+            "Open its row to see the entry it hits now, then press a to approve it all the same, or r to reject it."
+        )
+        assert "workbench" not in status and "--anyway" not in status
+        assert home.memory.entries("memory") == ["Uses Postgres 16 on the NAS"] and home.approvals.count() == 1
+        await pilot.press("a")  # (the remedy said: the row shows what it hits, and its question asks)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the approval's question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: home.approvals.count() == 0, what="the approval")
+        assert home.memory.entries("memory") == ["Uses Postgres 17"]

@@ -879,12 +879,17 @@ class ApprovalQueue:
         if hit is None:
             return Seen(seen_entries(targets), checked=True)
         newer = hit["written_after"]
-        raise WorkbenchError(
+        reason = (
             f"op {hit['op']} {hit['action']} hits “{one_line(hit['entry'], 160)}”, written after this was staged "
             f"({shown_time(newer['at']) or newer['at']}, {newer['actor']}, event {newer['event_id']}): it may not be "
-            f"the entry the proposal meant. See it with `workbench pending show {record.id}`; apply it to that entry "
-            f"all the same with `workbench pending approve {record.id} --anyway`, or drop it with "
-            f"`workbench pending reject {record.id}`."
+            "the entry the proposal meant."
+        )
+        raise WorkbenchError(  # (``reason`` and ``anyway``: a skin that shows the entry words its own remedy)
+            f"{reason} See it with `workbench pending show {record.id}`; apply it to that entry all the same "
+            f"with `workbench pending approve {record.id} --anyway`, or drop it with "
+            f"`workbench pending reject {record.id}`.",
+            reason=reason,
+            anyway=True,
         )
 
     def _sourced(self, record: PendingRecord) -> PendingRecord:

@@ -710,9 +710,7 @@ class ApprovalsScreen(WorkbenchScreen):
                 them = "it" if len(undoable) == 1 else "them"
             message += f" Press u to put {them} back."
         if failed:
-            message += f" {len(failed)} refused and still pending: " + clauses(
-                f"{f.get('id')}: {f.get('error')}" for f in failed
-            )
+            message += f" {len(failed)} refused and still pending: " + clauses(map(_failure_said, failed))
         if result.get("gone"):
             message += f" Decided elsewhere meanwhile, so not here: {', '.join(result['gone'])}."
         if result.get("cancelled"):  # (esc or quitting ended a wait for another process's lock)
@@ -862,3 +860,15 @@ def _info(record: PendingRecord, now: float, session_id: str | None):
     parts.append(("\n", ""))
     parts.append((summary_line(record.summary, 240), ""))  # a heading: the diff below holds the whole text
     return assemble(*parts)
+
+
+def _failure_said(failed: dict) -> str:
+    """A refusal of approve all as this screen says it: one the person may approve anyway once they have
+    seen what it hits (the engine's ``anyway``) says how here, not with the CLI's ``--anyway``."""
+    result = failed.get("result") or {}
+    if result.get("anyway"):
+        return (
+            f"{failed.get('id')}: {result['reason']} Open its row to see the entry it hits now, then press a to "
+            "approve it all the same, or r to reject it"
+        )
+    return f"{failed.get('id')}: {failed.get('error')}"
