@@ -12,7 +12,7 @@ from textual.widgets import Input, Static
 
 from engine.timeline import Timeline
 from tests.screens_seed import open_mode
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import footer_keys, make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
 from workbench.screens.timeline import TimelineScreen
 
@@ -89,3 +89,24 @@ async def test_the_timeline_screen_says_how_far_it_read_and_m_reads_on(home, tmp
 
 def status(screen) -> str:
     return str(screen.query_one("#status", Static).render())
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_a_page_that_stopped_with_no_rows_shows_only_keys_that_act(home, tmp_path, size):
+    """The footer still offered space Fold and g Message (and r Revert) over an empty list that stopped
+    at its read bound: keys that do nothing there. It shows m More, which reads on, and not those."""
+    journal(home)
+    async with make_app(home, tmp_path).run_test(size=size) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        acting = ("space", "g", "r", "m")
+        assert set(await footer_keys(pilot, *acting)) == {"space", "g", "r"}  # (rows listed: they act)
+        screen.query_one("#timeline-search", Input).value = "actor:agent"
+        await wait_for(pilot, lambda: screen.reach is not None, timeout=60, what="the first page")
+        screen.query_one(TimelineList).focus()
+        assert screen.rows == [] and await footer_keys(pilot, *acting) == {"m": True}
+        for _ in range(2):  # (two more pages read: the agent's row is on the last)
+            await pilot.press("m")
+            await wait_for(pilot, lambda: not screen.loading_more, timeout=60, what="the next page")
+        assert screen.rows
+        assert await footer_keys(pilot, *acting) == {"space": False, "g": False, "r": True}

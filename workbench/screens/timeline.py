@@ -347,9 +347,12 @@ class TimelineScreen(WorkbenchScreen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         """``space`` is dimmed (and does nothing) off a group, ``g`` on a row with no message to open (a
         group's header, a row no session message wrote, a state.db deletion); ``r`` and ``enter`` act
-        on every row, or say why not. ``space`` reads Unfold on a folded group, Fold on any other row."""
+        on every row, or say why not; none of them shows over an empty list. ``space`` reads Unfold on a
+        folded group, Fold on any other row."""
         if action == "more":
             return self.reach is not None  # (only when a page stopped short: hidden otherwise)
+        if action in ("fold", "unfold", "open_source", "open_message", "revert") and not self.rows:
+            return False  # (an empty list, a page that stopped short among them: nothing for them to act on)
         if action not in ("fold", "unfold", "open_message") or not self.is_mounted:
             return True
         row, group = self.table.current
