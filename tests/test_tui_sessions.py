@@ -728,6 +728,33 @@ async def test_a_transcript_load_that_answers_after_a_newer_one_is_dropped(home,
         assert transcript.items[-1].content == "one more thing"
 
 
+@pytest.mark.parametrize(("key", "asked"), [("x", "Export session"), ("D", "Delete session")])
+async def test_a_key_pressed_while_the_picked_sessions_transcript_loads_acts_on_that_session(
+    home, tmp_path, monkeypatch, key, asked
+):
+    """Seen on a Hermes home: the cursor moved to another session and x pressed at once asked to export the
+    session shown before (its transcript still up while the picked one loaded), the question then sitting
+    over the picked session's transcript; D asked to delete the wrong one the same way."""
+    from workbench.screens import sessions as sessions_module
+
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen, tree, _ = await on_the_garden_row(pilot)
+        await wait_for(pilot, lambda: screen.shown_session == GARDEN_2, what="the garden chain shown")
+        late = LateFirstAnswer(monkeypatch, sessions_module, "session_items")
+        tree.move_cursor(tree.node_for(TOKYO))
+        await wait_for(pilot, late.started.is_set, what="the Tokyo transcript loading")
+        assert screen.shown_session == GARDEN_2  # (still up while the picked one loads)
+        await pilot.press(key)
+        await wait_for(pilot, lambda: asked in screen_text(app), what="the question")
+        assert f"{asked} {TOKYO} (東京の旅)" in screen_text(app)
+        await late.release(pilot, "transcript")
+        await pilot.press("escape" if key == "x" else "n")
+        await settle(pilot)
+        assert home.archive.get_session(TOKYO) is not None and home.archive.get_session(GARDEN_2) is not None
+
+
 async def test_a_growing_session_keeps_the_readers_place(home, tmp_path):
     ids = seed_sessions(home)
     app = make_app(home, tmp_path)

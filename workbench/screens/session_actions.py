@@ -77,7 +77,7 @@ class ExportRefused(Message):
 
 
 class SessionActions(WorkbenchScreen):
-    """The Sessions screen's base: its ``shown_session`` is what the keys act on."""
+    """The Sessions screen's base: the keys act on the session picked last (``wanted_session``)."""
 
     # The footer offers the keys where it has room (x needs more); the unlisted twins answer them at any width. a says
     # what it will do to the session shown: Archive, or Unarchive on one archived whole (check_action).
@@ -94,6 +94,7 @@ class SessionActions(WorkbenchScreen):
         Binding("x", "session('export')", "Export", show=False),
     ]
     shown_session: str | None = None
+    wanted_session: str | None = None  # the session picked last, its transcript loading or shown
     shown_archived = False  # the whole conversation of the session shown is archived (as last read)
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -128,7 +129,9 @@ class SessionActions(WorkbenchScreen):
         if self.shown_session is None:
             self.show_status(PICK_FIRST)
             return
-        self._look(action, self.shown_session)
+        # The session picked last, even while its transcript still loads: a key pressed just after a cursor
+        # move acted on the one shown before, named in a question that then sat over the new one's transcript.
+        self._look(action, self.wanted_session or self.shown_session)
 
     @work(thread=True, exit_on_error=False, group="session-action")
     def _look(self, action: str, session_id: str) -> None:

@@ -182,7 +182,7 @@ class SessionsScreen(SessionActions, SessionPrune):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.shown_session = None
-        self.wanted_session: str | None = None
+        self.wanted_session = None
         self._searching: str | None = None  # the query of the search in flight (one at a time)
         self._reveal: LineageLoaded | None = None  # a jump that arrived before the roots did
         # What engine events changed since the last reload (merged in a burst, kept while hidden).
