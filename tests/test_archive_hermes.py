@@ -14,7 +14,7 @@ import pytest
 
 from engine import open_home
 from tests.archive_support import fts_state, old_workbench_archive, schema_of
-from tests.hermes_support import workbench_cmd
+from tests.hermes_support import MEMORY_TURNS, workbench_cmd
 
 # Hermes's SessionDB opened on HERMES_HOME/state.db, with a spy on its FTS rebuild path.
 OPEN = """
@@ -326,6 +326,41 @@ def test_a_cjk_search_first_in_a_home_hermes_wrote_leaves_every_read_working(her
         )
         assert shown.returncode == 0, (command, shown.stdout, shown.stderr)
         assert json.loads(shown.stdout)
+
+
+def test_an_emoji_hermes_stored_is_found_by_searching_for_it(hermes, tmp_path):
+    """Seen on a Hermes home: ``sessions search 🚀`` said "no matches" beside a message holding 🚀, as did
+    the Sessions screen. The word index drops symbols as it drops spaces; a symbol is a substring now, found
+    in the text and in the tool call Hermes stored with ``json.dumps`` defaults (``\\ud83c\\udf89``)."""
+    folder = tmp_path / "hermes"
+    folder.mkdir()
+    hermes.run(
+        folder,
+        MEMORY_TURNS
+        + """
+db.create_session("rocket", source="cli", model="m")
+db.append_message("rocket", "user", "Deploy 🚀 rocket tonight")
+db.create_session("party", source="cli", model="m")
+turn("party", "party", {"action": "add", "content": "Team party 🎉 on Friday"})
+db.create_session("plain", source="cli", model="m")
+db.append_message("plain", "user", "a rocket without the emoji")
+""",
+    )
+
+    def found(query: str) -> list[tuple[str, str]]:
+        result = subprocess.run(
+            [*workbench_cmd("--home", str(folder), "--json", "sessions", "search", query)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        return [(hit["session_id"], hit["snippet"]) for hit in json.loads(result.stdout)["results"]]
+
+    assert found("🚀") == [("rocket", "Deploy «🚀» rocket tonight")]
+    assert [session for session, _ in found("🎉")] == ["party"]  # (the memory call, as stored, and its result)
+    assert [session for session, _ in found("rocket 🚀")] == ["rocket"]  # (both terms, not rocket alone)
+    assert found("✓") == []
 
 
 def test_sessions_hermes_archives_and_deletes_are_timeline_rows(hermes, tmp_path):

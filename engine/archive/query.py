@@ -96,6 +96,12 @@ def contains_cjk(text: str) -> bool:
     return bool(CJK_CHAR.search(text))
 
 
+def holds_symbol(text: str) -> bool:
+    """Whether ``text`` holds a symbol past ASCII (an emoji, ✓, →): FTS5's unicode61 tokenizer parts
+    words there as at a space, so the word index holds none, and a search for 🚀 found no message."""
+    return any(not char.isascii() and unicodedata.category(char).startswith("S") for char in text)
+
+
 HALF_WIDTH_KANA = re.compile("[\uff61-\uff9f]+")  # half-width katakana and their marks (ﾀﾜｰ, ﾊﾞ, ｡)
 
 
@@ -394,6 +400,11 @@ class ParsedQuery:
     @property
     def empty(self) -> bool:
         return not self.terms
+
+    @property
+    def substrings(self) -> bool:
+        """Whether the terms are searched as substrings, not words: CJK, or a symbol no word index holds."""
+        return self.cjk or any(holds_symbol(term) for term in self.terms)
 
     @property
     def terms(self) -> list[str]:

@@ -340,7 +340,7 @@ class SearchMixin(LineageMixin):
     # -- planning ------------------------------------------------------------------
     def _plan(self, parsed: ParsedQuery, sort: str | None, typing: bool = False) -> _Plan:
         sort = (sort or "").strip().lower()
-        words = not parsed.cjk and self.caps.fts  # English words, from FTS5; else substrings (CJK too)
+        words = not parsed.substrings and self.caps.fts  # English words, from FTS5; else substrings (CJK, 🚀)
         if not sort and words and any(t.prefix for t in parsed.tokens):
             sort = "newest"  # BM25 of a prefix costs a pass over every match: newest first instead
         # A substring is found whole or as part of a longer text either way, so searching as you
@@ -696,7 +696,7 @@ def highlight_pattern(parsed: ParsedQuery) -> re.Pattern | None:
             if not text:
                 continue
             body = r"\W+".join(re.escape(w) for w in re.findall(r"\w+", text)) or re.escape(text)
-            if parsed.cjk or contains_cjk(text):
+            if parsed.substrings or contains_cjk(text):
                 parts.append(re.escape(text))
             else:
                 parts.append(r"(?<!\w)" + body + (r"\w*" if token.prefix else r"(?!\w)"))
