@@ -259,6 +259,30 @@ async def test_resume_continues_a_stored_session(home, tmp_path):
         ]
 
 
+async def test_r_on_sessions_resumes_the_session_picked_there_on_run(home, tmp_path):
+    """A session found on the Sessions screen (a Hermes one, say) could only be talked in by going to Run,
+    pressing ctrl+o and typing its id or title again. R there resumes it on Run, as ctrl+o would."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        sessions = await open_mode(pilot, "2", SessionsScreen)
+        tree = sessions.query_one(LineageTree)
+        tree.focus()
+        tree.move_cursor(tree.node_for(TOKYO))
+        await wait_for(pilot, lambda: sessions.shown_session == TOKYO, what="the Tokyo transcript")
+        await pilot.press("R")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen), what="the Run screen")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.agent is not None and screen._opening is None, what="the resume")
+        assert screen.session_id == TOKYO and app.focused is screen.query_one("#run-input")
+
+        def thanked() -> bool:
+            return [m.content for m in home.archive.messages(TOKYO) if m.role == "user"][-1:] == ["thanks"]
+
+        await pilot.press(*"thanks", "enter")
+        await wait_for(pilot, lambda: thanked() and not screen.running, what="the turn, in that session")
+
+
 async def test_the_header_names_a_resumed_session_at_once(home, tmp_path):
     """After a resume the status line named the session while the header read `session none`
     until its first turn."""

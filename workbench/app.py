@@ -52,7 +52,7 @@ from widgets.transcript import Transcript
 from . import problems
 from .bridge import EngineBridge, EngineEvent
 from .crash import OneLineLog, save_traceback
-from .messages import AfterEngineEvents, JumpToMessage, ResultsFromWorkers, ShowEntry
+from .messages import AfterEngineEvents, JumpToMessage, ResultsFromWorkers, ResumeSession, ShowEntry
 from .problems import ProblemSaid
 from .screens.approvals import ApprovalsScreen
 from .screens.base import WorkbenchScreen
@@ -757,6 +757,13 @@ class WorkbenchApp(ResultsFromWorkers, App):
             return
         await self.switch_mode("sessions")
         self.screen.post_message(JumpToMessage(message.session_id, message.message_id))
+
+    async def on_resume_session(self, message: ResumeSession) -> None:
+        if "run" not in self.MODES:
+            self.notify("The Run screen is not available.", severity="warning")
+            return
+        await self.switch_mode("run")
+        self.screen.post_message(ResumeSession(message.session_id))
 
     async def on_transcript_entry_wanted(self, message: Transcript.EntryWanted) -> None:
         """A transcript's ``m``: show the memory entry that message wrote."""

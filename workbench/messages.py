@@ -19,6 +19,15 @@ class JumpToMessage(Message):
         self.message_id = message_id
 
 
+class ResumeSession(Message):
+    """Talk on in this session on the Run screen (posted to the app, which switches to Run and re-posts
+    it to that screen): the Sessions screen's R, so a session found there needs no id typed in ctrl+o."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__()
+        self.session_id = session_id
+
+
 class ShowEntry(Message):
     """Select this memory entry on the Memory screen (posted to that screen by the app)."""
 

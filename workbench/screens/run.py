@@ -34,7 +34,7 @@ from engine.runner.session import CLOSE_REASON, REVIEW_CLOSE_WAIT_S, end_reason_
 from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
 
-from ..messages import AfterEngineEvents
+from ..messages import AfterEngineEvents, ResumeSession
 from .base import WorkbenchScreen
 from .resume import RECENT, ResumeDialog
 from .sessions import session_items
@@ -640,6 +640,17 @@ class RunScreen(WorkbenchScreen):
             self.focus_input()
 
         self.ask(ResumeDialog(message.sessions, self.home.archive.find_session, message.previews), chosen)
+
+    @on(ResumeSession)
+    def _resume_asked(self, message: ResumeSession) -> None:
+        """The Sessions screen's R: resumed as a pick in ctrl+o's list is, or, while the agent is busy,
+        said why not (as ctrl+o, dimmed then, says it)."""
+        message.stop()  # handled here; it must not bubble back to the app (which re-posts it)
+        if self.check_action("resume", ()) is not True:
+            self.notify(self.explain_dimmed("resume", ()) or "", severity="warning", markup=False)
+            return
+        self._resume(message.session_id)
+        self.focus_input()
 
     def _follow(self, session_id: str) -> None:
         self.session_id = session_id

@@ -24,6 +24,7 @@ from engine.memory import history
 from widgets.literal import one_line
 from widgets.transcript import Transcript
 
+from ..messages import ResumeSession
 from .base import WorkbenchScreen
 from .dialogs import LineDialog
 
@@ -37,7 +38,8 @@ HELP = (
     "on an archived one, found by search, a reads Unarchive and lists it again), e renames it, D deletes "
     "it (on a chain's row, the segment shown) and its messages after asking (that cannot be undone). An "
     "archive change or a delete is a Timeline row; r there reverts an archive. x exports it to a file you "
-    "name (Markdown, or JSON for a name ending .json), asking before it replaces one."
+    "name (Markdown, or JSON for a name ending .json), asking before it replaces one. R resumes it on the Run "
+    "screen, as ctrl+o there does."
 )
 EXPORT_HINT = "enter: write (a name ending .json writes JSON, else Markdown) · esc: cancel"
 
@@ -92,6 +94,7 @@ class SessionActions(WorkbenchScreen):
         Binding("e", "session('rename')", "Rename", show=False),
         Binding("D", "session('delete')", "Delete", key_display="D", show=False),
         Binding("x", "session('export')", "Export", show=False),
+        Binding("R", "session('resume')", "Resume in Run", key_display="R", show=False),
     ]
     shown_session: str | None = None
     wanted_session: str | None = None  # the session picked last, its transcript loading or shown
@@ -131,7 +134,11 @@ class SessionActions(WorkbenchScreen):
             return
         # The session picked last, even while its transcript still loads: a key pressed just after a cursor
         # move acted on the one shown before, named in a question that then sat over the new one's transcript.
-        self._look(action, self.wanted_session or self.shown_session)
+        picked = self.wanted_session or self.shown_session
+        if action == "resume":
+            self.app.post_message(ResumeSession(picked))
+            return
+        self._look(action, picked)
 
     @work(thread=True, exit_on_error=False, group="session-action")
     def _look(self, action: str, session_id: str) -> None:
