@@ -48,6 +48,8 @@ from .memory.history import (
     shown_actor,
     undo_problem,
 )
+from .skills.archive_calls import TOOL as SKILL_TOOL
+from .skills.archive_calls import hermes_skill_call
 from .skills.outside import ARCHIVED, CREATED, EDITED, RECORD_ONLY, REMOVED, STATE_CHANGES
 from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
@@ -229,10 +231,10 @@ class Row:
     @property
     def by(self) -> str:
         """Who the row is shown as made by (both skins' actor column, ``by`` in JSON): an outside memory
-        edit whose Hermes call was found (``source``) is the agent's, as ``memory history`` and the entry's
-        origin name it (``memory.history.shown_actor``); else the journaled actor."""
+        edit or skill change whose Hermes call was found (``source``) is the agent's, as ``memory history``
+        and the entry's origin name it (``memory.history.shown_actor``); else the journaled actor."""
         called = self.source if self.source is not None and self.source.via == "archive" else None
-        return shown_actor(self.actor, called if _hermes_memory_write(self) else None)
+        return shown_actor(self.actor, called if _hermes_call_may_be_behind(self) else None)
 
     @property
     def session(self) -> str | None:
@@ -254,6 +256,7 @@ class Source:
     via: str  # "journal": the row names it; "archive": the Hermes call that wrote its entry; "staged": staged it
     call: str | None = None  # (via "archive") the call's action: a replace Hermes made of the last entry
     # in a file is journaled as a remove and an add (the same on disk), and both rows name it
+    tool: str = "memory"  # (via "archive") the tool called: memory, or skill_manage for a skill change
 
     @classmethod
     def named_by(cls, row: Row) -> Source | None:
@@ -263,7 +266,7 @@ class Source:
     def describe(self) -> str:
         where = f"session {self.session_id}" + (f" · message {self.message_id}" if self.message_id is not None else "")
         if self.via == "archive":
-            return f"{where} (Hermes's memory {self.call or 'tool'} call, from the archive)"
+            return f"{where} (Hermes's {self.tool} {self.call or 'tool'} call, from the archive)"
         return f"{where} (the Hermes tool call that staged it, from the archive)" if self.via == "staged" else where
 
 
@@ -508,18 +511,28 @@ def why_line(row: Row, source: Source | None = None) -> str | None:
     if row.found is None:
         return None
     source = source or row.source
+    if not row.session_id and _outside_skill(row) and source is not None:
+        return f"{row.found}; Hermes's {source.tool} {source.call} call in {_where(source)} made it"
     if row.session_id or not _hermes_memory_write(row):
         return row.found
     if source is None:
         return f"{row.found}; the file does not say who made it"
-    where = f"session {visible(source.session_id)}" + (
-        f" · message {source.message_id}" if source.message_id is not None else ""
-    )
     if source.via == "archive":
         did = "took it out" if row.action == "remove" else "wrote it"
-        return f"{row.found}; Hermes's memory {source.call or 'tool'} call in {where} {did}"
+        return f"{row.found}; Hermes's memory {source.call or 'tool'} call in {_where(source)} {did}"
     # (no call wrote it: the approval outside the workbench that cites it, ``Timeline.source``)
-    return f"{row.found}; it is the change of a proposal approved outside the workbench, staged in {where}"
+    return f"{row.found}; it is the change of a proposal approved outside the workbench, staged in {_where(source)}"
+
+
+def _where(source: Source) -> str:
+    return f"session {visible(source.session_id)}" + (
+        f" · message {source.message_id}" if source.message_id is not None else ""
+    )
+
+
+def _hermes_call_may_be_behind(row: Row) -> bool:
+    """An outside row a Hermes tool call may have made: a memory write, or a skill change (``skill_manage``)."""
+    return _hermes_memory_write(row) or (_outside_skill(row) and not row.session_id)
 
 
 def _hermes_memory_write(row: Row) -> bool:
@@ -909,7 +922,10 @@ def _shown_clause(text: str) -> tuple[str, tuple[Any, ...]]:
 _STAGED_OUTSIDE = f"(subsystem = 'approvals' AND action = 'stage' AND {_detail_at('$.outside')} = 1)"
 # An outside memory write a Hermes call may be behind: listed as ``external`` or as the agent's, as its
 # actor column shows it (``Row.by``), so ``actor:agent`` and ``actor:external`` decide it row by row.
-_CALLED_OUTSIDE = "(actor = 'external' AND subsystem = 'memory' AND action IN ('add', 'replace', 'remove'))"
+_CALLED_OUTSIDE = (
+    "(actor = 'external' AND (subsystem = 'memory' AND action IN ('add', 'replace', 'remove') "
+    "OR subsystem = 'skills' AND action = 'external'))"
+)
 SHOWN_FILTERED = (HERMES_AGENT, "external")
 SHOWN_BATCH = 1000  # rows read at a time while those filters look up each outside write's call
 # The most candidate rows one page of those filters reads: 100,000 hand edits of MEMORY.md, none of them the
@@ -1123,10 +1139,11 @@ def has_skill_diff(row: Row) -> bool:
 
 
 def _found_in_archive(row: Row) -> bool:
-    """Rows whose session only state.db can tell: an outside memory edit, a proposal Hermes staged."""
+    """Rows whose session only state.db can tell: an outside memory edit or skill change, a proposal Hermes
+    staged."""
     if row.session_id:
         return False
-    return (row.actor == "external" and row.subsystem == "memory") or row.subsystem == "approvals"
+    return (row.actor == "external" and row.subsystem in ("memory", "skills")) or row.subsystem == "approvals"
 
 
 def awaits_source(row: Row, now: float) -> bool:
@@ -1137,8 +1154,8 @@ def awaits_source(row: Row, now: float) -> bool:
 
 def _made_by_a_call(row: Row) -> bool:
     """A row state.db may hold the Hermes call of: an outside add, replace or remove (not a first look,
-    which no call made), a proposal Hermes staged."""
-    return not row.session_id and (_hermes_memory_write(row) or row.subsystem == "approvals")
+    which no call made), an outside skill change, a proposal Hermes staged."""
+    return not row.session_id and (_hermes_call_may_be_behind(row) or row.subsystem == "approvals")
 
 
 def source_may_come(row: Row, now: float, turn_may_follow: bool) -> bool:
@@ -1156,12 +1173,12 @@ def unsourced(row: Row, now: float, turn_may_follow: bool) -> str:
     if source_may_come(row, now, turn_may_follow):
         return f"Row {row.id}'s session message is not in state.db yet: Hermes stores a turn when it ends."
     if _made_by_a_call(row):
-        did = "staged it" if row.subsystem == "approvals" else "took it out" if row.action == "remove" else "wrote it"
-        how = (
-            ""
-            if row.subsystem == "approvals"
-            else " (Hermes's memory tool run with no session stored, or an edit by hand)"
-        )
+        taken = row.action == "remove" or row.change == REMOVED
+        did = "staged it" if row.subsystem == "approvals" else "took it out" if taken else "wrote it"
+        how = {
+            "approvals": "",
+            "skills": " (Hermes's skill_manage run with no session stored, its curator, or an edit by hand)",
+        }.get(row.subsystem, " (Hermes's memory tool run with no session stored, or an edit by hand)")
         return f"Row {row.id}: no Hermes call stored in state.db {did}{how}, so there is no session message to open."
     return f"Row {row.id} did not come from a session message: there is none to open."
 
@@ -1318,8 +1335,14 @@ class Timeline:
             row = self._row(entry)
             if text and not record["stored"] and wanted not in row.summary.casefold():
                 continue
-            if not _hermes_memory_write(row) or shown_actor(row.actor, hermes_call(self.home.memory, entry)) == actor:
+            if not _hermes_call_may_be_behind(row) or shown_actor(row.actor, self._call(entry)) == actor:
                 yield row
+
+    def _call(self, entry: JournalEntry) -> object | None:
+        """The Hermes call behind an outside row: a skill change's ``skill_manage``, a memory write's ``memory``."""
+        return (
+            hermes_skill_call(self.home, entry) if entry.subsystem == "skills" else hermes_call(self.home.memory, entry)
+        )
 
     def _showing(self, found: Iterable[sqlite3.Row], text: str) -> Iterator[Row]:
         """The rows of ``found`` whose stored fields hold ``text`` (``stored``), or whose summary shows it."""
@@ -1469,10 +1492,10 @@ class Timeline:
         repeats (a proposal's staged and decided rows, which approval cites an edit) are made once."""
         lookups = _Lookups()
         return [
-            self._sourced(r, lookups)
-            if _found_in_archive(r)
-            else self._approved(r, lookups)
+            self._sourced(self._approved(r, lookups), lookups)
             if _outside_skill(r)
+            else self._sourced(r, lookups)
+            if _found_in_archive(r)
             else r
             for r in rows
         ]
@@ -1525,6 +1548,9 @@ class Timeline:
                 found = staged_at(self.home, entry)
                 lookups.staged[key] = Source(found[0], found[1], "staged") if found else None
             return lookups.staged[key]
+        if row.subsystem == "skills":
+            made = hermes_skill_call(self.home, entry)
+            return Source(made.session_id, made.message_id, "archive", made.action, SKILL_TOOL) if made else None
         call = hermes_call(self.home.memory, entry)
         if call is not None:
             return Source(call.session_id, call.message_id, "archive", call.action)

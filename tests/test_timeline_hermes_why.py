@@ -47,10 +47,19 @@ elif STEP == "skill":
     content = "---\nname: tea-timer\ndescription: Time a brew\n---\n# Tea timer\n\nSteps.\n"
     assert json.loads(skill_manage("create", "tea-timer", content=content))["success"]
     assert db.set_session_archived("s-old", True) and db.delete_session("s-gone")
+elif STEP == "skill turn":  # the agent's own skill_manage call, stored in its turn
+    args = {"action": "create", "name": "kettle-care",
+            "content": "---\nname: kettle-care\ndescription: Descale the kettle\n---\n# Kettle care\n\nSteps.\n"}
+    call = {"id": "call_kettle", "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
+    db.append_message("s-tea", "user", "make a skill for the kettle")
+    ids["kettle-care"] = db.append_message("s-tea", "assistant", None, tool_calls=[call])
+    result = skill_manage(**args)
+    db.append_message("s-tea", "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
+    assert json.loads(result)["success"], result
 print(json.dumps(ids))
 """
 )
-STEPS = ("start", "quiet add", "replace", "remove and add", "quiet replace", "skill")
+STEPS = ("start", "quiet add", "replace", "remove and add", "quiet replace", "skill", "skill turn")
 
 
 @pytest.fixture(scope="module")
@@ -195,6 +204,26 @@ def test_a_change_hermes_made_gets_one_label_everywhere(written):
     story = json.loads(workbench("memory", "history", "--entry", "Lives near Lake Biwa", "--home", str(root), "--json"))
     assert story["origin"]["actor"] == "agent"
     assert story["events"][-1]["actor"] == "agent" and story["events"][-1]["message_id"] == messages["lake"]
+
+
+def test_a_skill_the_hermes_agent_made_in_a_turn_is_the_agents_with_its_call(written):
+    """Seen on a Hermes home: a skill Hermes's agent created with a skill_manage call in its session read
+    "external … created outside the workbench", with no session, where a memory call gets the agent and
+    the ``←`` line. Now the stored call is its source; a skill made with no call stored stays external."""
+    root, messages = written
+    made = row_of(root, "skill 'kettle-care' created outside the workbench (kettle-care/SKILL.md)")
+    quiet = row_of(root, "skill 'tea-timer' created outside the workbench (tea-timer/SKILL.md)")
+    assert (made["actor"], made["by"], made["session"], quiet["by"]) == ("external", "agent", "s-tea", "external")
+    assert (made["source"]["message_id"], made["source"]["tool"]) == (messages["kettle-care"], "skill_manage")
+    assert why_of(root, made).endswith(
+        f"; Hermes's skill_manage create call in session s-tea · message {messages['kettle-care']} made it"
+    )
+    listed = workbench("timeline", "--home", str(root), "--subsystem", "skills")
+    assert f"← session s-tea · message {messages['kettle-care']} (Hermes's skill_manage create call" in listed
+    agents = json.loads(workbench("timeline", "--home", str(root), "--json", "--actor", "agent"))["rows"]
+    externals = json.loads(workbench("timeline", "--home", str(root), "--json", "--actor", "external"))["rows"]
+    assert made["id"] in {r["id"] for r in agents} and quiet["id"] not in {r["id"] for r in agents}
+    assert quiet["id"] in {r["id"] for r in externals} and made["id"] not in {r["id"] for r in externals}
 
 
 MIXED_EDIT = (

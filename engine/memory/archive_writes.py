@@ -26,7 +26,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..db import database_stamp
 from ..errors import WorkbenchError
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ..home import Home
 
 log = logging.getLogger(__name__)
+Call = TypeVar("Call")
 
 TOOL = "memory"
 WORD_LOOKUPS = 64  # texts ``preload`` looks up one by one in the word index; past it, one read of all writes
@@ -187,7 +188,7 @@ class ArchiveWrites:
         self._found: dict[tuple[str, str], list[ArchiveWrite]] = {}
         self._every: dict[tuple[str, str], list[ArchiveWrite]] | None = None
         self._takings: list[ArchiveWrite] | None = None
-        self._calls: dict[int, ArchiveWrite | None] = {}
+        self._calls: dict[int, Any] = {}
 
     def newest(self, target: str, text: str, after: float | None = None) -> ArchiveWrite | None:
         """The newest applied write of exactly ``text`` to ``target``, later than ``after``.
@@ -242,10 +243,11 @@ class ArchiveWrites:
 
         return self._safe(read)
 
-    def call_of(self, row_id: int, find: Callable[[], ArchiveWrite | None]) -> ArchiveWrite | None:
+    def call_of(self, row_id: int, find: Callable[[], Call]) -> Call:
         """``find()``'s answer for journal row ``row_id``, kept while state.db is unchanged: the call
-        behind a row depends only on the archive and the journal rows before it, which never change
-        (a timeline page or session filter resolves the same rows again and again)."""
+        behind a row (a memory write's, or a skill change's: ``skills.archive_calls``) depends only on the
+        archive and the journal rows before it, which never change (a timeline page or session filter
+        resolves the same rows again and again)."""
         with self._lock:
             self._fresh()
             if row_id in self._calls:
@@ -311,18 +313,22 @@ class ArchiveWrites:
         return self._every
 
     def _rows(self, conn: sqlite3.Connection, terms: list[str]) -> list[sqlite3.Row]:
-        """Assistant rows with tool calls naming the memory tool (and holding ``terms``), oldest first."""
+        return self.calls_of(conn, self.home.archive.caps.fts, TOOL, terms)
+
+    @staticmethod
+    def calls_of(conn: sqlite3.Connection, fts: bool, tool: str, terms: list[str]) -> list[sqlite3.Row]:
+        """Assistant rows with tool calls naming ``tool`` (and holding ``terms``), oldest first."""
         columns = "m.id, m.session_id, m.tool_calls, m.timestamp"
         where = "m.role = 'assistant' AND m.tool_calls IS NOT NULL"
-        if self.home.archive.caps.fts:
-            match = " AND ".join(f'"{term}"' for term in [TOOL, *terms])
+        if fts:
+            match = " AND ".join(f'"{term}"' for term in [tool, *terms])
             return conn.execute(
                 f"SELECT {columns} FROM messages_fts f JOIN messages m ON m.id = f.rowid "
                 f"WHERE messages_fts MATCH ? AND {where} ORDER BY m.id",
                 (match,),
             ).fetchall()
         return conn.execute(
-            f"SELECT {columns} FROM messages m WHERE {where} AND instr(m.tool_calls, '{TOOL}') > 0 ORDER BY m.id"
+            f"SELECT {columns} FROM messages m WHERE {where} AND instr(m.tool_calls, ?) > 0 ORDER BY m.id", (tool,)
         ).fetchall()
 
     def _read(
@@ -332,14 +338,14 @@ class ArchiveWrites:
         for row in rows:
             for position, call_id, arguments in memory_calls(row["tool_calls"]):
                 found = [change for change in changes(arguments) if change[1] in actions]
-                if found and applied(self._result(conn, row["session_id"], row["id"], position, call_id)):
+                if found and applied(self.result(conn, row["session_id"], row["id"], position, call_id)):
                     for target, action, text, old_text in found:
                         yield ArchiveWrite(
                             target, text, action, row["session_id"], row["id"], row["timestamp"] or 0.0, old_text
                         )
 
     @staticmethod
-    def _result(
+    def result(
         conn: sqlite3.Connection, session_id: str, message_id: int, position: int, call_id: str | None
     ) -> str | None:
         """A call's stored tool result: by call id, or by position among the results after its message."""
