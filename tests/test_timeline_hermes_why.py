@@ -15,7 +15,7 @@ from engine.timeline import Timeline, describe_group
 from tests.cli_support import printed as workbench
 from tests.hermes_support import MEMORY_TURNS
 from tests.screens_seed import open_mode
-from tests.tui_support import make_app, settle
+from tests.tui_support import make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
 from workbench.screens.timeline import TimelineScreen
 
@@ -224,6 +224,52 @@ def test_a_skill_the_hermes_agent_made_in_a_turn_is_the_agents_with_its_call(wri
     externals = json.loads(workbench("timeline", "--home", str(root), "--json", "--actor", "external"))["rows"]
     assert made["id"] in {r["id"] for r in agents} and quiet["id"] not in {r["id"] for r in agents}
     assert quiet["id"] in {r["id"] for r in externals} and made["id"] not in {r["id"] for r in externals}
+
+
+LATE_TURN = r"""
+import json
+from hermes_state import SessionDB
+from tools.skill_manager_tool import skill_manage
+db = SessionDB()
+args = {"action": "create", "name": "late-kettle",
+        "content": "---\nname: late-kettle\ndescription: Stored late\n---\n# Late kettle\n\nSteps.\n"}
+if STEP == "skill":  # the skill first (the watcher journals it), its turn stored when the turn ends
+    db.create_session("s-late", source="cli", model="m")
+    print(json.dumps({"result": skill_manage(**args)}))
+else:
+    call = {"id": "call_late", "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
+    db.append_message("s-late", "user", "make a kettle skill")
+    message = db.append_message("s-late", "assistant", None, tool_calls=[call])
+    db.append_message("s-late", "tool", RESULT, tool_name="skill_manage", tool_call_id=call["id"])
+    print(json.dumps({"message": message}))
+"""
+
+
+@pytest.mark.anyio
+async def test_a_skill_row_listed_before_hermes_stored_its_turn_becomes_the_agents_when_it_is(hermes, tmp_path):
+    """The Timeline looks again at a young outside skill row once state.db changes, as it does a memory row:
+    Hermes stores a turn when it ends, after the watcher journaled the skill it made."""
+    root = tmp_path / "hermes-late"
+    root.mkdir()
+    workbench("timeline", "--home", str(root))  # (the workbench's first look: what comes after is a change)
+    made = hermes.json(root, "STEP = 'skill'\n" + LATE_TURN)["result"]
+    home = open_home(root)
+    try:
+        async with make_app(home, tmp_path, watch_files=True).run_test(size=(120, 40)) as pilot:
+            screen = await open_mode(pilot, "6", TimelineScreen)
+            table = screen.query_one(TimelineList)
+
+            def actor_of_late() -> str | None:
+                rows = [table.get_row_at(i) for i in range(table.row_count)]
+                return next((str(r[1]) for r in rows if "late-kettle" in str(r[3])), None)
+
+            await wait_for(pilot, lambda: actor_of_late() == "external", what="the skill's row, external")
+            stored = hermes.json(root, f"STEP = 'turn'\nRESULT = {made!r}\n" + LATE_TURN)["message"]
+            await wait_for(pilot, lambda: actor_of_late() == "agent", timeout=15, what="the row, the agent's")
+            row = next(r for r in screen.rows if r.target == "late-kettle")
+            assert (row.source.session_id, row.source.message_id) == ("s-late", stored)
+    finally:
+        home.close()
 
 
 MIXED_EDIT = (
