@@ -10,6 +10,7 @@ alternate, so all see the same machine load.
 
 from __future__ import annotations
 
+import inspect
 import multiprocessing
 import os
 import subprocess
@@ -33,15 +34,18 @@ GROWTH_WRITES = int(os.environ.get("BENCH_JOURNAL_WRITES", "10000"))
 HERMES_ADDS = """
 import json, time
 from tools.memory_tool import MemoryStore
+{written}
 store = MemoryStore(memory_char_limit=10**6, user_char_limit=10**6)
 store.load_from_disk()
-samples = []
+samples, cpu, written = [], [], 0
 for i in range({first}, {first} + {count}):
-    t = time.perf_counter()
+    b, c, t = _written(), time.process_time(), time.perf_counter()
     assert store.add("memory", "Fact %04d: the deploy target for service %d is staging-%d, owned by team %d"
                      % (i, i, i % 7, i % 5))["success"]
     samples.append(time.perf_counter() - t)
-print(json.dumps(samples))
+    cpu.append(time.process_time() - c)
+    written += _written() - b
+print(json.dumps([samples, cpu, written]))
 """
 
 HERMES_CONTENDER = """
@@ -77,6 +81,26 @@ def _floor_add(folder, text: str) -> dict:
         old = path.read_text(encoding="utf-8") if path.exists() else ""
         atomic_write_bytes(path, (old + ENTRY_DELIMITER + text if old else text).encode(), ".mem_", sync_folder=False)
     return {"success": True}
+
+
+def _written() -> int:
+    """Bytes this process has sent to the disk so far (``write_bytes``: page-cache pages dirtied, counted,
+    not timed; none on tmpfs)."""
+    with open("/proc/self/io") as io:
+        return int(next(line for line in io if line.startswith("write_bytes")).split()[1])
+
+
+def _our_adds(mem, first: int, count: int, ctx: ToolContext) -> tuple[list[float], list[float], int]:
+    """``count`` adds from fact ``first``: each one's wall and CPU seconds (this process's, all threads),
+    and the bytes they wrote, as ``HERMES_ADDS`` counts Hermes's."""
+    samples, cpu, written = [], [], 0
+    for i in range(first, first + count):
+        b, c, t = _written(), time.process_time(), time.perf_counter()
+        assert mem.add("memory", _fact(i), ctx)["success"]
+        samples.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+        written += _written() - b
+    return samples, cpu, written
 
 
 def _timed_writes(call, count: int) -> list[float]:
@@ -253,15 +277,18 @@ def run(report: Report) -> None:
         home = _home(folder / "single")
         mem = home.memory
         ctx = ToolContext(actor="user")
-        adds, theirs, floor = [], [], []
+        adds, theirs, floor, cpu, their_cpu, written, their_written = [], [], [], [], [], 0, 0
         (folder / "hermes" / "memories").mkdir(parents=True)
         (folder / "floor").mkdir()
         for r in range(ROUNDS):  # interleaved: ours, the floor's, then Hermes's, on the same machine load
             first = r * WRITES // ROUNDS
-            adds += _timed_writes(lambda i: mem.add("memory", _fact(first + i), ctx), WRITES // ROUNDS)
+            wall, spent, wrote = _our_adds(mem, first, WRITES // ROUNDS, ctx)
+            adds, cpu, written = adds + wall, cpu + spent, written + wrote
             floor += _timed_writes(lambda i: _floor_add(folder / "floor", _fact(first + i)), WRITES // ROUNDS)
             if runner:
-                theirs += run_json(runner, folder / "hermes", HERMES_ADDS.format(first=first, count=WRITES // ROUNDS))
+                code = HERMES_ADDS.format(first=first, count=WRITES // ROUNDS, written=inspect.getsource(_written))
+                wall, spent, wrote = run_json(runner, folder / "hermes", code)
+                theirs, their_cpu, their_written = theirs + wall, their_cpu + spent, their_written + wrote
         replaces = _timed_writes(lambda i: mem.replace("memory", f"Fact {i:04d}:", _fact(i) + " (v2)", ctx), WRITES)
         snaps = []
         for _ in range(50):
@@ -277,6 +304,21 @@ def run(report: Report) -> None:
         report.figure("add p50 above the floor, ours", (p50 - f50) * 1000, "us")
         if hermes_add:
             report.figure("add p50 above the floor, Hermes", (hermes_add[0] - f50) * 1000, "us")
+        report.figure(
+            "add CPU time p50 (user + system, no wait)",
+            percentile(cpu, 50) * 1e6,
+            "us",
+            "<= Hermes",
+            percentile(their_cpu, 50) * 1e6 if theirs else None,
+            THIS_RUN,
+        )
+        report.figure(
+            "add bytes written (write_bytes, memory file + workbench.db)",
+            written / len(adds) / 1024,
+            "KiB",
+            hermes=their_written / len(theirs) / 1024 if theirs else None,
+            source=THIS_RUN,
+        )
         report.latencies("replace (whole entry)", replaces, target="< 20 ms")
         report.latencies("remove", removes, target="< 20 ms")
         report.latencies(f"snapshot + render ({WRITES} entries, threat scan)", snaps)
