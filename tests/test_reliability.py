@@ -411,6 +411,48 @@ def test_a_write_killed_before_its_rename_is_abandoned_on_the_next_open(tmp_path
     home.close()
 
 
+HERMES_ADDS = """
+import json
+from tools.memory_tool import load_on_disk_store, memory_tool
+print(memory_tool(store=load_on_disk_store(), action="add", target="memory", content=%r))
+"""
+
+
+@pytest.mark.parametrize(("point", "ours"), [("memory-renamed", "done"), ("memory-journaled", "abandoned")])
+def test_a_killed_write_hermes_wrote_over_before_it_was_settled_keeps_its_writer(tmp_path, hermes, point, ours):
+    """Killed after its rename, a write whose file Hermes's next add wrote over (Hermes takes our lock
+    but settles none of our rows) matched the file no more: it was abandoned, and its entry was
+    journaled with Hermes's as one outside edit. Its change still shows in the file, so it is
+    settled done, and only Hermes's entry is external; killed before the rename, it is abandoned."""
+    root = tmp_path / "home"
+    home = open_home(root)
+    assert home.memory.add("memory", "Written first", user())["success"]
+    home.close()
+    kill_at(point, tmp_path, workbench_cmd("memory", "add", "--target", "memory", "Killed write", "--home", str(root)))
+    added = hermes.run(root, HERMES_ADDS % "Hermes wrote next")
+    assert json.loads(added.stdout.splitlines()[-1])["success"], added.stdout
+    history = subprocess.run(
+        workbench_cmd("memory", "history", "--home", str(root), "--json"), capture_output=True, text=True, timeout=60
+    )
+    events = json.loads(history.stdout)["events"]
+    shown = [(e["actor"], e["action"], e["after"]) for e in events]
+    if ours == "done":
+        assert shown == [
+            ("external", "add", "Hermes wrote next"),
+            ("user", "add", "Killed write"),
+            ("user", "add", "Written first"),
+        ]
+    else:
+        assert shown == [("external", "add", "Hermes wrote next"), ("user", "add", "Written first")]
+    home = open_home(root)
+    journaled = sqlite3.connect(home.workbench_db_path)
+    rows = journaled.execute("SELECT actor, status FROM journal WHERE after = 'Killed write' ORDER BY id").fetchall()
+    journaled.close()
+    assert rows == [("user", ours)]
+    assert_files_rebuild(home)
+    home.close()
+
+
 def test_a_write_that_never_reached_the_disk_is_marked_abandoned_and_old_temps_are_cleaned(tmp_path):
     root = tmp_path / "home"
     home = open_home(root)

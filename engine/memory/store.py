@@ -66,7 +66,7 @@ from .format import (
     split_pieces,
 )
 from .ops import Outcome, Refusal, StalePin, follows_key, preceding, preview, refuse, succeeding
-from .rebuild import SUBSYSTEM, Left, base_of, left_of, left_unless_pending, rebuild, replays
+from .rebuild import SUBSYSTEM, Left, base_of, left_of, left_unless_pending, rebuild, replay, replays
 from .snapshot import MemorySnapshot
 from .threats import refusal_message, warning_message
 
@@ -1115,17 +1115,40 @@ class MemoryStore:
         if not rows:
             return []
         state = state or self.read(target)
+        written_over = self._written_over(target, rows, state, within)
         for row in rows:
-            if state.error is None and state.raw is not None and _left_file(row.detail, state.raw):
+            matches = state.error is None and state.raw is not None and _left_file(row.detail, state.raw)
+            left = state.raw if matches else written_over
+            if left is not None:
                 # The file it left, unless it is rebuilt from an earlier one: its writer died before keeping
                 # it, and before releasing the snapshot the one before was rebuilt from.
                 if row.detail.get("depth"):
                     journal.commit(row.id)
                 else:
-                    journal.commit(row.id, snapshot=state.raw, release=self._releasable(target, keeping=state.raw))
+                    journal.commit(row.id, snapshot=left, release=self._releasable(target, keeping=left))
             else:
                 journal.abandon(row.id, "interrupted before the file was written; found on the next open")
         return [row.id for row in rows]
+
+    def _written_over(
+        self, target: str, rows: list[JournalEntry], state: FileState, within: sqlite3.Connection | None
+    ) -> str | None:
+        """The file a dead writer's ``rows`` left, when another writer wrote over it before they were
+        settled (Hermes takes our lock but settles none of our rows) and their change still shows:
+        each entry they wrote is in the file and each they removed is gone. None when it does not
+        (the write never reached the file), or when the rows do not rebuild the exact file they name.
+        (Hermes making the very same change meanwhile would read as ours: the entries are the same.)"""
+        shas = {row.detail.get("file_sha") for row in rows}
+        if state.error is not None or state.raw is None or len(shas) != 1:
+            return None
+        last = left_of(within or self.home.journal.connection(), target)
+        earlier = read_as_hermes(self._file_text(target, last)) if last else []
+        entries = replay(earlier, [(row.before, row.after, row.detail.get("index")) for row in rows])
+        if entries is None or content_hash(serialize(entries)) not in shas:
+            return None
+        now, wrote = set(state.entries), {row.after for row in rows if row.after is not None}
+        gone = {row.before for row in rows if row.before is not None} - set(entries)
+        return serialize(entries) if (wrote or gone) and wrote <= now and not gone & now else None
 
     # -- journal: history, provenance, undo, external edits ------------------------
     def history(self, target: str | None = None, limit: int = 50) -> list[JournalEntry]:
