@@ -328,6 +328,18 @@ def test_a_cjk_search_first_in_a_home_hermes_wrote_leaves_every_read_working(her
         assert json.loads(shown.stdout)
 
 
+def searched(folder, query: str) -> list[dict]:
+    """The results of ``workbench sessions search QUERY --json`` on ``folder``, run in a process of its own."""
+    result = subprocess.run(
+        [*workbench_cmd("--home", str(folder), "--json", "sessions", "search", query)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["results"]
+
+
 def test_an_emoji_hermes_stored_is_found_by_searching_for_it(hermes, tmp_path):
     """Seen on a Hermes home: ``sessions search 🚀`` said "no matches" beside a message holding 🚀, as did
     the Sessions screen. The word index drops symbols as it drops spaces; a symbol is a substring now, found
@@ -348,14 +360,7 @@ db.append_message("plain", "user", "a rocket without the emoji")
     )
 
     def found(query: str) -> list[tuple[str, str]]:
-        result = subprocess.run(
-            [*workbench_cmd("--home", str(folder), "--json", "sessions", "search", query)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert result.returncode == 0, result.stderr
-        return [(hit["session_id"], hit["snippet"]) for hit in json.loads(result.stdout)["results"]]
+        return [(hit["session_id"], hit["snippet"]) for hit in searched(folder, query)]
 
     assert found("🚀") == [("rocket", "Deploy «🚀» rocket tonight")]
     assert [session for session, _ in found("🎉")] == ["party"]  # (the memory call, as stored, and its result)
@@ -484,14 +489,7 @@ db.close()
     finally:
         home.close()
     for query, segment in (("データ", "hz-chain-1"), ("继续", "hz-chain-2")):
-        found = subprocess.run(
-            [*workbench_cmd("--home", str(folder), "--json", "sessions", "search", query)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert found.returncode == 0, found.stderr
-        (hit,) = json.loads(found.stdout)["results"]
+        (hit,) = searched(folder, query)
         assert (hit["session_id"], hit["title"]) == (segment, "数据库迁移")
         assert hit["segments"] == ["hz-chain-1", "hz-chain-2"]
         shown = subprocess.run(
