@@ -15,6 +15,7 @@ from engine.timeline import Timeline, describe_group
 from tests.cli_support import printed as workbench
 from tests.hermes_support import MEMORY_TURNS
 from tests.screens_seed import open_mode
+from tests.test_tui_timeline import cursor_to, status_of
 from tests.tui_support import make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
 from workbench.screens.timeline import TimelineScreen
@@ -264,6 +265,9 @@ async def test_a_skill_row_listed_before_hermes_stored_its_turn_becomes_the_agen
                 return next((str(r[1]) for r in rows if "late-kettle" in str(r[3])), None)
 
             await wait_for(pilot, lambda: actor_of_late() == "external", what="the skill's row, external")
+            await cursor_to(pilot, screen, "late-kettle")
+            await pilot.press("g")  # (it said the row "did not come from a session message")
+            await wait_for(pilot, lambda: "not in state.db yet" in status_of(screen), what="why g opens nothing yet")
             stored = hermes.json(root, f"STEP = 'turn'\nRESULT = {made!r}\n" + LATE_TURN)["message"]
             await wait_for(pilot, lambda: actor_of_late() == "agent", timeout=15, what="the row, the agent's")
             row = next(r for r in screen.rows if r.target == "late-kettle")
