@@ -97,3 +97,26 @@ def run_doctor(home: Home, fix: bool = False) -> Report:
                 {"repair": name, "success": False, "error": f"the repair broke ({exc}); nothing more was changed by it"}
             )
     return Report(examine(home), repairs)
+
+
+MARKS = {"error": "✗", "warning": "!", "info": "·"}
+
+
+def render(data: dict) -> str:
+    """A report (``Report.to_dict``) as lines to read: what was fixed, then the findings, worst first, each
+    with its fix; `workbench doctor` prints it and the TUI's Doctor dialog shows it."""
+    lines = [
+        ("fixed: " if r["success"] else "could not fix: ") + (r.get("message") or r.get("error", ""))
+        for r in data["repairs"]
+    ]
+    findings = data["findings"]
+    attention = [f for f in findings if f["severity"] != "info"]
+    lines.append(f"doctor: {len(attention)} finding(s) need attention" if attention else "doctor: all good")
+    for finding in sorted(findings, key=lambda f: ("error", "warning", "info").index(f["severity"])):
+        what = finding["what"].replace("\n", "\n" + " " * 13)  # (a YAML error's lines stay in its column)
+        lines.append(f"  {MARKS[finding['severity']]} {finding['area']:<8} {what}")
+        if finding["fix"]:
+            lines.append(f"    {'':<8} fix: {finding['fix']}")
+    if any(f["repair"] for f in attention):
+        lines.append("`workbench doctor --fix` repairs the ones it can safely; the rest say what to do.")
+    return "\n".join(lines)  # shown through each skin's one text-safety policy

@@ -588,7 +588,7 @@ def test_a_skill_md_over_the_write_limit_is_a_warning_not_a_parse_error(home):
 def test_a_skill_md_that_is_not_utf8_or_whose_yaml_error_spans_lines_reads_in_its_column(home):
     """A YAML error's later lines started at column 0, under the marks; a non-UTF-8 SKILL.md was
     'cannot be read' with Python's codec message and 'fix its permissions'."""
-    from workbench.cli.doctor_cmds import render
+    from engine.doctor import render
 
     for name, data in (("bad-yaml", b"---\nname: x\ndescription: [oops\n---\nBody\n"), ("latin", b"---\n\xff\n")):
         (home.skills_dir / name).mkdir()

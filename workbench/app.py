@@ -57,6 +57,7 @@ from .problems import ProblemSaid
 from .screens.approvals import ApprovalsScreen
 from .screens.base import WorkbenchScreen
 from .screens.dialogs import ConfirmDialog, EditDialog
+from .screens.doctor import DoctorDialog
 from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings, working_bindings
 from .screens.memory import MemoryScreen
 from .screens.run import RunScreen
@@ -182,6 +183,7 @@ class ScreenCommands(Provider):
         app: WorkbenchApp = self.app  # type: ignore[assignment]
         for mode, key, label in app.mode_tabs():
             yield f"Go to {label}", partial(app.goto, mode), f"key {key}"
+        yield "Doctor: check the home", app.action_doctor, "the checks `workbench doctor` runs (read-only)"
         screen = self.screen
         title = getattr(screen, "TITLE_TEXT", "")
         offered = set()
@@ -510,6 +512,9 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.help_sections()))
+
+    def action_doctor(self) -> None:
+        self.push_screen(DoctorDialog(self.home))
 
     def help_sections(self) -> list[HelpSection]:
         """The problems said, whole (their notices have one line), then the current screen as it is now

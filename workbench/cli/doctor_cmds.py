@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from engine.doctor import run_doctor
+from engine.doctor import render, run_doctor
 from engine.home import Home
 
 from . import Output
-
-MARKS = {"error": "✗", "warning": "!", "info": "·"}
 
 
 class _Fix(argparse.Action):
@@ -47,21 +45,3 @@ def doctor_home(home: Home, args) -> Output:
     if attention:
         data.update(success=False, error=f"{len(attention)} finding(s) need attention; each says how to fix it.")
     return Output(data, text=lambda: render(data), ok=report.ok, report=True)
-
-
-def render(data: dict) -> str:
-    lines = [
-        ("fixed: " if r["success"] else "could not fix: ") + (r.get("message") or r.get("error", ""))
-        for r in data["repairs"]
-    ]
-    findings = data["findings"]
-    attention = [f for f in findings if f["severity"] != "info"]
-    lines.append(f"doctor: {len(attention)} finding(s) need attention" if attention else "doctor: all good")
-    for finding in sorted(findings, key=lambda f: ("error", "warning", "info").index(f["severity"])):
-        what = finding["what"].replace("\n", "\n" + " " * 13)  # (a YAML error's lines stay in its column)
-        lines.append(f"  {MARKS[finding['severity']]} {finding['area']:<8} {what}")
-        if finding["fix"]:
-            lines.append(f"    {'':<8} fix: {finding['fix']}")
-    if any(f["repair"] for f in attention):
-        lines.append("`workbench doctor --fix` repairs the ones it can safely; the rest say what to do.")
-    return "\n".join(lines)  # printed through the CLI's one text-safety policy

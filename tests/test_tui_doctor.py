@@ -1,0 +1,40 @@
+"""The Doctor dialog: `workbench doctor`'s checks and report, from the TUI's command palette."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import OptionList
+
+from engine.doctor import render, run_doctor
+from tests.screens_seed import screen_text
+from tests.tui_support import make_app, settle, wait_for
+from workbench.screens.doctor import DoctorDialog
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_the_palette_runs_the_doctor_and_shows_its_report(home, tmp_path):
+    """Health was the CLI's alone: in the TUI, ctrl+p "doctor" found nothing, and a user whose USER.md
+    could not be read (not UTF-8) had to leave the app to learn why both programs refuse to write it."""
+    user_md = home.memories_dir / "USER.md"
+    user_md.parent.mkdir(parents=True, exist_ok=True)
+    user_md.write_bytes(b"Likes tea\n\xc2\xa7\nbroken \xff\xfe bytes")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p", *"doctor")
+        await wait_for(
+            pilot,
+            lambda: any("Doctor: check the home" in str(o.prompt) for o in app.screen.query_one(OptionList).options),
+            what="the palette's Doctor",
+        )
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DoctorDialog), what="the Doctor dialog")
+        dialog = app.screen
+        await wait_for(pilot, lambda: "USER.md cannot be read" in screen_text(app), what="the report")
+        shown = str(dialog.query_one("#doctor-report").render())
+        assert shown == render(run_doctor(home).to_dict())  # (the CLI's report, of the home as it is now)
+        assert "1 finding(s) need attention" in shown
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, DoctorDialog)
