@@ -57,10 +57,33 @@ elif STEP == "skill turn":  # the agent's own skill_manage call, stored in its t
     result = skill_manage(**args)
     db.append_message("s-tea", "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
     assert json.loads(result)["success"], result
+elif STEP == "skill patch turn":
+    args = {"action": "patch", "name": "kettle-care", "old_string": "Steps.", "new_string": "Descale monthly."}
+    call = {"id": "call_patch", "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
+    db.append_message("s-tea", "user", "add the schedule")
+    ids["kettle-patch"] = db.append_message("s-tea", "assistant", None, tool_calls=[call])
+    result = skill_manage(**args)
+    db.append_message("s-tea", "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
+    assert json.loads(result)["success"], result
+elif STEP == "skill hand edit":  # an editor, minutes after the agent's patch: no call made it
+    import os
+    path = os.path.join(os.environ["HERMES_HOME"], "skills", "kettle-care", "SKILL.md")
+    with open(path, "a", encoding="utf-8") as file:
+        file.write("Typed by hand.\n")
 print(json.dumps(ids))
 """
 )
-STEPS = ("start", "quiet add", "replace", "remove and add", "quiet replace", "skill", "skill turn")
+STEPS = (
+    "start",
+    "quiet add",
+    "replace",
+    "remove and add",
+    "quiet replace",
+    "skill",
+    "skill turn",
+    "skill patch turn",
+    "skill hand edit",
+)
 
 
 @pytest.fixture(scope="module")
@@ -219,6 +242,10 @@ def test_a_skill_the_hermes_agent_made_in_a_turn_is_the_agents_with_its_call(wri
     assert why_of(root, made).endswith(
         f"; Hermes's skill_manage create call in session s-tea · message {messages['kettle-care']} made it"
     )
+    # the agent's patch, then an edit by hand a moment later: the call is the patch's row's, not the hand's
+    by_hand, patched = [r for r in rows(root) if r["summary"].startswith("skill 'kettle-care' edited")]
+    assert (patched["by"], patched["source"]["message_id"]) == ("agent", messages["kettle-patch"])
+    assert (by_hand["by"], by_hand["source"]) == ("external", None)
     listed = workbench("timeline", "--home", str(root), "--subsystem", "skills")
     assert f"← session s-tea · message {messages['kettle-care']} (Hermes's skill_manage create call" in listed
     agents = json.loads(workbench("timeline", "--home", str(root), "--json", "--actor", "agent"))["rows"]
