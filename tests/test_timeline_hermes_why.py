@@ -27,6 +27,15 @@ HERMES_STEPS = (
     MEMORY_TURNS
     + r"""
 from tools.skill_manager_tool import skill_manage
+
+def skill_turn(name, args):
+    call = {"id": "call_" + name, "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
+    db.append_message("s-tea", "user", name)
+    ids[name] = db.append_message("s-tea", "assistant", None, tool_calls=[call])
+    result = skill_manage(**args)
+    db.append_message("s-tea", "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
+    assert json.loads(result)["success"], result
+
 if STEP == "start":
     db.create_session("s-tea", source="cli", model="m")
     turn("s-tea", "kettle", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
@@ -49,22 +58,11 @@ elif STEP == "skill":
     assert json.loads(skill_manage("create", "tea-timer", content=content))["success"]
     assert db.set_session_archived("s-old", True) and db.delete_session("s-gone")
 elif STEP == "skill turn":  # the agent's own skill_manage call, stored in its turn
-    args = {"action": "create", "name": "kettle-care",
-            "content": "---\nname: kettle-care\ndescription: Descale the kettle\n---\n# Kettle care\n\nSteps.\n"}
-    call = {"id": "call_kettle", "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
-    db.append_message("s-tea", "user", "make a skill for the kettle")
-    ids["kettle-care"] = db.append_message("s-tea", "assistant", None, tool_calls=[call])
-    result = skill_manage(**args)
-    db.append_message("s-tea", "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
-    assert json.loads(result)["success"], result
+    skill_turn("kettle-care", {"action": "create", "name": "kettle-care", "content":
+               "---\nname: kettle-care\ndescription: Descale the kettle\n---\n# Kettle care\n\nSteps.\n"})
 elif STEP == "skill patch turn":
-    args = {"action": "patch", "name": "kettle-care", "old_string": "Steps.", "new_string": "Descale monthly."}
-    call = {"id": "call_patch", "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
-    db.append_message("s-tea", "user", "add the schedule")
-    ids["kettle-patch"] = db.append_message("s-tea", "assistant", None, tool_calls=[call])
-    result = skill_manage(**args)
-    db.append_message("s-tea", "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
-    assert json.loads(result)["success"], result
+    skill_turn("kettle-patch", {"action": "patch", "name": "kettle-care", "old_string": "Steps.",
+                                "new_string": "Descale monthly."})
 elif STEP == "skill hand edit":  # an editor, minutes after the agent's patch: no call made it
     import os
     path = os.path.join(os.environ["HERMES_HOME"], "skills", "kettle-care", "SKILL.md")
