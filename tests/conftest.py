@@ -20,6 +20,11 @@ from engine import FixedClock, open_home
 os.environ["TZ"] = "UTC"
 time.tzset()
 
+# The CLI fits its listings to COLUMNS, else the terminal, else 80 (workbench/cli/fit.py): the suite's
+# CLI runs, in this process and in the processes it starts, read whole rows as a wide terminal shows
+# them; tests/test_cli_width.py gives its own widths. (Textual's screens take their size from Pilot.)
+os.environ["COLUMNS"] = "1000"
+
 # Temp folders (tmp_path, tempfile) go on a RAM-backed file system when the machine has one and
 # TMPDIR does not name another place. The suite's homes are real files either way, and every
 # fsync is still made, but on a shared disk each fsync of a commit or an atomic write waited

@@ -25,6 +25,7 @@ from engine.values import call_name
 
 from . import Output, UsageError
 from .echo import echoed
+from .fit import cut_cells, fit_row, terminal_width
 from .numbers import COUNT, ID, ROWS, number
 
 SESSION_HELP = "the session's id, a unique id prefix or its exact title"
@@ -150,17 +151,18 @@ def list_sessions(home: Home, args) -> Output:
         when = max((cell_len(_when(s.to_dict()["started_at"])) for s in rows), default=0)
         # the time each row shows is the one the list is ordered by (newest first): said in the header
         header = f"{LISTED_BY:<{when}}  {'id':<{width}}  {'source':<9} {'messages':>10}  {'state':<5}  title"
-        return (
-            header
-            + "\n"
-            + "\n".join(
+        columns = terminal_width()  # (a title gives way first, then the line's end: --json has them whole)
+        lines = [cut_cells(header, columns)]
+        for s, shown in zip(rows, ids, strict=True):
+            head = (
                 f"{_when(s.to_dict()['started_at'])}  {shown}{' ' * (width - cell_len(shown))}  {s.source:<9} "
-                f"{s.message_count:>5} msgs  {s.state:<5}  {titled(s.title, previews.get(s.id)) or ''}"
-                + (f"  (child of {s.parent_session_id})" if s.parent_session_id else "")
-                + ("  · archived" if s.archived else "")  # (shown with --all; as search marks it)
-                for s, shown in zip(rows, ids, strict=True)
+                f"{s.message_count:>5} msgs  {s.state:<5}  "
             )
-        )
+            tail = (f"  (child of {s.parent_session_id})" if s.parent_session_id else "") + (
+                "  · archived" if s.archived else ""  # (shown with --all; as search marks it)
+            )
+            lines += fit_row(head, titled(s.title, previews.get(s.id)) or "", tail, columns, " " * (when + 2))
+        return "\n".join(lines)
 
     return Output(data, text)
 

@@ -7,6 +7,8 @@ import sqlite3
 import sys
 from dataclasses import asdict
 
+from rich.cells import cell_len
+
 from engine.archive import outside as sessions_outside
 from engine.clock import shown_time
 from engine.diffs import WHITESPACE_ONLY, shown_diff, whitespace_only
@@ -31,6 +33,7 @@ from engine.timeline import (
 )
 
 from . import Output, UsageError
+from .fit import fit_row, terminal_width, wrapped
 from .numbers import ID, whole
 
 LIMIT = 50  # rows per page unless --limit says otherwise
@@ -116,31 +119,39 @@ def show_timeline(home: Home, args) -> Output:
         {"stopped": {**asdict(reach), "note": reach.note(len(rows)), "older": older(args, below)}} if reach else {}
     )
 
+    columns = terminal_width()
+
     def text() -> str:
         if not rows and reach is None:
             return "No changes on the timeline match."
         # Each row's session, unless the filter names exactly the one session every row is of (the start
         # of an id matches several). An outside memory edit or a proposal Hermes staged names none: the
         # Hermes call found for it is shown under it.
-        lines = [*listing(), *([reach.note(len(rows))] if reach is not None else [])]
+        lines = [*listing(), *(wrapped(reach.note(len(rows)), columns) if reach is not None else [])]
         ends = [
             f"Older: {older(args, below)}" if below is not None else "",
             "Undo: workbench revert ROW_OR_GROUP" * bool(rows),
         ]
-        lines.append("   ".join(filter(None, ends)))
+        joined = "   ".join(filter(None, ends))
+        lines += [joined] if cell_len(joined) <= columns else [end for end in ends if end]  # (commands: whole)
         return "\n".join(lines)
 
     def listing() -> list[str]:
+        """A line a row (its summary gives way to the width: ``timeline show ID`` has it whole), and the
+        lines under it that say where it came from, wrapped."""
         named = not args.session or any(r.session != args.session for r in rows)
-        return [
-            f"{r.id:>7}  {shown_time(r.at, '%Y-%m-%d %H:%M:%S') or '?'}  {r.by:<8} {r.summary}"
-            + (f"  ↶ reverted by row {r.reverted_by}" if r.reverted_by is not None else "")
-            + (f"  [{r.group}]" if r.group else "")
-            + (f"  (session {r.session_id})" if named and r.session_id else "")
-            + (f"\n{'':>9}← {r.source.describe()}" if r.source else "")
-            + (f"\n{'':>9}why: {r.why}" if r.why else "")
-            for r in rows
-        ]
+        lines = []
+        for r in rows:
+            tail = (
+                (f"  ↶ reverted by row {r.reverted_by}" if r.reverted_by is not None else "")
+                + (f"  [{r.group}]" if r.group else "")
+                + (f"  (session {r.session_id})" if named and r.session_id else "")
+            )
+            head = f"{r.id:>7}  {shown_time(r.at, '%Y-%m-%d %H:%M:%S') or '?'}  {r.by:<8} "
+            lines += fit_row(head, r.summary, tail, columns, " " * 9)
+            lines += wrapped(f"← {r.source.describe()}", columns, " " * 9) if r.source else []
+            lines += wrapped(f"why: {r.why}", columns, " " * 9) if r.why else []
+        return lines
 
     return Output({"rows": [r.to_dict() for r in rows], **stopped}, text=text)
 

@@ -1,0 +1,54 @@
+"""``sessions list`` and ``timeline`` print a line a row: wider than the terminal, each row wrapped into
+what read as the next one at 80 columns. Rows now fit ``COLUMNS`` (the terminal's width), their free text
+cut with …, while ``--json`` keeps every text whole. A real process each, as a person runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from rich.cells import cell_len
+
+from engine import open_home
+from engine.tools import ToolContext
+
+TITLE = "Planning the 東京 trip: ramen in 新宿, a day in Kamakura, and the train back to Osaka"
+NOTE = "The user keeps a long list of every ramen shop in Shinjuku they liked, with the noodles they ordered"
+
+
+def workbench(home, columns: int, *args: str) -> str:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench", "--home", str(home), *args], capture_output=True, text=True, env=env
+    )
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    return result.stdout
+
+
+def test_sessions_list_and_timeline_fit_the_terminal_and_json_keeps_the_text(tmp_path):
+    home = open_home(tmp_path / "h")
+    parent = home.archive.create_session("20261201_000000_aaaaaa", source="telegram", title=TITLE)
+    home.archive.create_session("20261201_000001_bbbbbb", source="cli", parent_session_id=parent.id)
+    home.memory.add("memory", NOTE, ToolContext(actor="agent", session_id=parent.id))
+    home.close()
+    for columns in (80, 60):
+        listed = workbench(tmp_path / "h", columns, "sessions", "list").splitlines()
+        timeline = workbench(tmp_path / "h", columns, "timeline").splitlines()
+        assert all(cell_len(line) <= columns for line in listed + timeline), (listed, timeline)
+        title_row = next(line for line in listed if f"  {parent.id}  " in line)  # (the id whole: commands take it)
+        assert title_row.endswith("…") and ("telegram" in title_row and "Planning" in title_row or columns < 80)
+        note_row = next(n for n, line in enumerate(timeline) if "MEMORY +" in line)
+        assert timeline[note_row].endswith("…")
+        assert f"(session {parent.id})" in " ".join(
+            timeline[note_row : note_row + 2]
+        )  # (whole, if on a line of its own)
+        assert f"(child of {parent.id})" in "\n".join(listed)
+    wide = workbench(tmp_path / "h", 200, "sessions", "list")
+    assert TITLE in wide and f"(child of {parent.id})" in wide  # (room for it all: nothing cut)
+    assert NOTE in workbench(tmp_path / "h", 200, "timeline")
+    data = json.loads(workbench(tmp_path / "h", 40, "sessions", "list", "--json"))
+    assert TITLE in [s["title"] for s in data["sessions"]]
+    rows = json.loads(workbench(tmp_path / "h", 40, "timeline", "--json"))["rows"]
+    assert any(NOTE in row["summary"] for row in rows)

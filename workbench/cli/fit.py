@@ -1,0 +1,51 @@
+"""Listing rows fitted to the terminal's width, so a line never wraps into what reads as the next row.
+
+A row keeps its fixed columns and the ids after its free text (a group, a session: on a line of their
+own when the row has no room), and the free text (a title, a summary) gives way, ending in … when cut,
+as every cut the CLI makes does; ``--json`` and the commands that show one item (``timeline show``,
+``sessions show``) keep it whole. Sentences wrap; a command to copy is never cut.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from rich.cells import cell_len, chop_cells, set_cell_size
+
+MIN_FREE = 12  # cells a row's free text keeps however narrow the terminal: below that, the line is cut at its end
+
+
+def terminal_width() -> int:
+    """``COLUMNS``, else the terminal's width, else 80 (a pipe with no ``COLUMNS``)."""
+    return max(20, shutil.get_terminal_size().columns)
+
+
+def cut_cells(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells (a CJK character takes two), ending in … when cut."""
+    if cell_len(text) <= width:
+        return text
+    return set_cell_size(text, max(0, width - 1)).rstrip() + "…"
+
+
+def fit_row(head: str, free: str, tail: str, width: int, indent: str) -> list[str]:
+    """``head`` + ``free`` + ``tail`` in ``width`` cells, ``free`` cut to fit; when that would leave it
+    fewer than ``MIN_FREE`` cells, ``tail`` (ids a command takes: never cut) goes on a line of its own
+    after ``indent``, under the row cut at its end."""
+    room = width - cell_len(head) - cell_len(tail)
+    if room >= MIN_FREE or not tail:
+        return [cut_cells(head + cut_cells(free, max(room, MIN_FREE)), width) + tail]
+    return [cut_cells(head + free, width), indent + tail.strip()]
+
+
+def wrapped(text: str, width: int, indent: str = "") -> list[str]:
+    """A sentence on as many lines of ``width`` cells as it takes, each after ``indent``, broken at
+    spaces (a word wider than a line, at the line's end)."""
+    room = max(1, width - cell_len(indent))
+    lines: list[str] = []
+    for word in text.split():
+        for piece in chop_cells(word, room):
+            if lines and cell_len(lines[-1]) + 1 + cell_len(piece) <= room:
+                lines[-1] += " " + piece
+            else:
+                lines.append(piece)
+    return [indent + line for line in lines] or [indent.rstrip()]
