@@ -175,7 +175,7 @@ async def test_damage_is_said_in_one_line_and_whole_in_help(tmp_path):
     home = open_home(root)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
-        await wait_for(pilot, lambda: any("is damaged" in n.message for n in app._notifications), what="the damage")
+        await wait_for(pilot, lambda: any("is damag" in n.message for n in app._notifications), what="the damage")
         for part in ("skills", "sessions"):  # two at once, as the watcher's follows fail together
             logging.getLogger("engine.watch").warning(
                 "could not follow the outside change to %s: %s", part, sqlite3.DatabaseError(f"{part} malformed")
@@ -193,6 +193,24 @@ async def test_damage_is_said_in_one_line_and_whole_in_help(tmp_path):
         shown = " ".join(str(s.render()) for s in app.screen.query(Static))
         assert "Problems said, newest first" in shown and "state.db .recover" in shown
         assert shown.index("change to sessions") < shown.index("change to skills") < shown.index(".recover")
+    home.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("size", "line"),
+    [((80, 24), "workbench doctor: state.db is damag…"), ((120, 40), "workbench doctor: state.db is damaged")],
+)
+async def test_the_damage_notice_says_what_to_do_first(tmp_path, size, line):
+    """At 80 columns the damage's line read ``state.db is damaged (SQLite's chec…``: SQLite's words took
+    the room and nothing said what to do. The line now names doctor first, with no aside in parentheses."""
+    root = _damaged(tmp_path, "sessions")
+    home = open_home(root)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await wait_for(pilot, lambda: any("is damag" in n.message for n in app._notifications), what="the damage")
+        assert [n.message for n in app._notifications] == [line]
+        assert any("SQLite" in said and "`workbench doctor`" in said for said in app.problems)  # (help: whole)
     home.close()
 
 

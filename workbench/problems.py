@@ -2,12 +2,14 @@
 
 Their text says what broke, what was not done and how to recover, up to fifteen lines in a
 notice, and two or three arriving together covered the screen at 80x24. So each is said in one
-line, the newest in place of the one before, and help (``?``) lists them whole, newest first.
+line, what to do first (``headline``), the newest in place of the one before, and help (``?``)
+lists them whole, newest first.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from textual.message import Message
@@ -20,6 +22,8 @@ from .screens.base import TOAST_WIDTH
 KEPT = 10  # the problems help lists
 TOAST_FRAME = 4  # its border and padding
 TITLE_TAIL = " · ? for more"
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+_COMMAND = re.compile(r"`(workbench [^`]+)`")
 
 
 class ProblemSaid(Message):
@@ -33,10 +37,18 @@ class ProblemSaid(Message):
 
 
 def headline(text: str, home: Path, screen_width: int) -> str:
-    """``text``'s first sentence in one line of a notice on a screen ``screen_width`` wide, the home's own
-    folder left out of its paths (``state.db is damaged (…``): help has it whole."""
-    first = text.replace(f"{home}{os.sep}", "").split(". ")[0]
-    return cut_cells(first, min(TOAST_WIDTH, screen_width // 2) - TOAST_FRAME)
+    """``text`` in one line of a notice on a screen ``screen_width`` wide, what to do first: the first
+    workbench command it names, then its first sentence without its asides in parentheses (SQLite's own
+    words, a process's name), the home's own folder left out of its paths (``workbench doctor: state.db
+    is damaged``); cut with … past the width. Help has it whole."""
+    plain = text.replace(f"{home}{os.sep}", "")
+    bare = plain
+    while (shorter := _ASIDE.sub("", bare)) != bare:  # (innermost first: asides nest)
+        bare = shorter
+    what = bare.split(". ")[0].strip().rstrip(".") or plain.split(". ")[0]
+    command = _COMMAND.search(plain)
+    line = f"{command[1]}: {what}" if command else what
+    return cut_cells(line, min(TOAST_WIDTH, screen_width // 2) - TOAST_FRAME)
 
 
 def kept(said: list[str], text: str) -> list[str]:
