@@ -112,3 +112,19 @@ def test_cron_lineages_come_after_the_others(home):
     assert archive.search("backup")[0].session_id == "cron_run"  # the better BM25 match
     assert [r["session_id"] for r in call(home, query="backup", limit=1)["results"]] == ["chat"]
     assert [r["session_id"] for r in call(home, query="backup", limit=2)["results"]] == ["chat", "cron_run"]
+
+
+def test_role_and_sort_words_filter_as_the_workbench_search_reads_them(archive_home):
+    """The tool's note told the agent to write role:user apart from its words, which the tool then
+    searched as words: it reads them as the search box and the CLI do (``filters``), beside role_filter."""
+    found = call(archive_home, current="now", query="role:assistant timeout")
+    assert [r["matched_role"] for r in found["results"]] == ["assistant"] and "note" not in found
+    assert [r["matched_role"] for r in call(archive_home, current="now", query="timing role:user")["results"]] == [
+        "user"
+    ]
+    assert call(archive_home, current="now", query="timeout", role_filter="user,bogus") == {
+        "success": False,
+        "error": "no message has the role 'bogus'; a role filter takes one of: assistant, system, tool, user",
+    }
+    assert call(archive_home, current="now", query="role:user")["mode"] == "browse"  # (no word to look for)
+    assert call(archive_home, current="now", query="payments sort:oldest", sort="newest")["success"] is False

@@ -26,6 +26,7 @@ from typing import Any
 from ..errors import WorkbenchError
 from ..tools import ToolContext
 from ..values import row_id
+from .filters import SORTS
 from .models import Message, SearchHit, Session, content_text
 
 log = logging.getLogger(__name__)
@@ -155,10 +156,15 @@ def session_search_tool(home, args: dict[str, Any], ctx: ToolContext | None = No
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
             return _browse(archive, limit, current)
-        roles = [r.strip() for r in str(args.get("role_filter") or "").split(",") if r.strip()] or list(KEEP_ROLES)
-        found = _discover(archive, query.strip(), limit, roles, args.get("sort"), current)
+        sort = args.get("sort") if args.get("sort") in SORTS else None  # (any other: best first, as Hermes's)
+        # role: and sort: words filter, as in the workbench's search box and CLI (one reader, ``filters``)
+        filters = archive.search_filters(query, roles=[str(args.get("role_filter") or "")], sort=sort)
+        if not filters.text.strip():
+            return _browse(archive, limit, current)
+        roles = list(filters.roles) or list(KEEP_ROLES)
+        found = _discover(archive, filters.text.strip(), limit, roles, filters.sort, current)
         if found["results"]:
-            add_recaps(home, query.strip(), found["results"])
+            add_recaps(home, filters.text.strip(), found["results"])
         return found
     except WorkbenchError as exc:
         return _error(exc.message)
@@ -374,7 +380,6 @@ def _discover(archive, query: str, limit: int, roles: list[str], sort: Any, curr
                     **({"parent_session_id": root} if root != titled.id else {}),
                 }
             )
-    sort = sort if sort in ("newest", "oldest") else None
     hits: list[SearchHit] = []
     for excluded in (HIDDEN_SOURCES + DEMOTED_SOURCES, HIDDEN_SOURCES):  # cron lineages only fill what is left
         if len(results) + len(hits) >= limit:
