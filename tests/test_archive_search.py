@@ -760,6 +760,27 @@ def test_role_and_sort_words_are_filters_and_a_bad_value_says_what_it_takes(home
         assert refused.value.message == said
 
 
+def test_a_role_typed_letter_by_letter_reads_the_messages_table_once(home):
+    """``role:u``, ``role:us``... each looked up a role no message has, and listed the roles there
+    are, by reading every message: on a large archive, each keystroke. The roles found are kept
+    until a message is added, and a role of another program's still counts once stored."""
+    archive = home.archive
+    session = archive.create_session("s", source="cli")
+    archive.append_message(session.id, "user", "the kettle whistles")
+    reads: list[str] = []
+    archive.conn().set_trace_callback(lambda sql: reads.append(sql) if "DISTINCT role" in sql else None)
+    try:
+        for typed in ("role:u", "role:us", "role:use"):
+            with pytest.raises(BadSearchFilter):
+                archive.search_filters(f"{typed} kettle")
+        assert len(reads) == 1
+        archive.append_message(session.id, "narrator", "the kettle sings")
+        assert archive.search_filters("role:narrator kettle").roles == ("narrator",)
+        assert len(reads) == 2
+    finally:
+        archive.conn().set_trace_callback(None)
+
+
 def test_typed_prefixes_after_a_word_find_what_fts5s_own_prefix_query_finds(corpus):
     """Recall of the vocabulary plan for queries of several words, typed letter by letter: the
     sessions found are FTS5's own ``w1 w2*`` answer (all of it when every word of the prefix was

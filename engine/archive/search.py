@@ -106,14 +106,24 @@ HERMES_ROLES = ("assistant", "system", "tool", "user")  # what Hermes's agent lo
 class SearchMixin(LineageMixin):
     def absent_roles(self, roles: Iterable[str]) -> list[str]:
         """Of ``roles``, those no message has, to tell a mistyped role from a search with no hits.
-        Hermes's own roles always count as known; another is looked up (a scan at worst)."""
-        lookup = "SELECT 1 FROM messages WHERE role = ? LIMIT 1"
-        return [r for r in roles if r not in HERMES_ROLES and self.conn().execute(lookup, (r,)).fetchone() is None]
+        Hermes's own roles always count as known; another is looked up in ``stored_roles``."""
+        return [r for r in roles if r not in HERMES_ROLES and r not in self.stored_roles()]
 
     def roles(self) -> list[str]:
         """Every role a message has, and Hermes's own."""
-        stored = {row[0] for row in self.conn().execute("SELECT DISTINCT role FROM messages")}
-        return sorted(stored.union(HERMES_ROLES))
+        return sorted(self.stored_roles().union(HERMES_ROLES))
+
+    def stored_roles(self) -> frozenset[str]:
+        """Every role a message has. Finding them reads the whole table (no index holds roles), so
+        they are kept until a message is added: ``role:u`` typed letter by letter no longer reads a
+        large archive at each keystroke. (A role whose last message went since still counts: its
+        filter then finds nothing, and says so.)"""
+        newest = self.conn().execute("SELECT max(id) FROM messages").fetchone()[0]
+        kept = self.__dict__.get("_stored_roles")
+        if kept is None or kept[0] != newest:
+            found = frozenset(row[0] for row in self.conn().execute("SELECT DISTINCT role FROM messages"))
+            kept = self.__dict__["_stored_roles"] = (newest, found)
+        return kept[1]
 
     def search_filters(self, query: str, *, roles: Iterable[str] = (), sort: str | None = None) -> SearchFilters:
         """``query``'s filters and words (``filters.read_filters``), a role no message has refused in
