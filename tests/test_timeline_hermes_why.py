@@ -301,6 +301,53 @@ async def test_a_skill_row_listed_before_hermes_stored_its_turn_becomes_the_agen
         home.close()
 
 
+SUPPORT_PATCH = r"""
+import json, os, pathlib
+from hermes_state import SessionDB
+from tools.skill_manager_tool import skill_manage
+db = SessionDB()
+if STEP == "made":  # no turn stored: a skill and its support file, made quietly
+    db.create_session("s-notes", source="cli", model="m")
+    content = "---\nname: brew-notes\ndescription: Brew notes\n---\n# Brew notes\n\nSteps.\n"
+    assert json.loads(skill_manage("create", "brew-notes", content=content))["success"]
+    ratio = skill_manage("write_file", "brew-notes", file_path="references/ratio.md", file_content="1 g to 15 ml\n")
+    assert json.loads(ratio)["success"], ratio
+    print(json.dumps({}))
+else:  # the agent patches the support file in a turn; a person edits SKILL.md by hand meanwhile
+    args = {"action": "patch", "name": "brew-notes", "file_path": "references/ratio.md",
+            "old_string": "15 ml", "new_string": "16 ml"}
+    call = {"id": "call_ratio", "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
+    db.append_message("s-notes", "user", "the ratio is 1 to 16")
+    message = db.append_message("s-notes", "assistant", None, tool_calls=[call])
+    result = skill_manage(**args)
+    db.append_message("s-notes", "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
+    assert json.loads(result)["success"], result
+    skill = pathlib.Path(os.environ["HERMES_HOME"], "skills", "brew-notes", "SKILL.md")
+    skill.write_text(skill.read_text() + "Edited by hand.\n")
+    print(json.dumps({"message": message}))
+"""
+
+
+def test_a_skill_md_edit_is_not_credited_to_a_patch_of_one_of_its_support_files(hermes, tmp_path):
+    """A patch call names the file it patched (``file_path``; none: SKILL.md). The agent's patch of
+    references/ratio.md was credited to both rows of the look: that file's and the SKILL.md row of a
+    hand edit made meanwhile, shown as the agent's with that call. Now only the file's row is."""
+    root = tmp_path / "hermes-patch"
+    root.mkdir()
+    workbench("timeline", "--home", str(root))  # (the workbench's first look)
+    hermes.json(root, "STEP = 'made'\n" + SUPPORT_PATCH)
+    workbench("timeline", "--home", str(root))
+    message = hermes.json(root, "STEP = 'patched'\n" + SUPPORT_PATCH)["message"]
+    support = row_of(
+        root,
+        "file 'references/ratio.md' of skill 'brew-notes' edited outside the workbench "
+        "(brew-notes/references/ratio.md)",
+    )
+    hand = row_of(root, "skill 'brew-notes' edited outside the workbench (brew-notes/SKILL.md)")
+    assert (support["by"], support["source"]["message_id"]) == ("agent", message)
+    assert (hand["by"], hand["source"]) == ("external", None)
+
+
 MIXED_EDIT = (
     MEMORY_TURNS
     + r"""

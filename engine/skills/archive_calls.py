@@ -46,11 +46,9 @@ class SkillCall:
 def hermes_skill_call(home: Home, entry: JournalEntry) -> SkillCall | None:
     """The newest applied call behind an outside skill row, if state.db has it (None as well when
     state.db cannot be read: the row is then listed as before, never failed): naming the row's skill
-    (and file), of an action that makes its change, stamped after the look before the row of that
-    skill (the call of a change that look saw is that row's, never a later hand edit's) and by the
-    row's look, or, while no later look of the skill is journaled, ``HERMES_SLACK_S`` after it (Hermes
-    may store the turn after the look, stamped then). A call it cannot tell apart is left out: the row
-    stays ``external`` rather than name a call that may be another change's."""
+    and file (``file_path``; none for SKILL.md), of an action that makes its change, stored between
+    the look before the row (less ``HERMES_SLACK_S``: Hermes stamps the message before its tools run)
+    and the row (plus that slack: it may store the turn after the look)."""
     detail = entry.detail
     actions = ACTIONS.get((bool(detail.get("file")), str(detail.get("change"))))
     if entry.subsystem != "skills" or entry.action != "external" or not actions or not ascii_terms(entry.target):
@@ -63,22 +61,19 @@ def hermes_skill_call(home: Home, entry: JournalEntry) -> SkillCall | None:
 
 def _call(home: Home, entry: JournalEntry, actions: tuple[str, ...]) -> SkillCall | None:
     file = entry.detail.get("file")
-    before, later = (
+    before = (
         home.journal.connection()
         .execute(
-            f"SELECT at FROM journal WHERE subsystem = 'skills' AND target = ? AND id {sign} ? "
-            f"ORDER BY id {order} LIMIT 1",
+            "SELECT at FROM journal WHERE subsystem = 'skills' AND target = ? AND id < ? ORDER BY id DESC LIMIT 1",
             (entry.target, entry.id),
         )
         .fetchone()
-        for sign, order in (("<", "DESC"), (">", "ASC"))
     )
-    since = before[0] if before else float("-inf")
-    until = entry.at if later else entry.at + HERMES_SLACK_S
+    since = (before[0] if before else float("-inf")) - HERMES_SLACK_S
     conn = home.archive.conn()
     rows = ArchiveWrites.calls_of(conn, home.archive.caps.fts, TOOL, ascii_terms(entry.target))
     for row in reversed(rows):
-        if not since < (row["timestamp"] or 0.0) <= until:
+        if not since <= (row["timestamp"] or 0.0) <= entry.at + HERMES_SLACK_S:
             continue
         for position, call_id, name, arguments in decoded_calls(row["tool_calls"]):
             if (
@@ -86,7 +81,7 @@ def _call(home: Home, entry: JournalEntry, actions: tuple[str, ...]) -> SkillCal
                 and isinstance(arguments, dict)
                 and arguments.get("name") == entry.target
                 and arguments.get("action") in actions
-                and (not file or arguments.get("file_path") == file)
+                and (arguments.get("file_path") or None) == file  # (a patch with none patches SKILL.md)
                 and _applied(ArchiveWrites.result(conn, row["session_id"], row["id"], position, call_id))
             ):
                 return SkillCall(row["session_id"], row["id"], arguments["action"])
