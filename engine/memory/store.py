@@ -1105,8 +1105,9 @@ class MemoryStore:
     ) -> list[int]:
         """With the lock held: a ``pending`` row here belongs to a writer that died mid-write.
 
-        Its change is on disk when the file holds exactly what the row meant to write
-        (rolled forward, ``done``); otherwise it never got there (``abandoned``).
+        Its change is on disk when the file holds exactly what the row meant to write, or
+        still shows in a file Hermes wrote over it (``_written_over``): rolled forward,
+        ``done``; otherwise it never got there (``abandoned``).
         ``state``: the file as read under this lock (else it is read here); ``within``: the
         journal transaction the caller has open (``Journal.pending``).
         """
