@@ -348,6 +348,51 @@ def test_a_skill_md_edit_is_not_credited_to_a_patch_of_one_of_its_support_files(
     assert (hand["by"], hand["source"]) == ("external", None)
 
 
+HAND_AFTER_AGENT = r"""
+import json, os, pathlib
+from hermes_state import SessionDB
+from tools.skill_manager_tool import skill_manage
+db = SessionDB()
+skill = pathlib.Path(os.environ["HERMES_HOME"], "skills", "pour-over", "SKILL.md")
+if STEP == "made":  # no turn stored
+    db.create_session("s-pour", source="cli", model="m")
+    content = "---\nname: pour-over\ndescription: Pour over\n---\n# Pour over\n\nBloom 30 s.\n"
+    assert json.loads(skill_manage("create", "pour-over", content=content))["success"]
+    print(json.dumps({}))
+elif STEP == "patched":  # the agent's patch, in its turn
+    args = {"action": "patch", "name": "pour-over", "old_string": "30 s", "new_string": "45 s"}
+    call = {"id": "call_bloom", "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
+    db.append_message("s-pour", "user", "bloom longer")
+    message = db.append_message("s-pour", "assistant", None, tool_calls=[call])
+    result = skill_manage(**args)
+    db.append_message("s-pour", "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
+    assert json.loads(result)["success"], result
+    print(json.dumps({"message": message}))
+else:  # a person's edit of the same SKILL.md, minutes later at most
+    skill.write_text(skill.read_text() + "Edited by hand.\n")
+    print(json.dumps({}))
+"""
+
+
+def test_a_hand_edit_soon_after_the_agents_edit_of_a_skill_is_not_the_agents(hermes, tmp_path):
+    """A call is the source of one change: the agent's patch of SKILL.md was credited to its own row and
+    again to the hand edit a look found minutes later (within the 10 minutes of slack either side), which
+    then read as the agent's with the agent's call."""
+    root = tmp_path / "hermes-hand"
+    root.mkdir()
+    workbench("timeline", "--home", str(root))  # (the workbench's first look)
+    messages = {}
+    for step in ("made", "patched", "by hand"):
+        messages[step] = hermes.json(root, f"STEP = {step!r}\n" + HAND_AFTER_AGENT).get("message")
+        workbench("timeline", "--home", str(root))
+    edited = [
+        r for r in rows(root) if r["summary"] == "skill 'pour-over' edited outside the workbench (pour-over/SKILL.md)"
+    ]
+    hand, patched = edited  # (newest first)
+    assert (patched["by"], patched["source"]["message_id"]) == ("agent", messages["patched"])
+    assert (hand["by"], hand["source"]) == ("external", None)
+
+
 MIXED_EDIT = (
     MEMORY_TURNS
     + r"""

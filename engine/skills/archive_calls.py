@@ -48,43 +48,70 @@ def hermes_skill_call(home: Home, entry: JournalEntry) -> SkillCall | None:
     state.db cannot be read: the row is then listed as before, never failed): naming the row's skill
     and file (``file_path``; none for SKILL.md), of an action that makes its change, stored between
     the look before the row (less ``HERMES_SLACK_S``: Hermes stamps the message before its tools run)
-    and the row (plus that slack: it may store the turn after the look)."""
-    detail = entry.detail
-    actions = ACTIONS.get((bool(detail.get("file")), str(detail.get("change"))))
-    if entry.subsystem != "skills" or entry.action != "external" or not actions or not ascii_terms(entry.target):
+    and the row (plus that slack: it may store the turn after the look), and no source of an earlier
+    outside row of the skill: with that slack, a hand edit minutes after the agent's edit would
+    otherwise get the agent's call too."""
+    if _actions(entry) is None or entry.subsystem != "skills" or not ascii_terms(entry.target):
         return None
     try:
-        return home.memory.archive_writes.call_of(entry.id, lambda: _call(home, entry, actions))
+        return home.memory.archive_writes.call_of(entry.id, lambda: _sources(home, entry).get(entry.id))
     except (WorkbenchError, sqlite3.Error):
         return None
 
 
-def _call(home: Home, entry: JournalEntry, actions: tuple[str, ...]) -> SkillCall | None:
-    file = entry.detail.get("file")
-    before = (
-        home.journal.connection()
-        .execute(
-            "SELECT at FROM journal WHERE subsystem = 'skills' AND target = ? AND id < ? ORDER BY id DESC LIMIT 1",
-            (entry.target, entry.id),
-        )
-        .fetchone()
+def _actions(row: JournalEntry) -> tuple[str, ...] | None:
+    """The ``skill_manage`` actions that make an outside skill row's change, or None for another row."""
+    if row.action != "external":
+        return None
+    return ACTIONS.get((bool(row.detail.get("file")), str(row.detail.get("change"))))
+
+
+def _sources(home: Home, entry: JournalEntry) -> dict[int, SkillCall]:
+    """The call behind each outside row of ``entry``'s skill up to it, found oldest first, so that a
+    call is the source of one row only."""
+    rows = home.journal.query(
+        subsystem="skills", target=entry.target, before_id=entry.id + 1, limit=2**62, oldest_first=True
     )
-    since = (before[0] if before else float("-inf")) - HERMES_SLACK_S
     conn = home.archive.conn()
-    rows = ArchiveWrites.calls_of(conn, home.archive.caps.fts, TOOL, ascii_terms(entry.target))
-    for row in reversed(rows):
-        if not since <= (row["timestamp"] or 0.0) <= entry.at + HERMES_SLACK_S:
+    stored = ArchiveWrites.calls_of(conn, home.archive.caps.fts, TOOL, ascii_terms(entry.target))
+    taken: set[tuple[str, int, int]] = set()  # (session, message, position) of each call given to a row
+    sources: dict[int, SkillCall] = {}
+    since = float("-inf")  # when the look before the row was journaled
+    for row in rows:
+        actions = _actions(row)
+        found = _newest(conn, stored, row, actions, since - HERMES_SLACK_S, taken) if actions else None
+        if found is not None:
+            taken.add(found[1])
+            sources[row.id] = found[0]
+        since = row.at
+    return sources
+
+
+def _newest(
+    conn: sqlite3.Connection,
+    stored: list[sqlite3.Row],
+    row: JournalEntry,
+    actions: tuple[str, ...],
+    since: float,
+    taken: set[tuple[str, int, int]],
+) -> tuple[SkillCall, tuple[str, int, int]] | None:
+    """The newest applied call in ``stored`` that may be behind ``row`` and is not ``taken``, with its key."""
+    file = row.detail.get("file")
+    for message in reversed(stored):
+        if not since <= (message["timestamp"] or 0.0) <= row.at + HERMES_SLACK_S:
             continue
-        for position, call_id, name, arguments in decoded_calls(row["tool_calls"]):
+        session_id, message_id = message["session_id"], message["id"]
+        for position, call_id, name, arguments in decoded_calls(message["tool_calls"]):
             if (
                 name == TOOL
                 and isinstance(arguments, dict)
-                and arguments.get("name") == entry.target
+                and arguments.get("name") == row.target
                 and arguments.get("action") in actions
                 and (arguments.get("file_path") or None) == file  # (a patch with none patches SKILL.md)
-                and _applied(ArchiveWrites.result(conn, row["session_id"], row["id"], position, call_id))
+                and (session_id, message_id, position) not in taken
+                and _applied(ArchiveWrites.result(conn, session_id, message_id, position, call_id))
             ):
-                return SkillCall(row["session_id"], row["id"], arguments["action"])
+                return SkillCall(session_id, message_id, arguments["action"]), (session_id, message_id, position)
     return None
 
 
