@@ -40,6 +40,33 @@ def _create_brew(home) -> None:
     assert home.skills.manage({"action": "create", "name": "brew", "content": BREW})["success"]
 
 
+@pytest.mark.parametrize("hand_first", [False, True])
+def test_a_hand_edit_near_the_workbench_agents_patch_is_not_credited_to_its_call(home, hand_first):
+    """The workbench's agent stores its turns in state.db as Hermes does, so its skill_manage patch was a
+    call in the window of a person's edit of that SKILL.md a look found minutes before or after it: the
+    edit read as the agent's, with that call. A call a workbench row names is that row's, never an outside
+    row's."""
+    _create_brew(home)
+    home.skills.outside.record()
+    skill = home.skills_dir / "brew" / "SKILL.md"
+    if hand_first:
+        skill.write_text(skill.read_text() + "Steep longer for black tea.\n")
+        [outside] = home.skills.outside.record()
+    archive = home.archive
+    session = archive.create_session("s-run", source="cli").id
+    args = {"action": "patch", "name": "brew", "old_string": "3", "new_string": "4"}
+    call = {"id": "c1", "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
+    message = archive.append_message(session, "assistant", None, tool_calls=[call])
+    patched = home.skills.manage(args, ToolContext(actor="agent", session_id=session, message_id=message))
+    archive.append_message(session, "tool", json.dumps(patched), tool_name="skill_manage", tool_call_id="c1")
+    if not hand_first:
+        skill.write_text(skill.read_text() + "Steep longer for black tea.\n")
+        [outside] = home.skills.outside.record()
+    timeline = Timeline(home)
+    [row] = timeline.with_sources(timeline.rows_of(outside))
+    assert (row.by, row.source) == ("external", None)
+
+
 def test_the_first_look_is_a_baseline_and_our_own_writes_are_never_outside(home):
     _create_brew(home)
     assert home.skills.outside.record() == []  # what was there before anyone watched

@@ -49,8 +49,8 @@ def hermes_skill_call(home: Home, entry: JournalEntry) -> SkillCall | None:
     and file (``file_path``; none for SKILL.md), of an action that makes its change, stored between
     the look before the row (less ``HERMES_SLACK_S``: Hermes stamps the message before its tools run)
     and the row (plus that slack: it may store the turn after the look), and no source of an earlier
-    outside row of the skill: with that slack, a hand edit minutes after the agent's edit would
-    otherwise get the agent's call too."""
+    outside row of the skill nor a call of the workbench's own agent: with that slack, a hand edit
+    minutes after the agent's edit would otherwise get the agent's call too."""
     if _actions(entry) is None or entry.subsystem != "skills" or not ascii_terms(entry.target):
         return None
     try:
@@ -74,7 +74,16 @@ def _sources(home: Home, entry: JournalEntry) -> dict[int, SkillCall]:
     )
     conn = home.archive.conn()
     stored = ArchiveWrites.calls_of(conn, home.archive.caps.fts, TOOL, ascii_terms(entry.target))
-    taken: set[tuple[str, int, int]] = set()  # (session, message, position) of each call given to a row
+    # (session, message, position) of each call given to a row; position None: every call of a message the
+    # workbench's agent made (it stores its turns in state.db as Hermes does), whose own row names it
+    taken: set[tuple[str, int, int | None]] = {
+        (session_id, message_id, None)
+        for session_id, message_id in home.journal.connection().execute(
+            "SELECT DISTINCT session_id, message_id FROM journal WHERE subsystem = 'skills' AND target = ? "
+            "AND actor != 'external' AND session_id IS NOT NULL AND message_id IS NOT NULL",
+            (entry.target,),
+        )
+    }
     sources: dict[int, SkillCall] = {}
     since = float("-inf")  # when the look before the row was journaled
     for row in rows:
@@ -93,14 +102,17 @@ def _newest(
     row: JournalEntry,
     actions: tuple[str, ...],
     since: float,
-    taken: set[tuple[str, int, int]],
+    taken: set[tuple[str, int, int | None]],
 ) -> tuple[SkillCall, tuple[str, int, int]] | None:
-    """The newest applied call in ``stored`` that may be behind ``row`` and is not ``taken``, with its key."""
+    """The newest applied call in ``stored`` that may be behind ``row`` and is not ``taken`` (position
+    None: every call of that message), with its key."""
     file = row.detail.get("file")
     for message in reversed(stored):
-        if not since <= (message["timestamp"] or 0.0) <= row.at + HERMES_SLACK_S:
-            continue
         session_id, message_id = message["session_id"], message["id"]
+        if (session_id, message_id, None) in taken or not (
+            since <= (message["timestamp"] or 0.0) <= row.at + HERMES_SLACK_S
+        ):
+            continue
         for position, call_id, name, arguments in decoded_calls(message["tool_calls"]):
             if (
                 name == TOOL
