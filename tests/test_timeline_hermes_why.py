@@ -301,11 +301,31 @@ async def test_a_skill_row_listed_before_hermes_stored_its_turn_becomes_the_agen
         home.close()
 
 
-SUPPORT_PATCH = r"""
+# A Hermes process's skill changes: skill_turn(session, name, arguments) is the agent's skill_manage call in
+# its turn, stored as Hermes stores one; hand_edit(skill) a person's edit of that SKILL.md.
+SKILL_TURNS = r"""
 import json, os, pathlib
 from hermes_state import SessionDB
 from tools.skill_manager_tool import skill_manage
 db = SessionDB()
+
+def skill_turn(session, name, arguments):
+    call = {"id": "call_" + name, "type": "function",
+            "function": {"name": "skill_manage", "arguments": json.dumps(arguments)}}
+    db.append_message(session, "user", name)
+    message = db.append_message(session, "assistant", None, tool_calls=[call])
+    result = skill_manage(**arguments)
+    db.append_message(session, "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
+    assert json.loads(result)["success"], result
+    return message
+
+def hand_edit(skill):
+    path = pathlib.Path(os.environ["HERMES_HOME"], "skills", skill, "SKILL.md")
+    path.write_text(path.read_text() + "Edited by hand.\n")
+"""
+SUPPORT_PATCH = (
+    SKILL_TURNS
+    + r"""
 if STEP == "made":  # no turn stored: a skill and its support file, made quietly
     db.create_session("s-notes", source="cli", model="m")
     content = "---\nname: brew-notes\ndescription: Brew notes\n---\n# Brew notes\n\nSteps.\n"
@@ -314,18 +334,13 @@ if STEP == "made":  # no turn stored: a skill and its support file, made quietly
     assert json.loads(ratio)["success"], ratio
     print(json.dumps({}))
 else:  # the agent patches the support file in a turn; a person edits SKILL.md by hand meanwhile
-    args = {"action": "patch", "name": "brew-notes", "file_path": "references/ratio.md",
-            "old_string": "15 ml", "new_string": "16 ml"}
-    call = {"id": "call_ratio", "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
-    db.append_message("s-notes", "user", "the ratio is 1 to 16")
-    message = db.append_message("s-notes", "assistant", None, tool_calls=[call])
-    result = skill_manage(**args)
-    db.append_message("s-notes", "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
-    assert json.loads(result)["success"], result
-    skill = pathlib.Path(os.environ["HERMES_HOME"], "skills", "brew-notes", "SKILL.md")
-    skill.write_text(skill.read_text() + "Edited by hand.\n")
+    message = skill_turn("s-notes", "ratio", {"action": "patch", "name": "brew-notes",
+                                              "file_path": "references/ratio.md",
+                                              "old_string": "15 ml", "new_string": "16 ml"})
+    hand_edit("brew-notes")
     print(json.dumps({"message": message}))
 """
+)
 
 
 def test_a_skill_md_edit_is_not_credited_to_a_patch_of_one_of_its_support_files(hermes, tmp_path):
@@ -348,30 +363,23 @@ def test_a_skill_md_edit_is_not_credited_to_a_patch_of_one_of_its_support_files(
     assert (hand["by"], hand["source"]) == ("external", None)
 
 
-HAND_AFTER_AGENT = r"""
-import json, os, pathlib
-from hermes_state import SessionDB
-from tools.skill_manager_tool import skill_manage
-db = SessionDB()
-skill = pathlib.Path(os.environ["HERMES_HOME"], "skills", "pour-over", "SKILL.md")
+HAND_AFTER_AGENT = (
+    SKILL_TURNS
+    + r"""
 if STEP == "made":  # no turn stored
     db.create_session("s-pour", source="cli", model="m")
     content = "---\nname: pour-over\ndescription: Pour over\n---\n# Pour over\n\nBloom 30 s.\n"
     assert json.loads(skill_manage("create", "pour-over", content=content))["success"]
     print(json.dumps({}))
 elif STEP == "patched":  # the agent's patch, in its turn
-    args = {"action": "patch", "name": "pour-over", "old_string": "30 s", "new_string": "45 s"}
-    call = {"id": "call_bloom", "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
-    db.append_message("s-pour", "user", "bloom longer")
-    message = db.append_message("s-pour", "assistant", None, tool_calls=[call])
-    result = skill_manage(**args)
-    db.append_message("s-pour", "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
-    assert json.loads(result)["success"], result
+    message = skill_turn("s-pour", "bloom", {"action": "patch", "name": "pour-over",
+                                             "old_string": "30 s", "new_string": "45 s"})
     print(json.dumps({"message": message}))
 else:  # a person's edit of the same SKILL.md, minutes later at most
-    skill.write_text(skill.read_text() + "Edited by hand.\n")
+    hand_edit("pour-over")
     print(json.dumps({}))
 """
+)
 
 
 def test_a_hand_edit_soon_after_the_agents_edit_of_a_skill_is_not_the_agents(hermes, tmp_path):
