@@ -22,20 +22,33 @@ from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
 
+# A Hermes process's skill changes: skill_turn(session, name, arguments) is the agent's skill_manage call in
+# its turn, stored as Hermes stores one; hand_edit(skill) a person's edit of that SKILL.md.
+SKILL_TURNS = r"""
+import json, os, pathlib
+from hermes_state import SessionDB
+from tools.skill_manager_tool import skill_manage
+db = SessionDB()
+
+def skill_turn(session, name, arguments):
+    call = {"id": "call_" + name, "type": "function",
+            "function": {"name": "skill_manage", "arguments": json.dumps(arguments)}}
+    db.append_message(session, "user", name)
+    message = db.append_message(session, "assistant", None, tool_calls=[call])
+    result = skill_manage(**arguments)
+    db.append_message(session, "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
+    assert json.loads(result)["success"], result
+    return message
+
+def hand_edit(skill):
+    path = pathlib.Path(os.environ["HERMES_HOME"], "skills", skill, "SKILL.md")
+    path.write_text(path.read_text() + "Edited by hand.\n")
+"""
 # STEP is prepended; the workbench looks (``workbench timeline``) after each step
 HERMES_STEPS = (
     MEMORY_TURNS
+    + SKILL_TURNS
     + r"""
-from tools.skill_manager_tool import skill_manage
-
-def skill_turn(name, args):
-    call = {"id": "call_" + name, "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
-    db.append_message("s-tea", "user", name)
-    ids[name] = db.append_message("s-tea", "assistant", None, tool_calls=[call])
-    result = skill_manage(**args)
-    db.append_message("s-tea", "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
-    assert json.loads(result)["success"], result
-
 if STEP == "start":
     db.create_session("s-tea", source="cli", model="m")
     turn("s-tea", "kettle", {"action": "add", "target": "memory", "content": "Kettle descales monthly"})
@@ -58,16 +71,13 @@ elif STEP == "skill":
     assert json.loads(skill_manage("create", "tea-timer", content=content))["success"]
     assert db.set_session_archived("s-old", True) and db.delete_session("s-gone")
 elif STEP == "skill turn":  # the agent's own skill_manage call, stored in its turn
-    skill_turn("kettle-care", {"action": "create", "name": "kettle-care", "content":
+    ids["kettle-care"] = skill_turn("s-tea", "kettle-care", {"action": "create", "name": "kettle-care", "content":
                "---\nname: kettle-care\ndescription: Descale the kettle\n---\n# Kettle care\n\nSteps.\n"})
 elif STEP == "skill patch turn":
-    skill_turn("kettle-patch", {"action": "patch", "name": "kettle-care", "old_string": "Steps.",
+    ids["kettle-patch"] = skill_turn("s-tea", "kettle-patch", {"action": "patch", "name": "kettle-care", "old_string": "Steps.",
                                 "new_string": "Descale monthly."})
 elif STEP == "skill hand edit":  # an editor, minutes after the agent's patch: no call made it
-    import os
-    path = os.path.join(os.environ["HERMES_HOME"], "skills", "kettle-care", "SKILL.md")
-    with open(path, "a", encoding="utf-8") as file:
-        file.write("Typed by hand.\n")
+    hand_edit("kettle-care")
 print(json.dumps(ids))
 """
 )
@@ -301,28 +311,6 @@ async def test_a_skill_row_listed_before_hermes_stored_its_turn_becomes_the_agen
         home.close()
 
 
-# A Hermes process's skill changes: skill_turn(session, name, arguments) is the agent's skill_manage call in
-# its turn, stored as Hermes stores one; hand_edit(skill) a person's edit of that SKILL.md.
-SKILL_TURNS = r"""
-import json, os, pathlib
-from hermes_state import SessionDB
-from tools.skill_manager_tool import skill_manage
-db = SessionDB()
-
-def skill_turn(session, name, arguments):
-    call = {"id": "call_" + name, "type": "function",
-            "function": {"name": "skill_manage", "arguments": json.dumps(arguments)}}
-    db.append_message(session, "user", name)
-    message = db.append_message(session, "assistant", None, tool_calls=[call])
-    result = skill_manage(**arguments)
-    db.append_message(session, "tool", result, tool_name="skill_manage", tool_call_id=call["id"])
-    assert json.loads(result)["success"], result
-    return message
-
-def hand_edit(skill):
-    path = pathlib.Path(os.environ["HERMES_HOME"], "skills", skill, "SKILL.md")
-    path.write_text(path.read_text() + "Edited by hand.\n")
-"""
 SUPPORT_PATCH = (
     SKILL_TURNS
     + r"""
