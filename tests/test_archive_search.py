@@ -741,6 +741,9 @@ def test_role_and_sort_words_are_filters_and_a_bad_value_says_what_it_takes(home
     filters = archive.search_filters('Role:assistant kettle sort:OLDEST "role:user"', roles=["tool,user"])
     assert filters == SearchFilters('kettle "role:user"', ("tool", "user", "assistant"), "oldest")
     assert read_filters("kettle") == SearchFilters("kettle")
+    assert read_filters('role:user NOT kettle "x NOT role:tool"') == SearchFilters(
+        'NOT kettle "x NOT role:tool"', ("user",)
+    )
     only = archive.search_filters("role:assistant kettle")
     hits = archive.search(only.text, role=only.roles, sort="oldest", per="lineage")
     assert [(h.session_id, h.role) for h in hits] == [("old", "assistant"), ("new", "assistant")]
@@ -753,6 +756,10 @@ def test_role_and_sort_words_are_filters_and_a_bad_value_says_what_it_takes(home
         "role: kettle": f"role: names no role; {takes}",
         "sort:best kettle": "sort: takes newest or oldest, not 'best' (without it, the best match first)",
         "sort:newest sort:oldest kettle": "two orders given (sort:newest and sort:oldest): keep one",
+        "kettle NOT role:user tea": "role:user after NOT: a filter is for the whole search, not a word of it; "
+        "put it apart from AND, OR and NOT (to leave a role out, name the ones to keep)",
+        '"on" OR Sort:oldest tea': "Sort:oldest after OR: a filter is for the whole search, not a word of it; "
+        "put it apart from AND, OR and NOT (to leave a role out, name the ones to keep)",
     }
     for query, said in refusals.items():
         with pytest.raises(BadSearchFilter) as refused:

@@ -17,6 +17,9 @@ from ..errors import BadSearchFilter
 
 SORTS = ("newest", "oldest")  # without one, the best match first (newest first for a word typed as a prefix)
 _QUOTED = re.compile(r'("[^"]*")')  # a phrase: its text is searched as typed, ``"role:user"`` too
+# a filter as an operator's operand (FTS5's are upper case): taken out, it would leave the operator on
+# the next word, ``kettle NOT role:user tea`` searching ``kettle NOT tea``
+_OPERAND = re.compile(r"(?<!\S)(AND|OR|NOT)\s+((?i:role|sort):\S*)")
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,15 @@ class SearchFilters:
 
 def read_filters(query: str, *, roles: Iterable[str] = (), sort: str | None = None) -> SearchFilters:
     """The filters in ``query`` (and those given apart: ``roles`` may be comma-separated), and its text
-    without them; a sort other than ``SORTS``, or two different ones, is refused."""
+    without them; a sort other than ``SORTS``, two different ones, or a filter after an operator is
+    refused."""
+    for part in _QUOTED.split(query):
+        operand = None if _QUOTED.fullmatch(part) else _OPERAND.search(part)
+        if operand:
+            raise BadSearchFilter(
+                f"{operand.group(2)} after {operand.group(1)}: a filter is for the whole search, not a word "
+                "of it; put it apart from AND, OR and NOT (to leave a role out, name the ones to keep)"
+            )
     text, named = named_words(query, ("role", "sort"))
     found = [role for given in roles for role in _roles(given)]
     found += [role for name, value in named if name == "role" for role in _roles(value) or [""]]
