@@ -339,6 +339,23 @@ async def test_an_unreadable_memory_file_is_reported_in_place(home, tmp_path):
         assert rows(app, "live") == [("", "fine")]  # what was shown stays
 
 
+async def test_switching_to_a_store_that_cannot_be_read_shows_that_store_empty_and_why(home, tmp_path):
+    """t onto a USER.md that is not UTF-8 kept MEMORY's entries on screen (its load failed) while every
+    key acted on USER: the banner's `t shows it, then r repairs it` led nowhere."""
+    home.memory.add("memory", "fine")
+    home.memory.path("user").write_bytes(b"Name is Ada\n\xc2\xa7\nbroken \xff bytes")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert rows(app, "live") == [("", "fine")]
+        await pilot.press("t")
+        await wait_for(pilot, lambda: "USER" in str(app.screen.query_one("#live-title", Static).content), what="USER")
+        assert rows(app, "live") == []
+        status = app.screen.query_one("#status", Static)
+        assert status.has_class("error")
+        assert str(status.content) == "USER could not be read: it is not valid UTF-8 (byte 22)"
+
+
 async def test_the_editor_predicts_the_budget_and_an_overflow(home, tmp_path):
     home.config_path.write_text("memory:\n  memory_char_limit: 60\n", encoding="utf-8")
     home.reload_config()

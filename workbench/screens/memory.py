@@ -29,7 +29,7 @@ from engine.clock import shown_time
 from engine.diffs import WHITESPACE_ONLY
 from engine.errors import WorkbenchError
 from engine.events import ConfigChanged, Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged
-from engine.memory import history
+from engine.memory import MemoryFileUnreadable, history
 from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, UNLISTED, align
 from engine.memory.format import Usage, listed
 from engine.memory.ops import ALREADY_THERE
@@ -76,7 +76,7 @@ class MemoryView:
     taken_at: float
     time_known: bool = True  # False: a stored prompt no record dates; ``taken_at`` is a lower bound
     enabled: bool = True  # False: config keeps this store out of the prompt
-    error: str | None = None
+    error: str | None = None  # why the live file could not be read (its columns then list nothing)
     snapshot: MemorySnapshot | None = None  # taken by this load because the app had none yet
     refused: int = 0  # pending adds approving would refuse: not in ``ghost``, said beside it
     entry_count: int | None = None  # the live file's entries when only the first are listed (far over its limit)
@@ -256,7 +256,13 @@ class MemoryScreen(WorkbenchScreen):
         snapshot, taken = self.workbench.frozen_snapshot, None
         if snapshot is None:
             snapshot = taken = memory.snapshot()
-        live = memory.entries(target)
+        unreadable = None
+        try:
+            live = memory.entries(target)
+        except MemoryFileUnreadable:
+            if self.view is not None and self.view.target == target:
+                raise  # what was shown of it stays; the status line says why
+            live, unreadable = [], memory.read(target).error  # (never the other store's entries under its name)
         usage = Usage.of(live, memory.limit(target))
         # a store far over its limit: its first entries only (the banner says why), so neither the rows
         # nor their alignment, scans and lookups grow with a 10 MB file
@@ -266,7 +272,8 @@ class MemoryScreen(WorkbenchScreen):
         raw, shown = frozen.raw, frozen.shown
         frozen_rest = set(snapshot.raw_entries[target][len(raw) :])
         present = set(live) | live_rest
-        links = history.successors(memory, target, [entry for entry in raw if entry not in present])
+        gone = [entry for entry in raw if entry not in present]
+        links = history.successors(memory, target, gone) if unreadable is None else {}
         frozen_rows, live_rows, entries = [], [], []
         for row in align(raw, live, links, (frozen_rest, live_rest)):
             mark = MARK_OF[row.status]
@@ -293,7 +300,7 @@ class MemoryScreen(WorkbenchScreen):
             taken_at=snapshot.taken_at,
             time_known=snapshot.time_known,
             enabled=snapshot.enabled[target],
-            error=snapshot.errors.get(target),
+            error=unreadable,
             snapshot=taken,
             entry_count=count if count > len(live) else None,
         )
