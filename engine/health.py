@@ -83,6 +83,12 @@ def _unmark(home: Home) -> str:
     return unmark_all(home)
 
 
+def _mend(home: Home) -> str:
+    from .memory.repair import mend_all
+
+    return mend_all(home)
+
+
 def _unspace(home: Home) -> str:
     from .memory.repair import unspace_all
 
@@ -93,4 +99,5 @@ CHECKS += [_links, _line_endings, _marks]
 FIXES["memory-line-endings"] = _normalize_line_endings
 FIXES["memory-bom"] = _unmark
 FIXES["memory-spacing"] = _unspace
+FIXES["memory-encoding"] = _mend  # (reads no setting: its text is the file's, whatever the limits)
 NEEDS_CONFIG.update({"memory-line-endings", "memory-bom", "memory-spacing"})

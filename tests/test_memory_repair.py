@@ -303,6 +303,28 @@ def test_doctor_names_the_causes_and_fix_normalises_through_the_repair(home):
     assert home.memory.entries("user") == ["Name is Sam", "Works in UTC"]
 
 
+def test_doctor_names_the_bytes_that_are_not_utf8_and_its_fix_replaces_them(home):
+    """Doctor said "USER.md cannot be read (it is not valid UTF-8 (byte 37)); fix: Fix the permissions
+    or encoding", and --fix did nothing."""
+    path = put(home, NOT_UTF8, "user")
+    [finding] = [f for f in run_doctor(home).findings if f.area == "memory"]
+    assert (finding.severity, finding.repair) == ("error", "memory-encoding")
+    assert "line 5 (entry 3), byte 37: FF FE" in finding.what
+    assert "`workbench memory repair --target user --replace-invalid-bytes`" in finding.fix
+    report = run_doctor(home, fix=True)
+    kept = path.with_name(f"USER.md.not-utf8.{int(home.clock.now())}")
+    assert report.repairs == [
+        {
+            "repair": "memory-encoding",
+            "success": True,
+            "message": f"Replaced the bytes that are not UTF-8 of USER.md (its bytes kept in {kept}, which undo "
+            "cannot put back).",
+        }
+    ]
+    assert kept.read_bytes() == NOT_UTF8 and not [f for f in report.findings if "UTF-8" in f.what]
+    assert home.memory.entries("user")[-1].startswith("broken \ufffd\ufffd bytes")  # (its ESC: a finding of its own)
+
+
 # -- properties ------------------------------------------------------------------------
 PIECES = st.one_of(
     st.text(alphabet="abc \t", min_size=1, max_size=6),
@@ -548,3 +570,54 @@ def test_a_delimiter_with_characters_no_one_sees_is_a_look_alike_and_splits(home
     [split] = found.repairs
     assert repair.apply(home.memory, "memory", split, found.sha)["success"]
     assert path.read_text(encoding="utf-8") == "Alpha fact one\n§\nBeta fact two"
+
+
+NOT_UTF8 = "Name is Ada\n§\nLikes café\n§\nbroken ".encode() + b"\xff\xfe bytes \xe9t\xe9 \x1b[2J\xe2\x80\xae"
+
+
+def test_a_file_that_is_not_utf8_is_mended_keeping_every_byte_and_undo_says_where(home):
+    """It had no repair: `memory repair` said only "Cannot read … Nothing was changed", doctor --fix did
+    nothing, and Hermes's memory tool failed on it with a UnicodeDecodeError until it was fixed by hand."""
+    path = put(home, NOT_UTF8, "user")
+    found = repair.examine(home.memory, "user")
+    assert [r.kind for r in found.reasons] == ["encoding"] and [r.kind for r in found.repairs] == ["encoding"]
+    assert [(u["line"], u["entry"], u["byte"], u["hex"]) for u in found.to_dict()["not_utf8"]] == [
+        (5, 3, 37, "FF FE"),
+        (5, 3, 46, "E9"),
+        (5, 3, 48, "E9"),
+    ]
+    message = found.reasons[0].message
+    assert 'line 5 (entry 3), byte 37: FF FE in "broken \\xff\\xfe bytes \\xe9t\\xe9 \x1b[2J\u202e"' in message
+    assert found.entries_wait and repair.remove(found.pieces[0]) not in found.repairs
+    with pytest.raises(repair.Refusal, match="replace the bytes that do not decode first"):
+        found.result(repair.remove(found.pieces[0]))
+    result = repair.apply(home.memory, "user", found.repairs[0], found.sha)
+    assert result["success"], result
+    kept = home.memory.path("user").with_name(f"USER.md.not-utf8.{int(home.clock.now())}")
+    assert result["kept"] == str(kept) and kept.read_bytes() == NOT_UTF8
+    assert path.read_bytes() == NOT_UTF8.decode("utf-8", "replace").encode()
+    assert home.memory.entries("user")[-1] == "broken \ufffd\ufffd bytes \ufffdt\ufffd \x1b[2J\u202e"
+    row = home.memory.history("user")[0]
+    assert (row.id, row.action, row.detail["kept"]) == (result["event_id"], "repair", str(kept))
+    assert row.before == NOT_UTF8.decode("utf-8", "backslashreplace")  # what was there, each byte as \xNN
+    undone = home.memory.undo(row.id)
+    assert not undone["success"] and f"kept byte for byte in {kept}" in undone["error"]
+    assert (
+        f"`cp {kept} {path}`" in undone["error"] and path.read_bytes() == NOT_UTF8.decode("utf-8", "replace").encode()
+    )
+    entry = home.memory.entries("user")[-1]
+    assert history.story(home.memory, "user", entry).why_no_undo == undone["error"]
+
+
+def test_the_bytes_are_replaced_only_once_a_copy_of_them_is_kept(home):
+    path = put(home, NOT_UTF8, "user")
+    found = repair.examine(home.memory, "user")
+    path.with_name(f"USER.md.not-utf8.{int(home.clock.now())}").mkdir()  # (the copy's name taken, unreadable)
+    result = repair.apply(home.memory, "user", found.repairs[0], found.sha)
+    assert not result["success"] and "Could not keep a copy of USER.md" in result["error"]
+    assert path.read_bytes() == NOT_UTF8 and home.memory.history("user") == []
+    path.write_bytes(NOT_UTF8 + b"\xff")
+    assert (
+        "changed since this repair was previewed"
+        in repair.apply(home.memory, "user", found.repairs[0], found.sha)["error"]
+    )

@@ -79,3 +79,34 @@ def test_remove_bom_removes_the_mark_it_names(wb, files):
     done = wb("memory", "repair", "--json", "--remove-bom")
     assert done.returncode == 0 and json.loads(done.stdout)["repair"]["option"] == "--remove-bom"
     assert marked.read_bytes() == "alpha fact\n§\nbeta fact".encode()
+
+
+def test_a_file_that_is_not_utf8_is_listed_with_its_bytes_repaired_and_undo_names_the_copy(wb, files):
+    """`memory repair --target user` said only "Cannot read …: not valid UTF-8 (byte 18). Nothing was
+    changed", and no option mended it."""
+    data = "Name is Sam\n§\n".encode() + b"caf\xe9 \x1b]0;PWNED\x07 \xe2\x80\xae"
+    (files / "USER.md").write_bytes(data)
+    listed = wb("memory", "repair", "--target", "user")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert 'line 3 (entry 2), byte 18: E9 in "caf\\xe9 ␛]0;PWNED␇ <U+202E>"' in listed.stdout
+    assert "\x1b" not in listed.stdout and "\u202e" not in listed.stdout
+    doctor = wb("doctor").stdout
+    assert 'byte 18: E9 in "caf\\xe9 ␛]0;PWNED␇ <U+202E>"' in doctor and "\x1b" not in doctor
+    assert "--replace-invalid-bytes` (or r on the Memory screen)" in doctor
+    assert "--replace-invalid-bytes  Replace the 1 byte that is not UTF-8 with U+FFFD" in listed.stdout
+    found = json.loads(wb("memory", "repair", "--target", "user", "--json").stdout)
+    assert found["not_utf8"] == [
+        {"line": 3, "byte": 18, "hex": "E9", "context": "caf\\xe9 \x1b]0;PWNED\x07 \u202e", "entry": 2}
+    ]
+    preview = wb("memory", "repair", "--target", "user", "--replace-invalid-bytes", "--dry-run")
+    assert (
+        "undo cannot put back bytes that are not UTF-8" in preview.stdout and (files / "USER.md").read_bytes() == data
+    )
+    done = wb("memory", "repair", "--target", "user", "--replace-invalid-bytes", "--expect", found["file_sha"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    [kept] = files.glob("USER.md.not-utf8.*")
+    assert kept.read_bytes() == data and f"  kept: {kept}" in done.stdout and "undo: workbench" not in done.stdout
+    assert (files / "USER.md").read_bytes() == data.decode("utf-8", "replace").encode()
+    row = json.loads(wb("memory", "history", "--json", "--target", "user", "--limit", "1").stdout)["events"][0]
+    undo = wb("memory", "undo", str(row["id"]), "--json")
+    assert undo.returncode == 1 and f"kept byte for byte in {kept}" in json.loads(undo.stdout)["error"]

@@ -270,3 +270,38 @@ def test_what_the_workbench_says_hermes_refuses_is_what_hermes_refuses(hermes, t
     after = hermes.json(home, HERMES.format(remove=True))
     assert after["remove"]["success"], after["remove"]
     assert memory.read_text(encoding="utf-8") == "alpha fact\n§\nbeta fact"
+
+
+HERMES_LOADS = """
+import json
+from tools.memory_tool import MemoryStore
+store = MemoryStore()
+try:
+    store.load_from_disk()
+except UnicodeDecodeError as exc:
+    print(json.dumps({"failed": str(exc)}))
+else:
+    print(json.dumps({"user": list(store.user_entries), "block": store.format_for_system_prompt("user"),
+                      "add": store.add("user", "Drinks tea")}))
+"""
+
+
+def test_hermes_loads_a_file_that_was_not_utf8_once_its_bytes_are_replaced(hermes, tmp_path):
+    """Hermes's own load fails on a USER.md with a Latin-1 byte in it (its sessions start with no memory,
+    its tool fails on every write to the file); `doctor --fix` replaced nothing. After the repair Hermes
+    loads the file, puts it in the prompt and adds to it, and the original bytes are in the kept copy."""
+    home = tmp_path / "home"
+    (home / "memories").mkdir(parents=True)
+    user = home / "memories" / "USER.md"
+    data = "Name is Sam\n§\n".encode() + b"Lives in K\xf6ln\n\xa7\nbroken \xff\xfe bytes"
+    user.write_bytes(data)
+    assert "can't decode byte 0xf6" in hermes.json(home, HERMES_LOADS)["failed"]
+    fixed = subprocess.run(
+        workbench_cmd("doctor", "--fix", "--home", str(home)), capture_output=True, text=True, timeout=60
+    )
+    assert "fixed: Replaced the bytes that are not UTF-8 of USER.md" in fixed.stdout, fixed.stdout + fixed.stderr
+    after = hermes.json(home, HERMES_LOADS)
+    assert after["user"] == ["Name is Sam", "Lives in K\ufffdln\n\ufffd\nbroken \ufffd\ufffd bytes"]
+    assert "Lives in K\ufffdln" in after["block"] and after["add"]["success"], after
+    [kept] = (home / "memories").glob("USER.md.not-utf8.*")
+    assert kept.read_bytes() == data

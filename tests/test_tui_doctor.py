@@ -31,7 +31,7 @@ async def test_the_palette_runs_the_doctor_and_shows_its_report(home, tmp_path):
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, DoctorDialog), what="the Doctor dialog")
         dialog = app.screen
-        await wait_for(pilot, lambda: "USER.md cannot be read" in screen_text(app), what="the report")
+        await wait_for(pilot, lambda: "USER.md is not valid UTF-8" in screen_text(app), what="the report")
         shown = str(dialog.query_one("#doctor-report").render())
         assert shown == render(run_doctor(home).to_dict())  # (the CLI's report, of the home as it is now)
         assert "1 finding(s) need attention" in shown

@@ -449,3 +449,41 @@ async def test_r_repair_is_in_the_footer_while_the_store_needs_a_repair(home, tm
         await settle(pilot)
         assert not isinstance(app.screen, RepairDialog)
         assert "nothing to repair" in str(app.screen.query_one("#status", Static).render())
+
+
+async def test_a_file_that_is_not_utf8_is_repaired_with_r_keeping_a_copy_and_u_says_where(home, tmp_path):
+    """r said "Nothing to repair here: the file could not be examined" on a USER.md that is not UTF-8."""
+    home.memory.add("memory", "fine")
+    data = b"Name is Sam\n\xc2\xa7\nbroken \xff\xfe bytes \x1b[2J"
+    path = home.memory.path("user")
+    path.write_bytes(data)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await wait_for(pilot, lambda: banner(app).title == "Hermes cannot read USER.md", what="the banner")
+        await pilot.press("t")
+        await wait_for(pilot, lambda: banner(app).reasons == ["2 bytes that are not UTF-8, on line 3"], what="USER")
+        dialog = await open_flow(pilot)
+        options = dialog.query_one(OptionList)
+        assert str(options.get_option_at_index(0).prompt) == (
+            "▶ Replace the 2 bytes that are not UTF-8 with U+FFFD (the file's exact bytes are kept in a copy)"
+        )
+        assert "wait for the bytes that are not UTF-8 to be replaced" in str(dialog.query_one("#repair-hint").render())
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, RepairPreview), what="the preview")
+        shown = str(app.screen.query_one("#repair-diff", Static).render())
+        assert "- broken \\xff\\xfe bytes ␛[2J" in shown and "+ broken \ufffd\ufffd bytes ␛[2J" in shown
+        still = str(app.screen.query_one("#repair-still", Static).render())
+        assert "undo cannot put back bytes that are not UTF-8" in still and "u on the Memory screen undoes" not in still
+        await preview_and_write(pilot)
+        kept = path.with_name(f"USER.md.not-utf8.{int(home.clock.now())}")
+        await wait_for(pilot, lambda: not banner(app).display, what="the banner to go")
+        assert kept.read_bytes() == data and path.read_bytes() == data.decode("utf-8", "replace").encode()
+        assert live(app) == ["Name is Sam", "broken \ufffd\ufffd bytes \x1b[2J"]
+        said = [n.message for n in app._notifications]
+        assert any(f"kept byte for byte in {kept}" in m and "u undoes it" not in m for m in said), said
+        await pilot.press("end", "u")
+        await wait_for(pilot, lambda: len(app._notifications) > len(said), what="why undo cannot")
+        assert f"Nothing to undo: Cannot undo row {home.memory.history('user')[0].id}: USER.md as it was is kept" in (
+            list(app._notifications)[-1].message
+        )
+        assert path.read_bytes() == data.decode("utf-8", "replace").encode()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError
 from ..health import CHECKS, Finding
 from ..safety import assess
-from . import repair
+from . import encoding, repair, targets
 from .format import FILE_NAMES, TARGETS, Usage, far_over, far_over_title, has_crlf, has_drift
 from .threats import MAX_SCAN_CHARS, hermes_characters, prompt_note
 
@@ -31,6 +31,9 @@ def check_memory(home: Home) -> list[Finding]:
     for target in TARGETS:
         name, path = FILE_NAMES[target], home.memory.path(target)
         state = home.memory.read(target)
+        if state.not_utf8 is not None:
+            findings.append(_not_utf8_finding(home, target, state.not_utf8))
+            continue
         if state.error:
             findings.append(
                 Finding(
@@ -60,6 +63,19 @@ def check_memory(home: Home) -> list[Finding]:
                 Finding("memory", "warning", f"{name} entry {number}: {prompt_note(entry)}: {_preview(entry)}", fix)
             )
     return findings
+
+
+def _not_utf8_finding(home: Home, target: str, data: bytes) -> Finding:
+    """A file that is not valid UTF-8, where, and the repair (``doctor --fix`` makes it: no byte is lost)."""
+    found = repair.diagnose_bytes(target, data, _limit(home, target) or targets.target(target).default_limit)
+    return Finding(
+        "memory",
+        "error",
+        found.reasons[0].message,
+        f"`workbench doctor --fix`, or {encoding.advice(target)} ({found.file_name}.{encoding.COPY_KIND}.<unix time>; "
+        "journaled; undo cannot put those bytes back).",
+        repair="memory-encoding",
+    )
 
 
 def _limit(home: Home, target: str) -> int | None:

@@ -662,6 +662,8 @@ def _offer(
     if whole is not None:
         return whole, ""
     newest = rows[0] if rows else None
+    if newest is None and found.action in WHOLE_FILE and found.journal_id is not None:
+        newest = memory.home.journal.get(found.journal_id)  # a repair made it: its row holds the whole file
     if found.via == "archive" and (newest is None or newest.at < (found.at or 0)):
         if found.action != "add":
             return None, (
@@ -867,6 +869,10 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
             return ops.replace(entries, row.after, old, limit, pin=row.after)
 
         return _Plan("replace", op, {}, old, journal_action="undo", extra_detail=extra)
+    if kind in WHOLE_FILE and "kept" in row.detail:  # (the journal holds text, not the bytes it replaced)
+        raise refuse(
+            f"Cannot undo row {row.id}: {repair.kept_note(file_name, row.detail['kept'])} Nothing was changed."
+        )
     if kind in WHOLE_FILE:  # a repair: the file goes back to its exact bytes before, if untouched since
 
         def op(entries: list[str], limit: int) -> Outcome:

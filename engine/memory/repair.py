@@ -19,13 +19,19 @@ file before and after, so undo puts back the exact bytes. ``workbench memory rep
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import WorkbenchError
+from ..fileio import UnsafePath
 from ..journal import content_hash
-from . import ops
+from ..textsafety import shell_word
+from . import encoding, ops
 from .format import (
     BOM,
     ENTRY_DELIMITER,
@@ -116,9 +122,9 @@ class Reason:
 
 @dataclass(frozen=True)
 class Repair:
-    """A rewrite of one piece (``text`` is its new text; ``""`` removes it) or of the line endings."""
+    """A rewrite of one piece (``text`` is its new text; ``""`` removes it) or of the whole file."""
 
-    kind: str  # normalise, bom, spacing, split, trim, remove, rewrite, keep (the first ``piece`` pieces)
+    kind: str  # normalise, bom, spacing, encoding, split, trim, remove, rewrite, keep (the first ``piece`` pieces)
     label: str
     piece: int | None = None
     text: str | None = None
@@ -138,6 +144,7 @@ class Diagnosis:
     pieces: list[Piece]  # of a CR or CRLF file: those of its text with line endings normalised, as a person reads it
     reasons: list[Reason]
     repairs: list[Repair] = field(default_factory=list)
+    data: bytes | None = None  # the file's bytes when they are not valid UTF-8 (``text`` shows those as \xNN)
 
     @property
     def file_name(self) -> str:
@@ -145,7 +152,15 @@ class Diagnosis:
 
     @property
     def sha(self) -> str:
-        return content_hash(self.text)
+        return content_hash(self.text) if self.data is None else hashlib.sha256(self.data).hexdigest()
+
+    @cached_property
+    def undecodable(self) -> list[tuple[encoding.Undecodable, int]]:
+        """Each run of bytes that does not decode, with the entry it is in (none in a UTF-8 file)."""
+        if self.data is None:
+            return []
+        starts = [p.line for p in self.pieces]
+        return [(run, bisect.bisect_right(starts, run.line)) for run in encoding.undecodable(self.data)]
 
     @property
     def drifted(self) -> bool:
@@ -161,6 +176,11 @@ class Diagnosis:
     def crlf(self) -> bool:
         return has_crlf(self.text)
 
+    @property
+    def byte_repair(self) -> Repair:
+        """The repair of a file that is not UTF-8 (refused by ``result`` for one that is)."""
+        return replace_bytes(sum(len(run.data) for run, _ in self.undecodable))
+
     def has(self, kind: str) -> bool:
         """Whether one of the reasons is of ``kind``."""
         return any(r.kind == kind for r in self.reasons)
@@ -168,7 +188,7 @@ class Diagnosis:
     @property
     def flagged(self) -> set[int]:
         """The entries the reasons name, each marked in a list of them (for space around entries, every one)."""
-        marked = {r.piece for r in self.reasons if r.piece is not None}
+        marked = {r.piece for r in self.reasons if r.piece is not None} | {entry for _, entry in self.undecodable}
         return marked | {p.number for p in _spaced(self.pieces)} if self.has("spacing") else marked
 
     def offers(self, kind: str) -> bool:
@@ -178,6 +198,8 @@ class Diagnosis:
     @property
     def title(self) -> str:
         """The headline in a few words (a banner's)."""
+        if self.data is not None:
+            return f"Hermes cannot read {self.file_name}"
         if far_over(len(self.text), self.limit):  # before all else: it is what Hermes does with it that matters
             return far_over_title(self.target, len(self.text.encode("utf-8", "surrogatepass")), self.limit)
         if self.drifted:
@@ -196,6 +218,11 @@ class Diagnosis:
 
     @property
     def headline(self) -> str:
+        if self.data is not None:
+            return (
+                f"{self.file_name} is not valid UTF-8: Hermes's memory tool fails on it and the workbench refuses "
+                "every write to it."
+            )
         if far_over(len(self.text), self.limit):
             return f"{self.title}."
         if self.drifted:
@@ -241,6 +268,12 @@ class Diagnosis:
         """Why no entry can be repaired yet (CR or CRLF line endings: entries are repaired by their place
         in the file, which is the normalised file's), else None. The entries are listed all the same, as
         a person reads them (the CLI's listing and the Memory screen's repair dialog say this under them)."""
+        if self.data is not None:
+            return (
+                f"{self.file_name} is not valid UTF-8, and entries are repaired by their place in the file: "
+                "replace the bytes that do not decode first (that is its own repair, which keeps a copy of the "
+                "file), then choose an entry's repair."
+            )
         if not self.crlf:
             return None
         return (
@@ -248,6 +281,13 @@ class Diagnosis:
             "their place in the file: normalise the line endings first (that is its own repair, undoable), "
             "then choose an entry's repair."
         )
+
+    @property
+    def waits_for(self) -> str | None:
+        """What the entries' repairs wait for, in a few words (a hint's), else None."""
+        if self.data is not None:
+            return "the bytes that are not UTF-8 to be replaced"
+        return "normalised line endings" if self.crlf else None
 
     def piece(self, number: Any) -> Piece:
         if not isinstance(number, int) or not 1 <= number <= len(self.pieces):
@@ -263,7 +303,12 @@ class Diagnosis:
 
     def result(self, repair: Repair) -> str:
         """The whole file once ``repair`` is made (pure); refused when it changes nothing."""
-        if repair.kind == "normalise":
+        if repair.kind == "encoding" and self.data is not None:
+            after = encoding.replaced(self.data)
+        elif repair.kind == "encoding" or self.data is not None:
+            wait = self.entries_wait or f"{self.file_name} is valid UTF-8; there are no bytes to replace."
+            raise refuse(f"{wait} Nothing was changed.")
+        elif repair.kind == "normalise":
             after = normalise_line_endings(self.text)
         elif repair.kind == "bom":
             after = self.text.removeprefix(BOM)
@@ -299,6 +344,7 @@ class Diagnosis:
             "limit": self.limit,
             "reasons": [r.to_dict() for r in self.reasons],
             "repairs": [r.to_dict() for r in self.repairs],
+            "not_utf8": [{**run.to_dict(), "entry": entry} for run, entry in self.undecodable],
             "entries": [
                 {"entry": p.number, "line": p.line, "chars": len(p.entry), "preview": p.preview} for p in self.pieces
             ],
@@ -427,6 +473,37 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
     return Diagnosis(target, text, limit, pieces, reasons, list(dict.fromkeys(repairs)))
 
 
+def diagnose_bytes(target: str, data: bytes, limit: int) -> Diagnosis:
+    """``diagnose`` for a file that is not valid UTF-8 (``data``): where its bytes do not decode (by line,
+    entry, byte offset and hex), the one repair that mends it, and what would still be wrong after it.
+    The entries are listed as a person sees them now, each such byte as ``\\xNN``."""
+    name, text = FILE_NAMES[target], encoding.shown(data)
+    found = Diagnosis(target, text, limit, diagnose(target, text, limit).pieces, [], data=data)
+    runs = found.undecodable
+    count = sum(len(run.data) for run, _ in runs)
+    lines = list(dict.fromkeys(run.line for run, _ in runs))
+    where = "; ".join(run.describe(entry) for run, entry in runs[:NUMBERS_NAMED])
+    reason = Reason(
+        "encoding",
+        f"{name} is not valid UTF-8: {count:,} byte(s) in {len(runs):,} place(s) cannot be decoded ({where}"
+        + (f"; and {len(runs) - NUMBERS_NAMED:,} more places" if len(runs) > NUMBERS_NAMED else "")
+        + "). Hermes stops loading memory at it, so its sessions start with no memory in the prompt, and its "
+        f"memory tool fails with a UnicodeDecodeError on every write to {name}; the workbench refuses every "
+        "write to it. Replace each sequence with U+FFFD (the file's exact bytes are kept in a copy first).",
+        f"{_not_utf8(count)}, on line{'' if len(lines) == 1 else 's'} "
+        + ", ".join(map(str, lines[:5]))
+        + (f" and {len(lines) - 5:,} more" if len(lines) > 5 else ""),
+        runs[0][1],
+        runs[0][0].line,
+    )
+    later = diagnose(target, encoding.replaced(data), limit).reasons  # what is still wrong once they are replaced
+    return Diagnosis(target, text, limit, found.pieces, [reason, *later], [found.byte_repair], data)
+
+
+def _not_utf8(count: int) -> str:
+    return f"{count:,} byte that is not UTF-8" if count == 1 else f"{count:,} bytes that are not UTF-8"
+
+
 def _stray(name: str, piece: Piece, reasons: list[Reason], repairs: list[Repair]) -> None:
     """A line holding only '§' at the end of an entry: a delimiter an edit left behind, which takes the
     next entry added (Hermes's and ours alike; the workbench refuses such a write)."""
@@ -526,6 +603,13 @@ def _blank_lines(piece: Piece) -> list[int]:
 # -- repairs (pure) ----------------------------------------------------------------------
 def normalise() -> Repair:
     return Repair("normalise", "Normalise line endings to LF")
+
+
+def replace_bytes(count: int) -> Repair:
+    return Repair(
+        "encoding",
+        f"Replace the {_not_utf8(count)} with U+FFFD (the file's exact bytes are kept in a copy)",
+    )
 
 
 def unmark() -> Repair:
@@ -691,26 +775,43 @@ def file_text(memory: MemoryStore, target: str) -> str:
 
 
 def examine(memory: MemoryStore, target: str) -> Diagnosis:
-    """The diagnosis of ``target`` as it is on disk now (raises ``Refusal`` for an unreadable file)."""
+    """The diagnosis of ``target`` as it is on disk now (raises ``Refusal`` for a file that cannot be
+    read; one that is not valid UTF-8 is diagnosed, ``diagnose_bytes``)."""
     if target not in TARGETS:
         raise refuse(f"Invalid memory target {target!r}. Use {' or '.join(repr(t) for t in TARGETS)}.")
-    return diagnose(target, file_text(memory, target), memory.limit(target))
+    return _now(memory, target, memory.limit(target))
+
+
+def _now(memory: MemoryStore, target: str, limit: int) -> Diagnosis:
+    state = memory.read(target)
+    if state.not_utf8 is not None:
+        return diagnose_bytes(target, state.not_utf8, limit)
+    if state.error:
+        raise refuse(f"Cannot read {memory.path(target)}: {state.error}. Nothing was changed.")
+    return diagnose(target, text_of(state), limit)
 
 
 def apply(memory: MemoryStore, target: str, repair: Repair, expected_sha: str, actor: str = "user") -> dict[str, Any]:
     """Make ``repair`` on the file as it was when diagnosed (``expected_sha``): under the lock, the
     file is read again and the repair refused if it changed; else the whole result is written,
-    journaled first as one ``repair`` row (before and after, so undo restores the exact bytes)."""
+    journaled first as one ``repair`` row (before and after, so undo restores the exact bytes). The
+    repair of a file that is not UTF-8 first keeps its bytes in a copy beside it (the row names it),
+    since the row holds text: undo cannot put those bytes back, and says so."""
+    detail = {"repair": repair.kind, "label": repair.label}
 
     def op(entries: list[str], limit: int) -> Outcome:
-        now = diagnose(target, file_text(memory, target), limit)  # the store holds the lock
+        now = _now(memory, target, limit)  # the store holds the lock
         if now.sha != expected_sha:
             raise refuse(
                 f"{now.file_name} changed since this repair was previewed, so it was not made. Look at the file "
                 "again and choose the repair anew. Nothing was changed."
             )
         after = now.result(repair)
-        outcome = Outcome(read_as_hermes(after), f"{repair.label}: done.", [ops.Change(ACTION, now.text, after)])
+        message = f"{repair.label}: done."
+        if now.data is not None:
+            detail["kept"] = kept = _kept_copy(memory, target, now.data)
+            message = f"{message} {kept_note(now.file_name, kept)}"
+        outcome = Outcome(read_as_hermes(after), message, [ops.Change(ACTION, now.text, after)])
         outcome.text = after
         return outcome
 
@@ -718,7 +819,7 @@ def apply(memory: MemoryStore, target: str, repair: Repair, expected_sha: str, a
         memory._check_target(target)
         memory._check_writable()
         plan = _Plan(
-            ACTION, op, {}, repair.label, drift_guard=False, extra_detail={"repair": repair.kind, "label": repair.label}
+            ACTION, op, {}, repair.label, drift_guard=False, extra_detail=detail, not_utf8=repair.kind == "encoding"
         )
         outcome = memory._apply(target, plan, _Writer(actor))
     except Refusal as refusal:
@@ -728,12 +829,35 @@ def apply(memory: MemoryStore, target: str, repair: Repair, expected_sha: str, a
     limit = memory.limit(target)
     after = diagnose(target, outcome.text or "", limit)
     result.update(
+        kept=detail.get("kept"),
         event_id=row.id if row else None,
         drifted=after.drifted,
         reasons=[r.to_dict() for r in after.reasons],
         over_limit=over_limit(outcome.text or "", limit),
     )
     return result
+
+
+def _kept_copy(memory: MemoryStore, target: str, data: bytes) -> str:
+    """(Under the lock.) The file's exact bytes in a copy beside it, synced; the repair is refused without one."""
+    try:
+        return str(memory.keep_copy(target, data, encoding.COPY_KIND))
+    except (OSError, UnsafePath) as exc:
+        why = exc.message if isinstance(exc, UnsafePath) else exc.strerror or str(exc)
+        raise refuse(
+            f"Could not keep a copy of {FILE_NAMES[target]} before replacing its bytes ({why}), so nothing was "
+            "changed: the repair keeps every byte or is not made."
+        ) from exc
+
+
+def kept_note(file_name: str, kept: str | None = None) -> str:
+    """What undo does for the repair of a file that is not UTF-8 (``kept``: the copy, once made)."""
+    copy = kept or f"a copy beside it ({file_name}.{encoding.COPY_KIND}.<unix time>)"
+    back = f"`cp {shell_word(kept)} {shell_word(str(Path(kept).with_name(file_name)))}`" if kept else "copy it back"
+    return (
+        f"{file_name} as it was is kept byte for byte in {copy}. The journal holds text, so undo cannot put "
+        f"back bytes that are not UTF-8 and refuses; to have them again (Hermes then fails on the file again): {back}."
+    )
 
 
 # -- doctor ----------------------------------------------------------------------------------
@@ -777,35 +901,45 @@ def check_marks(home: Home) -> list[Finding]:
     ]
 
 
-def _repair_every(home: Home, needs: Callable[[Diagnosis], bool], fix: Repair, failure: str) -> list[str]:
-    """Doctor --fix: make ``fix`` on each memory file that ``needs`` it; the files done, with their undo."""
+def _repair_every(home: Home, kind: str, failure: str) -> list[str]:
+    """Doctor --fix: make the repair of ``kind`` on each memory file it is offered for (none other is
+    offered for a file that is not UTF-8 until its bytes are replaced); the files done, with their undo."""
     done = []
     for target in TARGETS:
         try:
             diagnosis = examine(home.memory, target)
         except Refusal:
             continue  # the unreadable-file finding says so
-        if needs(diagnosis):
+        fix = next((r for r in diagnosis.repairs if r.kind == kind), None)
+        if fix is not None:
             result = apply(home.memory, target, fix, diagnosis.sha)
             if not result.get("success"):
                 raise WorkbenchError(result.get("error", failure))
-            done.append(f"{diagnosis.file_name} (undo: `workbench memory undo {result['event_id']}`)")
+            undo = f"undo: `workbench memory undo {result['event_id']}`"
+            kept = f"its bytes kept in {result['kept']}, which undo cannot put back"
+            done.append(f"{diagnosis.file_name} ({kept if result.get('kept') else undo})")
     return done
+
+
+def mend_all(home: Home) -> str:
+    """Doctor --fix: replace the bytes that are not UTF-8 of every memory file that has them; says what it did."""
+    done = _repair_every(home, "encoding", "replacing the bytes that are not UTF-8 failed")
+    return f"Replaced the bytes that are not UTF-8 of {', '.join(done)}." if done else "Every memory file is UTF-8."
 
 
 def unmark_all(home: Home) -> str:
     """Doctor --fix: remove the byte-order mark of every memory file that starts with one; says what it did."""
-    done = _repair_every(home, lambda d: d.text.startswith(BOM), unmark(), "removing the byte-order mark failed")
+    done = _repair_every(home, "bom", "removing the byte-order mark failed")
     return f"Removed the byte-order mark of {', '.join(done)}." if done else "No memory file starts with one."
 
 
 def unspace_all(home: Home) -> str:
     """Doctor --fix: trim the space around the entries of every memory file Hermes refuses to edit for it."""
-    done = _repair_every(home, lambda d: d.offers("spacing"), unspace(), "trimming the space around entries failed")
+    done = _repair_every(home, "spacing", "trimming the space around entries failed")
     return f"Trimmed the space around entries of {', '.join(done)}." if done else "No memory file has space to trim."
 
 
 def normalise_all(home: Home) -> str:
     """Doctor --fix: normalise every CR or CRLF memory file with the repair above; says what it did."""
-    done = _repair_every(home, lambda d: d.crlf, normalise(), "normalising failed")
+    done = _repair_every(home, "normalise", "normalising failed")
     return f"Normalised line endings of {', '.join(done)}." if done else "No memory file uses CR or CRLF line endings."

@@ -45,7 +45,7 @@ from ..fileio import (
 from ..journal import JournalEntry, Mark, content_hash, mark, mark_after
 from ..safety import Verdict, assess
 from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, ToolContext
-from . import ops, similar, targets
+from . import encoding, ops, similar, targets
 from .archive_writes import ArchiveWrites
 from .format import (
     BOM,
@@ -94,6 +94,9 @@ class FileState:
     raw: str  # decoded text, BOM removed ("" when missing)
     entries: list[str]  # as Hermes reads them: line endings translated (``format.read_as_hermes``)
     error: str | None = None
+    not_utf8: bytes | None = (
+        None  # the bytes of a file that is not valid UTF-8 (``error`` says so): its repair reads them
+    )
 
     @property
     def bom(self) -> bool:
@@ -164,7 +167,7 @@ def _read_file(real: Path) -> FileState:
     try:
         raw = data.decode("utf-8-sig") if kept is None else _decoded_on(kept[0], kept[1], data)
     except UnicodeDecodeError as exc:
-        return FileState(None, "", [], f"it is not valid UTF-8 (byte {exc.start})")
+        return FileState(None, "", [], f"it is not valid UTF-8 (byte {exc.start})", data)
     entries = None if kept is None else appended_entries(kept[1], kept[2], raw)
     state = FileState(data, raw, read_as_hermes(raw) if entries is None else entries)
     if data:
@@ -231,6 +234,7 @@ class _Plan:
     journal_action: str | None = None  # e.g. "undo"; default: each change's own action
     extra_detail: dict[str, Any] = field(default_factory=dict)
     flags: Verdict | None = None  # a suspicious verdict: staged for the agent, a warning for the user
+    not_utf8: bool = False  # the repair of a file that is not UTF-8: it reads the file as ``encoding.shown``
 
 
 def _as_hermes_freezes(state: FileState) -> list[str]:
@@ -360,10 +364,13 @@ class MemoryStore:
         self._check_target_or_raise(target)
         state = self.read(target)
         if state.error:
+            said = f"Cannot read {self.path(target)}: {state.error.rstrip('.')}."
+            if state.not_utf8 is None:
+                fix = app_fix = "Fix the file (permissions, encoding UTF-8, or the link)"
+            else:
+                fix, app_fix = encoding.advice(target), "r on the Memory screen repairs it, keeping a copy"
             raise MemoryFileUnreadable(
-                f"Cannot read {self.path(target)}: {state.error.rstrip('.')}. Fix the file (permissions, "
-                "encoding UTF-8, or the link); nothing was changed.",
-                target=target,
+                f"{said} {fix}; nothing was changed.", in_app=f"{said} {app_fix}; nothing was changed.", target=target
             )
         return state
 
@@ -818,6 +825,9 @@ class MemoryStore:
         with lock:
             real = self._real(target, folder)  # resolved once: the file read is the file replaced, beside its lock
             state = real if isinstance(real, FileState) else _read_file(real)
+            if plan.not_utf8 and state.not_utf8 is not None:  # (what it journals as the file before)
+                shown = encoding.shown(state.not_utf8).removeprefix(BOM)
+                state = FileState(None, shown, read_as_hermes(shown))
             try:
                 self._guard(target, state, limit, plan.drift_guard, backup=True)
                 # A file holding CRs is read and written back as Hermes does: line endings translated, LF out,
@@ -1012,8 +1022,12 @@ class MemoryStore:
             raise refuse(
                 f"Refusing to write {file_name}: the file exists on disk but could not be read "
                 f"({state.error}). Treating an unreadable file as empty and saving would wipe existing "
-                "memory, so the write is refused. Nothing was changed — fix the file's permissions or "
-                f"encoding (UTF-8) at {self.path(target)}, then retry.",
+                "memory, so the write is refused. Nothing was changed — "
+                + (
+                    f"fix the file's permissions or encoding (UTF-8) at {self.path(target)}, then retry."
+                    if state.not_utf8 is None
+                    else f"for {self.path(target)}, {encoding.advice(target)}; then retry."
+                ),
                 file=str(self.path(target)),
             )
         if not drift_guard or not has_drift(state.raw, limit):
@@ -1037,18 +1051,26 @@ class MemoryStore:
         )
 
     def _backup(self, target: str, data: bytes) -> str:
-        """Copy the drifted file to ``<FILE>.bak.<unix time>`` (a new name if that one holds other bytes)."""
-        base = self.path(target).with_name(f"{FILE_NAMES[target]}.bak.{int(self.home.clock.now())}")
+        """Copy the drifted file to ``<FILE>.bak.<unix time>``, as Hermes's drift guard names it."""
+        try:
+            return str(self.keep_copy(target, data, "bak"))
+        except (OSError, UnsafePath):
+            return f"{self._copy_name(target, 'bak')} (BACKUP FAILED — file unchanged on disk)"
+
+    def keep_copy(self, target: str, data: bytes, kind: str) -> Path:
+        """Copy ``data`` (the file's bytes) to ``<FILE>.<kind>.<unix time>`` beside it, synced to disk (a new
+        name if that one holds other bytes); Hermes reads only the file. Raises ``OSError``, ``UnsafePath``."""
+        base = self._copy_name(target, kind)
         candidate, n = base, 0
         while candidate.exists() and candidate.read_bytes() != data:
             n += 1
             candidate = base.with_name(f"{base.name}.{n}")
-        try:
-            if not candidate.exists():
-                self.home.links.write_bytes(candidate, data, TMP_PREFIX)
-        except (OSError, UnsafePath):
-            return f"{candidate} (BACKUP FAILED — file unchanged on disk)"
-        return str(candidate)
+        if not candidate.exists():
+            self.home.links.write_bytes(candidate, data, TMP_PREFIX)
+        return candidate
+
+    def _copy_name(self, target: str, kind: str) -> Path:
+        return self.path(target).with_name(f"{FILE_NAMES[target]}.{kind}.{int(self.home.clock.now())}")
 
     def _check_target(self, target: Any) -> None:
         if target not in TARGETS:

@@ -77,6 +77,13 @@ def register(sub, common) -> None:
         help="trim blank lines and spaces around entries (Hermes refuses to edit a file with them)",
     )
     fixes.add_argument(
+        "--replace-invalid-bytes",
+        action=_Writes,
+        nargs=0,
+        default=False,
+        help="replace each sequence of bytes that is not UTF-8 with U+FFFD, keeping the file's bytes in a copy",
+    )
+    fixes.add_argument(
         "--split", action=_Writes, type=_pair("ENTRY:LINE"), metavar="ENTRY:LINE", help="split an entry before LINE"
     )
     fixes.add_argument(
@@ -105,6 +112,8 @@ def option_of(fix: repair.Repair) -> str:
         return "--remove-bom"
     if fix.kind == "spacing":
         return "--trim-spacing"
+    if fix.kind == "encoding":
+        return "--replace-invalid-bytes"
     if fix.kind == "remove":
         return f"--remove {fix.piece}"
     if fix.kind == "keep":
@@ -116,6 +125,7 @@ CHOICES = (
     "normalise_line_endings",
     "remove_bom",
     "trim_spacing",
+    "replace_invalid_bytes",
     "split",
     "trim",
     "remove",
@@ -130,6 +140,8 @@ def _chosen(args, found: repair.Diagnosis) -> repair.Repair | None:
         return repair.unmark()
     if args.trim_spacing:
         return repair.unspace()
+    if args.replace_invalid_bytes:
+        return found.byte_repair
     if args.split:
         return repair.split(found.piece(args.split[0]), args.split[1])
     if args.trim:
@@ -164,7 +176,9 @@ def repair_memory(home: Home, args) -> Output:
 
 def _applied_text(result: dict) -> str:
     lines = [result_text(result)]
-    if result.get("event_id"):
+    if result.get("kept"):  # (its message says what undo does)
+        lines.append(f"  kept: {result['kept']}")
+    elif result.get("event_id"):
         lines.append(f"  undo: workbench memory undo {result['event_id']}")
     lines += [f"  still: {r['message']}" for r in result.get("reasons", [])]
     if result.get("over_limit"):
@@ -188,6 +202,8 @@ def _preview(found: repair.Diagnosis, fix: repair.Repair) -> Output:
     expect = f" --expect {found.sha}"
     left = data["left_after"]
     verdict = f"Still after this: {'; '.join(left)}." if left else f"{found.file_name} round-trips and fits its limit."
+    if found.data is not None:
+        verdict += " " + repair.kept_note(found.file_name)
     return Output(
         data,
         text=lambda: (

@@ -90,8 +90,8 @@ class RepairDialog(Dialog[Choice | None]):
                 )
             yield OptionList(*self._options(), id="repair-options")
             hint = (
-                "enter: preview · esc: close · the entries' repairs wait for normalised line endings"
-                if found.entries_wait
+                f"enter: preview · esc: close · the entries' repairs wait for {found.waits_for}"
+                if found.waits_for
                 else "enter: preview, or edit an entry · e: edit · d: remove · esc: close"
             )
             yield Static(literal(hint, "$text-muted"), classes="hint", id="repair-hint")
@@ -218,9 +218,12 @@ class RepairPreview(ConfirmDialog):
                 if len(lines) > PREVIEW_LINES:  # (a file far over its limit: 100,000 lines did not draw)
                     more = len(lines) - PREVIEW_LINES
                     yield Static(literal(f"⋯ {more:,} more lines not shown", "$text-muted"), id="repair-more")
-            yield Static(
-                literal(still + " Journaled; u on the Memory screen undoes it.", "$text-muted"), id="repair-still"
+            undo = (
+                repair.kept_note(self.diagnosis.file_name)
+                if self.diagnosis.data is not None
+                else "Journaled; u on the Memory screen undoes it."
             )
+            yield Static(literal(f"{still} {undo}", "$text-muted"), id="repair-still")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Write (y)", variant="warning", id="yes")
                 yield Button("Back (n)", id="no")
@@ -342,7 +345,8 @@ class DriftRepair:
             except WorkbenchError as exc:  # e.g. the journal's database is busy: nothing was written
                 result = {"success": False, "error": exc.in_app}
             failed = result.get("success") is False
-            message = str(result.get("error")) if failed else f"{result['message']} u undoes it."
+            undo = "" if result.get("kept") else " u undoes it."  # (else its message says what undo does)
+            message = str(result.get("error")) if failed else f"{result['message']}{undo}"
             self.screen.report(message, error=failed)
 
         self.screen.run_worker(write, thread=True, group="memory-write", exit_on_error=False)
