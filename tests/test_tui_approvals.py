@@ -1061,3 +1061,35 @@ async def test_approve_all_of_a_write_its_question_could_not_preview_says_what_t
         await pilot.press("y")
         await wait_for(pilot, lambda: home.approvals.count() == 0, what="the approval")
         assert home.memory.entries("memory") == ["Uses Postgres 17"]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_refusals_of_approve_all_never_cover_a_question_asked_on_another_screen(gated, tmp_path, size):
+    """A trial: after `A` on Approvals with several refusals, its long notice ("Approved 0. 5 refused…",
+    the whole of the status line it cut) stayed over the text of the question `D` asked next on
+    Sessions: a dialog took down the cut status lines of its own mode's screens only."""
+    from textual.widgets._toast import Toast
+
+    from tests.screens_seed import seed_sessions
+
+    seed_sessions(gated)
+    for text in ("Uses MySQL 8", "Uses SQLite", "Uses Oracle", "Uses DuckDB", "Uses CockroachDB"):
+        gated.memory.replace("memory", "Postgres", text, AGENT)
+        gated.clock.advance(1)
+    gated.memory.replace("memory", "Uses Postgres 16", "Uses Postgres 17", ToolContext(actor="user"))
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await asked(pilot, "A")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.screen.status_notice is not None, what="the refusals' notice")
+        app.notify("A warning stays.", severity="warning")
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("D")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        await settle(pilot)
+        assert [n.message for n in app._notifications] == ["A warning stays."]
+        assert "Delete session" in str(app.screen.query_one(".dialog-title", Static).content)
+        texts = [w.content_region for w in app.screen.query(".dialog Static, .dialog Button") if w.region.area]
+        toasts = [toast.region for toast in app.screen.query(Toast)]
+        assert toasts and not any(text.overlaps(toast) for text in texts for toast in toasts), (texts, toasts)

@@ -52,15 +52,18 @@ class Dialog(DismissOnce, ResultsFromWorkers, ModalScreen[Result]):
         opens (the outcome of the action before, read by now: "Skill 'x' pinned.") go, so none covers its
         last rows at 80x24, and so does the whole text of a status line the screens below cut (a refused
         approval's advice covered the draft, the gauge and `over by` of the edit `e` opened next: the box
-        says the refusal itself); other warnings and errors stay, as does what the dialog's own actions say."""
+        says the refusal itself), that of a screen in another mode too (after `A` on Approvals, its refusals
+        covered the question `D` asked on Sessions); other warnings and errors stay, as does what the
+        dialog's own actions say."""
         for notification in list(self.app._notifications):
             if notification.severity == "information":
                 self.app._unnotify(notification)
-        for screen in self.app.screen_stack:
-            notice = getattr(screen, "status_notice", None)  # (``WorkbenchScreen``'s)
-            if notice is not None and notice in self.app._notifications:
-                self.app._unnotify(notice)
-                screen.status_notice = None
+        for stack in self.app._screen_stacks.values():  # (every mode's screens: ``screen_stack`` is this mode's)
+            for screen in stack:
+                notice = getattr(screen, "status_notice", None)  # (``WorkbenchScreen``'s)
+                if notice is not None and notice in self.app._notifications:
+                    self.app._unnotify(notice)
+                    screen.status_notice = None
 
 
 @dataclass(frozen=True)
