@@ -7,6 +7,9 @@ delimiter), an empty entry between two delimiters. The store then refuses every 
 and remove, so even a poisoned entry cannot be taken out. CR or CRLF line endings are
 not drift (both programs read them translated and write LF), but they are diagnosed
 first and normalised as a repair of their own, since pieces are found by ``\n§\n``.
+A file that is not valid UTF-8 comes before everything (``diagnose_bytes``): its one
+repair replaces what does not decode with U+FFFD (``encoding``), after keeping the
+file's bytes in a copy, since the journal's rows hold text and undo cannot restore them.
 
 ``diagnose`` names each cause with where it is and proposes repairs; every ``Repair``
 rewrites only the pieces it names (normalising line endings names the whole file), so
@@ -99,8 +102,9 @@ class Reason:
     """One thing to repair: ``kind`` is crlf, bom, lookalike, over_limit (an entry longer than the whole store) or
     empty (causes of drift); spacing (blank lines or spaces around entries: Hermes refuses to edit the file,
     the workbench does not); stray (a line holding only '§' at an entry's end: the next add after it is
-    misread); or store_over_limit (the entries fit one by one but not together, so Hermes refuses every add;
-    not drift). ``piece`` and ``line`` say where."""
+    misread); store_over_limit (the entries fit one by one but not together, so Hermes refuses every add;
+    not drift); or encoding (bytes that are not UTF-8: Hermes cannot read the file). ``piece`` and ``line``
+    say where."""
 
     kind: str
     message: str
