@@ -351,6 +351,8 @@ async def test_switching_to_a_store_that_cannot_be_read_shows_that_store_empty_a
         await pilot.press("t")
         await wait_for(pilot, lambda: "USER" in str(app.screen.query_one("#live-title", Static).content), what="USER")
         assert rows(app, "live") == []
+        shown = app.screen.query_one("#live-list", EntryList).get_option_at_index(0).prompt
+        assert str(shown) == "(could not be read: it is not valid UTF-8 (byte 22))"  # (not "press a to add")
         status = app.screen.query_one("#status", Static)
         assert status.has_class("error")
         assert str(status.content) == "USER could not be read: it is not valid UTF-8 (byte 22)"

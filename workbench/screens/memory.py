@@ -59,6 +59,9 @@ MARK_OF = {UNCHANGED: "", ADDED: "+", CHANGED: "~", REMOVED: "-", MOVED: "↕", 
 REFREEZE_KINDS = ("turn_started", "session_rotated", "session_resumed")
 
 
+LIVE_EMPTY = "(no entries; press a to add)"
+
+
 @dataclass
 class MemoryView:
     """Everything the screen shows for one target, read in a worker."""
@@ -183,7 +186,7 @@ class MemoryScreen(WorkbenchScreen):
             with Vertical(classes="memory-column", id="live-column"):
                 yield Static("", id="live-title", classes="column-title")
                 yield CapacityGauge(id="live-gauge")
-                yield EntryList(id="live-list", empty_text="(no entries; press a to add)")
+                yield EntryList(id="live-list", empty_text=LIVE_EMPTY)
         yield FactsPane(id="provider-facts")
         yield self.status_line()
         with VerticalScroll(id="memory-detail"):
@@ -337,7 +340,9 @@ class MemoryScreen(WorkbenchScreen):
         refused = f"{view.refused} pending add{'s' * (view.refused != 1)} would be refused, not counted"
         live_gauge.note = refused if view.refused else ""
         self.query_one("#frozen-list", EntryList).set_rows(view.frozen)
-        self.query_one("#live-list", EntryList).set_rows(view.live)
+        live_list = self.query_one("#live-list", EntryList)
+        live_list.empty_text = f"(could not be read: {view.error})" if view.error else LIVE_EMPTY  # (not "press a")
+        live_list.set_rows(view.live)
         self.drift.check(view.target)
         if view.error:
             self.show_status(f"{title} could not be read: {view.error}", error=True)
