@@ -283,6 +283,16 @@ async def test_r_on_sessions_resumes_the_session_picked_there_on_run(home, tmp_p
         await wait_for(pilot, lambda: thanked() and not screen.running, what="the turn, in that session")
 
 
+async def test_esc_asked_of_a_run_screen_not_composed_yet_is_taken_quietly(home, tmp_path):
+    """R on Sessions opens the Run screen; an esc still queued in a box of the screen left asked the new
+    one, before it was composed, whether esc leaves its message box: it looked the box up and stopped
+    the app (NoMatches, in a random-keys run). Unanswerable yet, it is no."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)):
+        fresh = RunScreen()
+        assert fresh.check_action("leave_input", ()) is False
+
+
 async def test_the_header_names_a_resumed_session_at_once(home, tmp_path):
     """After a resume the status line named the session while the header read `session none`
     until its first turn."""

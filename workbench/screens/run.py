@@ -332,7 +332,8 @@ class RunScreen(WorkbenchScreen):
         if action == "cancel_turn":  # esc: cancels while a turn runs, else leaves the message box
             return self.running
         if action == "leave_input":
-            return not self.running and self.focused is self.query_one("#run-input")
+            # (by id, not a query: a key can come before the screen is composed, opened by R on Sessions)
+            return not self.running and self.focused is not None and self.focused.id == "run-input"
         if action in ("play", "new_session", "resume"):  # (not while the agent of a resume is being opened,
             busy = self.running or self._opening is not None or self.checking is not None  # nor a play is asked)
             return None if busy else True
