@@ -253,3 +253,17 @@ def _parse_rules_once(self, css, read_from, is_default_rules=False, tie_breaker=
 
 
 _Stylesheet._parse_rules = _parse_rules_once
+
+
+# -- Pilot's idle waits in 5 ms steps --------------------------------------------------------
+# Every ``pilot.press`` waits twice for the app to go idle, and every ``pilot.pause()`` once:
+# Textual sleeps in steps of 20 ms and calls the app idle after a step in which the process
+# used under 1 ms of CPU (a twentieth of it). Each wait therefore took at least 20 ms even
+# when the key's work was long done: 8 to 10 such waits a TUI test, about a sixth of the TUI
+# tests' wall time. The steps are 5 ms, the idle share stays a twentieth; pending messages
+# are still waited for first (``Pilot._wait_for_screen``), and a test that needs a worker's
+# answer waits for it by name (``tests/tui_support.py``: ``settle``, ``wait_for``).
+import textual._wait as _textual_wait  # noqa: E402
+
+_textual_wait.SLEEP_GRANULARITY = 0.005
+_textual_wait.SLEEP_IDLE = _textual_wait.SLEEP_GRANULARITY / 20.0
