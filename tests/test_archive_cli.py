@@ -1,4 +1,5 @@
-"""`workbench sessions ...` through real subprocesses: exact JSON fields and exit codes."""
+"""`workbench sessions ...`: exact JSON fields and exit codes, from real processes where the process is
+the point (exit codes, no traceback on a damaged archive) and in this process for the rest."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ import pytest
 
 from engine import FixedClock, open_home
 from engine.errors import SessionLive
+from tests.cli_support import ran
 
 
-def wb(home_dir, *args):
+def wb_process(home_dir, *args):
+    """A real ``python -m workbench`` process: its exit status, JSON document (None when it printed none)
+    and stderr."""
     proc = subprocess.run(
         [sys.executable, "-m", "workbench", *args, "--home", str(home_dir), "--json"],
         capture_output=True,
@@ -24,6 +28,12 @@ def wb(home_dir, *args):
         timeout=60,
     )
     return proc.returncode, (json.loads(proc.stdout) if proc.stdout.strip() else None), proc.stderr
+
+
+def wb(home_dir, *args):
+    """The same command run in this process (tests/cli_support.py), for the many checks of its fields."""
+    code, out, err = ran(*args, "--home", str(home_dir), "--json")
+    return code, (json.loads(out) if out.strip() else None), err
 
 
 @pytest.fixture
@@ -46,7 +56,7 @@ def home_dir(tmp_path, clock):
 
 
 def test_list_search_show_lineage_json(home_dir):
-    code, data, _ = wb(home_dir, "sessions", "list")
+    code, data, _ = wb_process(home_dir, "sessions", "list")
     assert code == 0 and [s["id"] for s in data["sessions"]] == ["child_1", "root_1"]
     assert set(data["sessions"][0]) >= {
         "id",
@@ -59,23 +69,23 @@ def test_list_search_show_lineage_json(home_dir):
         "parent_session_id",
     }
 
-    code, data, _ = wb(home_dir, "sessions", "search", "migration")
+    code, data, _ = wb_process(home_dir, "sessions", "search", "migration")
     assert code == 0 and data["count"] == 1  # both sessions share one lineage root
     [hit] = data["results"]
     assert set(hit) >= {"session_id", "root_id", "title", "source", "when", "snippet", "match_message_id"}
     assert hit["root_id"] == "root_1" and "«" in hit["snippet"]
 
-    code, data, _ = wb(home_dir, "sessions", "search", "数据库", "--role", "assistant")
+    code, data, _ = wb_process(home_dir, "sessions", "search", "数据库", "--role", "assistant")
     assert code == 0 and [r["match_message_id"] for r in data["results"]] == [2]
-    code, data, _ = wb(home_dir, "sessions", "search", "migration", "--role", "tool,user")
+    code, data, _ = wb_process(home_dir, "sessions", "search", "migration", "--role", "tool,user")
     assert code == 0 and [r["role"] for r in data["results"]] == ["user"]  # "tool,user" is two roles, not one
 
-    code, data, _ = wb(home_dir, "sessions", "show", "root_1", "--around", "2", "--window", "1")
+    code, data, _ = wb_process(home_dir, "sessions", "show", "root_1", "--around", "2", "--window", "1")
     assert code == 0 and data["session"]["id"] == "root_1"
     assert [m["id"] for m in data["messages"]] == [1, 2]
     assert set(data["messages"][0]) >= {"id", "role", "content", "tool_name", "tool_calls", "timestamp"}
 
-    code, data, _ = wb(home_dir, "sessions", "lineage", "child_1")
+    code, data, _ = wb_process(home_dir, "sessions", "lineage", "child_1")
     assert code == 0 and data == {
         "root_id": "root_1",
         "chain": ["root_1", "child_1"],
@@ -84,14 +94,14 @@ def test_list_search_show_lineage_json(home_dir):
 
 
 def test_refusals_and_usage_errors(home_dir):
-    code, data, _ = wb(home_dir, "sessions", "show", "nope")
+    code, data, _ = wb_process(home_dir, "sessions", "show", "nope")
     assert code == 1 and data["success"] is False and "sessions list" in data["error"]
-    code, data, _ = wb(home_dir, "sessions", "search", '"unbalanced AND (')
+    code, data, _ = wb_process(home_dir, "sessions", "search", '"unbalanced AND (')
     assert code == 0 and data["count"] == 0
-    code, data, err = wb(home_dir, "sessions", "show")
+    code, data, err = wb_process(home_dir, "sessions", "show")
     assert code == 2 and data["usage"] is True and "required: ID" in data["error"] and err == ""
     for query in ("", "  "):  # nothing to look for is wrong usage, not "no matches for ''"
-        code, data, err = wb(home_dir, "sessions", "search", query)
+        code, data, err = wb_process(home_dir, "sessions", "search", query)
         assert code == 2 and data["usage"] is True and "search needs words to look for" in data["error"]
 
 
@@ -173,7 +183,7 @@ def test_a_damaged_state_db_is_a_clear_error_never_a_traceback(home_dir, damage)
             ("run", "--scenario", "smoke"),
         ]
     for command in commands:
-        code, data, err = wb(home_dir, *command)
+        code, data, err = wb_process(home_dir, *command)
         assert code == 1 and data["success"] is False, command
         # a damaged page met mid-command: SQLite's check of the file then names state.db and its recovery
         assert ("not a usable session archive" if damage == "random" else "state.db is damaged") in data["error"]
