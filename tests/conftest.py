@@ -114,6 +114,20 @@ def wb(tmp_path):
     return run
 
 
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    """The same command on the same home as ``wb``, answered the same way, but run in this process
+    (``tests/cli_support.py``): for a test whose subject is what it says rather than the process."""
+    from tests.cli_support import ran
+
+    monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
+
+    def run(*args):
+        return subprocess.CompletedProcess(["workbench", *args], *ran(*args))
+
+    return run
+
+
 @pytest.fixture(scope="session")
 def hermes():
     """The real Hermes Agent (tests/hermes_support.py); skipped, with the reason printed, if it cannot be installed."""
