@@ -12,6 +12,9 @@ from workbench.app import WorkbenchApp
 
 # Never-ending workers that waiting must skip.
 BACKGROUND_GROUPS = {"watch", "demo", "upkeep"}
+# How often a wait looks again: a worker's answer or a condition is seen within this much of it
+# (Pilot's idle waits take steps as long, tests/conftest.py).
+POLL = 0.005
 
 
 def make_app(home, tmp_path, app_class: type[WorkbenchApp] = WorkbenchApp, **options) -> WorkbenchApp:
@@ -37,7 +40,7 @@ async def settle(pilot, timeout: float = 5.0) -> None:
         if not busy:
             await pilot.pause()
             return
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(POLL)
     raise AssertionError(f"workers still running after {timeout}s: {busy}")
 
 
@@ -75,7 +78,7 @@ async def wait_for(pilot, condition, timeout: float = 5.0, what: str = "conditio
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}; the screen showed:\n{drawn(pilot.app)}")
-        await pilot.pause(0.02)
+        await pilot.pause(POLL)
 
 
 def drawn(app) -> str:
