@@ -155,8 +155,12 @@ async def test_the_footer_draws_its_keys_without_restyling_them(home, tmp_path, 
             yield Footer(compact=True)
 
     async with CompactFooter().run_test() as pilot:
-        await pilot.pause()
-        (add,) = [key for key in pilot.app.screen.query(FooterKey) if key.key == "a"]
+
+        def added() -> list[FooterKey]:
+            return [key for key in pilot.app.screen.query(FooterKey) if key.key == "a"]
+
+        await wait_for(pilot, added, what="the footer's key")  # (the footer composes its keys after a refresh)
+        (add,) = added()
         assert add.compact and add.has_class("-compact")
 
 
