@@ -268,3 +268,12 @@ def test_a_cancellable_wait_tries_again_after_a_millisecond_then_backs_off(tmp_p
     assert pauses[0] == 0.001
     assert all(later == min(2 * earlier, lock_waits.POLL_S) for earlier, later in zip(pauses, pauses[1:], strict=False))
     assert max(pauses) == lock_waits.POLL_S
+
+
+def test_a_cli_run_in_this_process_leaves_no_listener_to_its_lock_waits(cli):
+    """``main`` says a lasting wait on its stderr; once it returns, later waits in the same process
+    (the next test's, through the ``cli`` fixture) are not said there again, once for each run."""
+    before = list(lock_waits._listeners)
+    assert cli("memory", "add", "--json", "Project uses uv").returncode == 0
+    assert cli("memory", "show").returncode == 0
+    assert lock_waits._listeners == before

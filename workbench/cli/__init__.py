@@ -433,7 +433,17 @@ def main(argv: list[str] | None = None) -> int:
         return _usage_error(exc.parser, str(exc), as_json)
     as_json = getattr(args, "json", False)
     log_to_stderr_in_one_line()
-    lock_waits.listen(lambda lock, holders: sys.stderr.write(visible(f"note: {describe(lock, holders)}") + "\n"))
+    unlisten = lock_waits.listen(
+        lambda lock, holders: sys.stderr.write(visible(f"note: {describe(lock, holders)}") + "\n")
+    )
+    try:
+        return _run(parser, args, as_json)
+    finally:  # (a caller in this process, the suite's ``cli`` fixture, is not told of its later waits)
+        unlisten()
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, as_json: bool) -> int:
+    """The command ``args`` names, run on its home; its exit status (every failure said, never a traceback)."""
     handler = getattr(args, "handler", None)
     if handler is None:  # bare `workbench` opens the TUI
         handler = importlib.import_module("workbench.cli.tui_cmds").open_tui
