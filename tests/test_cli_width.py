@@ -52,3 +52,16 @@ def test_sessions_list_and_timeline_fit_the_terminal_and_json_keeps_the_text(tmp
     assert TITLE in [s["title"] for s in data["sessions"]]
     rows = json.loads(workbench(tmp_path / "h", 40, "timeline", "--json"))["rows"]
     assert any(NOTE in row["summary"] for row in rows)
+
+
+def test_a_row_fits_as_printed_with_its_control_characters_shown_as_symbols(tmp_path):
+    """A first message of bidi overrides and control characters (an untitled session's preview) is
+    measured as it prints, each as a symbol some cells wide, not as the nothing the raw character is."""
+    home = open_home(tmp_path / "h")
+    session = home.archive.create_session("20261201_000000_aaaaaa", source="cli")
+    home.archive.append_message(session.id, "user", "look \u202e\u2066\x1b[2J\x07 " * 6 + "at the end")
+    home.close()
+    for columns in (100, 80, 60):
+        listed = workbench(tmp_path / "h", columns, "sessions", "list").splitlines()
+        assert all(cell_len(line) <= columns for line in listed), listed
+        assert any("“look <U+202E><U+2066>␛[2J␇" in line for line in listed) or columns < 100, listed

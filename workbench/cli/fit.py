@@ -3,7 +3,9 @@
 A row keeps its fixed columns and the ids after its free text (a group, a session: on a line of their
 own when the row has no room), and the free text (a title, a summary) gives way, ending in … when cut,
 as every cut the CLI makes does; ``--json`` and the commands that show one item (``timeline show``,
-``sessions show``) keep it whole. Sentences wrap; a command to copy is never cut.
+``sessions show``) keep it whole. Sentences wrap; a command to copy is never cut. Text is measured
+as it prints: its control characters and bidi overrides as the symbols ``visible`` makes of them
+(a raw one takes no cell, its symbol up to eight).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import shutil
 
 from rich.cells import cell_len, chop_cells, set_cell_size
+
+from engine.textsafety import visible
 
 MIN_FREE = 12  # cells a row's free text keeps however narrow the terminal: below that, the line is cut at its end
 
@@ -31,6 +35,7 @@ def fit_row(head: str, free: str, tail: str, width: int, indent: str) -> list[st
     """``head`` + ``free`` + ``tail`` in ``width`` cells, ``free`` cut to fit; when that would leave it
     fewer than ``MIN_FREE`` cells, ``tail`` (ids a command takes: never cut) goes on a line of its own
     after ``indent``, under the row cut at its end."""
+    head, free, tail = visible(head), visible(free), visible(tail)
     room = width - cell_len(head) - cell_len(tail)
     if room >= MIN_FREE or not tail:
         return [cut_cells(head + cut_cells(free, max(room, MIN_FREE)), width) + tail]
@@ -42,7 +47,7 @@ def wrapped(text: str, width: int, indent: str = "") -> list[str]:
     spaces (a word wider than a line, at the line's end)."""
     room = max(1, width - cell_len(indent))
     lines: list[str] = []
-    for word in text.split():
+    for word in visible(text).split():
         for piece in chop_cells(word, room):
             if lines and cell_len(lines[-1]) + 1 + cell_len(piece) <= room:
                 lines[-1] += " " + piece
