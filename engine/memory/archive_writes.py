@@ -248,6 +248,11 @@ class ArchiveWrites:
         behind a row (a memory write's, or a skill change's: ``skills.archive_calls``) depends only on the
         archive and the journal rows before it, which never change (a timeline page or session filter
         resolves the same rows again and again)."""
+        return self.call_among(row_id, lambda: {row_id: find()})
+
+    def call_among(self, row_id: int, find: Callable[[], dict[int, Call]]) -> Call:
+        """``call_of`` where one search answers several rows (``find()``: each row's call, ``row_id``'s among
+        them), every answer kept."""
         with self._lock:
             self._fresh()
             if row_id in self._calls:
@@ -256,8 +261,8 @@ class ArchiveWrites:
         found = find()
         with self._lock:
             if self._version == version:
-                self._calls[row_id] = found
-        return found
+                self._calls.update(found)
+        return found[row_id]
 
     def _safe_writes(self, target: str, text: str) -> list[ArchiveWrite]:
         return self._safe(lambda: self._writes(target, text))

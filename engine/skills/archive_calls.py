@@ -54,7 +54,7 @@ def hermes_skill_call(home: Home, entry: JournalEntry) -> SkillCall | None:
     if _actions(entry) is None or entry.subsystem != "skills" or not ascii_terms(entry.target):
         return None
     try:
-        return home.memory.archive_writes.call_of(entry.id, lambda: _sources(home, entry).get(entry.id))
+        return home.memory.archive_writes.call_among(entry.id, lambda: _sources(home, entry))
     except (WorkbenchError, sqlite3.Error):
         return None
 
@@ -66,9 +66,9 @@ def _actions(row: JournalEntry) -> tuple[str, ...] | None:
     return ACTIONS.get((bool(row.detail.get("file")), str(row.detail.get("change"))))
 
 
-def _sources(home: Home, entry: JournalEntry) -> dict[int, SkillCall]:
-    """The call behind each outside row of ``entry``'s skill up to it, found oldest first, so that a
-    call is the source of one row only."""
+def _sources(home: Home, entry: JournalEntry) -> dict[int, SkillCall | None]:
+    """The call behind each outside row of ``entry``'s skill up to it (None: none found), found oldest
+    first, so that a call is the source of one row only; all kept, so a page finds them in one pass."""
     rows = home.journal.query(
         subsystem="skills", target=entry.target, before_id=entry.id + 1, limit=2**62, oldest_first=True
     )
@@ -84,14 +84,15 @@ def _sources(home: Home, entry: JournalEntry) -> dict[int, SkillCall]:
             (entry.target,),
         )
     }
-    sources: dict[int, SkillCall] = {}
+    sources: dict[int, SkillCall | None] = {}
     since = float("-inf")  # when the look before the row was journaled
     for row in rows:
         actions = _actions(row)
-        found = _newest(conn, stored, row, actions, since - HERMES_SLACK_S, taken) if actions else None
-        if found is not None:
-            taken.add(found[1])
-            sources[row.id] = found[0]
+        if actions:
+            found = _newest(conn, stored, row, actions, since - HERMES_SLACK_S, taken)
+            sources[row.id] = found[0] if found else None
+            if found:
+                taken.add(found[1])
         since = row.at
     return sources
 
