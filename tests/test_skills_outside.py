@@ -985,23 +985,33 @@ def test_a_skill_made_by_hand_beside_its_twin_is_refused_naming_its_own_folder(h
     )
 
 
-def test_a_page_of_one_skill_s_outside_rows_reads_its_calls_once(home, clock):
-    """Each outside row's source was found by matching every earlier row of its skill again (a call is one
-    row's source only): a page of the rows of a skill Hermes edits often read state.db once per pair of
-    rows, seconds for a few hundred. One pass now finds them all; each row's answer is kept."""
+def _hermes_edits(home, clock, count: int) -> list[int]:
+    """``count`` edits of brew's SKILL.md 30 s apart, each by a Hermes ``skill_manage`` call stored as Hermes
+    stamps it (before its tool runs) and seen by a look; the ids of the calls' messages, oldest first."""
     _create_brew(home)
     home.skills.outside.record()
     session = home.archive.create_session("s-hermes", source="cli").id
     skill = home.skills_dir / "brew" / "SKILL.md"
-    for n in range(12):
+    messages = []
+    for n in range(count):
         clock.advance(30)
         args = {"action": "edit", "name": "brew", "content": f"{BREW}Step {n}.\n"}
         call = {"id": f"c{n}", "type": "function", "function": {"name": "skill_manage", "arguments": json.dumps(args)}}
-        home.archive.append_message(session, "assistant", None, tool_calls=[call], timestamp=clock.now())
+        messages.append(
+            home.archive.append_message(session, "assistant", None, tool_calls=[call], timestamp=clock.now())
+        )
         skill.write_text(args["content"])
         result = json.dumps({"success": True})
         home.archive.append_message(session, "tool", result, tool_name="skill_manage", tool_call_id=f"c{n}")
         home.skills.outside.record()
+    return messages
+
+
+def test_a_page_of_one_skill_s_outside_rows_reads_its_calls_once(home, clock):
+    """Each outside row's source was found by matching every earlier row of its skill again (a call is one
+    row's source only): a page of the rows of a skill Hermes edits often read state.db once per pair of
+    rows, seconds for a few hundred. One pass now finds them all; each row's answer is kept."""
+    _hermes_edits(home, clock, 12)
     statements: list[str] = []
     home.archive.conn().set_trace_callback(statements.append)
     timeline = Timeline(home)
