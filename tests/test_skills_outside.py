@@ -1018,3 +1018,13 @@ def test_a_page_of_one_skill_s_outside_rows_reads_its_calls_once(home, clock):
     rows = timeline.with_sources(timeline.page(limit=12))
     assert [row.by for row in rows] == ["agent"] * 12
     assert len([s for s in statements if "FROM messages" in s]) <= 2 * len(rows), statements
+
+
+def test_each_of_several_hermes_edits_minutes_apart_is_its_own_call_s(home, clock):
+    """Oldest first, each row took the newest call in its window, which reaches 10 minutes past the look:
+    the first of twelve edits 30 s apart got the call of the eleventh, and the last ones, their calls
+    taken, read as made by hand. A row's call is now the newest stamped by the look, else the first after."""
+    messages = _hermes_edits(home, clock, 12)
+    timeline = Timeline(home)
+    rows = sorted(timeline.with_sources(timeline.page(limit=12)), key=lambda row: row.id)
+    assert [row.source and row.source.message_id for row in rows] == messages

@@ -44,7 +44,7 @@ class SkillCall:
 
 
 def hermes_skill_call(home: Home, entry: JournalEntry) -> SkillCall | None:
-    """The newest applied call behind an outside skill row, if state.db has it (None as well when
+    """The applied call behind an outside skill row (``_behind`` says which), if state.db has it (None as well when
     state.db cannot be read: the row is then listed as before, never failed): naming the row's skill
     and file (``file_path``; none for SKILL.md), of an action that makes its change, stored between
     the look before the row (less ``HERMES_SLACK_S``: Hermes stamps the message before its tools run)
@@ -89,7 +89,7 @@ def _sources(home: Home, entry: JournalEntry) -> dict[int, SkillCall | None]:
     for row in rows:
         actions = _actions(row)
         if actions:
-            found = _newest(conn, stored, row, actions, since - HERMES_SLACK_S, taken)
+            found = _behind(conn, stored, row, actions, since - HERMES_SLACK_S, taken)
             sources[row.id] = found[0] if found else None
             if found:
                 taken.add(found[1])
@@ -97,7 +97,7 @@ def _sources(home: Home, entry: JournalEntry) -> dict[int, SkillCall | None]:
     return sources
 
 
-def _newest(
+def _behind(
     conn: sqlite3.Connection,
     stored: list[sqlite3.Row],
     row: JournalEntry,
@@ -105,14 +105,16 @@ def _newest(
     since: float,
     taken: set[tuple[str, int, int | None]],
 ) -> tuple[SkillCall, tuple[str, int, int]] | None:
-    """The newest applied call in ``stored`` that may be behind ``row`` and is not ``taken`` (position
-    None: every call of that message), with its key."""
+    """The applied call in ``stored`` behind ``row`` that is not ``taken`` (position None: every call of
+    that message), with its key: the newest stamped from ``since`` to the row, else the first stamped in
+    the slack after it (a turn stored, and stamped, once it ended). The newest in the whole window took
+    a call minutes after the row, the one of a later edit, which was then left with none."""
     file = row.detail.get("file")
-    for message in reversed(stored):
+    at = [m for m in stored if since <= (m["timestamp"] or 0.0) <= row.at]
+    after = [m for m in stored if row.at < (m["timestamp"] or 0.0) <= row.at + HERMES_SLACK_S]
+    for message in [*reversed(at), *after]:
         session_id, message_id = message["session_id"], message["id"]
-        if (session_id, message_id, None) in taken or not (
-            since <= (message["timestamp"] or 0.0) <= row.at + HERMES_SLACK_S
-        ):
+        if (session_id, message_id, None) in taken:
             continue
         for position, call_id, name, arguments in decoded_calls(message["tool_calls"]):
             if (
