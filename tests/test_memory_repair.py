@@ -622,3 +622,18 @@ def test_the_bytes_are_replaced_only_once_a_copy_of_them_is_kept(home):
         "changed since this repair was previewed"
         in repair.apply(home.memory, "user", found.repairs[0], found.sha)["error"]
     )
+
+
+def test_a_file_saved_as_latin1_keeps_its_entries_apart_when_mended(home):
+    """An editor that saves MEMORY.md as Latin-1 writes each '§' line as the one byte A7: the file was
+    listed as one entry, and the repair made each delimiter U+FFFD, so Hermes read one entry of them all.
+    A line holding only A7 is the delimiter, written back as '§'."""
+    put(home, "Uses café wifi\n§\nLikes tea\n§\nDeploys on Friday".encode("latin-1"), "memory")
+    found = repair.examine(home.memory, "memory")
+    assert [p.number for p in found.pieces] == [1, 2, 3]
+    assert found.repairs[0].label == (
+        "Replace the 1 byte that is not UTF-8 with U+FFFD and the 2 '§' lines saved as Latin-1 with '§' "
+        "(the file's exact bytes are kept in a copy)"
+    )
+    assert repair.apply(home.memory, "memory", found.repairs[0], found.sha)["success"]
+    assert home.memory.entries("memory") == ["Uses caf\ufffd wifi", "Likes tea", "Deploys on Friday"]

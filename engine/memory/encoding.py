@@ -12,7 +12,9 @@ times and the workbench's scan reads ``\\x85`` as a hidden control character. Th
 values are not lost: the repair keeps the file's exact bytes in a copy beside it first
 (``COPY_KIND``), and every listing names each sequence by line, byte offset and hex.
 Before the repair, a person sees each sequence as ``\\xNN`` (``shown``), so the preview's
-diff says what each becomes.
+diff says what each becomes. A line holding only the byte A7 is the entries' delimiter saved as
+Latin-1 or cp1252 (an editor's usual cause): it is read as, and written back as, ``§``, or the
+repair would make one entry of them all.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 COPY_KIND = "not-utf8"  # the kept copy: memories/<FILE>.not-utf8.<unix time> (Hermes reads only the file)
 CONTEXT = 20  # characters of the line shown on each side of a sequence that does not decode
 _ESCAPED = re.compile("[\udc80-\udcff]+")  # what ``surrogateescape`` makes of bytes that do not decode
+LATIN1_DELIMITER = re.compile(rb"(?<![^\r\n])\xa7(?![^\r\n])")  # a line of '§' saved as Latin-1 or cp1252
 
 
 @dataclass(frozen=True)
@@ -72,9 +75,15 @@ def shown(data: bytes) -> str:
     return data.decode("utf-8", "backslashreplace")
 
 
+def delimited(data: bytes) -> bytes:
+    """``data`` with each line holding only the byte A7 (a '§' line saved as Latin-1) as UTF-8's '§'."""
+    return LATIN1_DELIMITER.sub("§".encode(), data)
+
+
 def replaced(data: bytes) -> str:
-    """The text the repair writes: each sequence that does not decode as one U+FFFD (a BOM kept)."""
-    return data.decode("utf-8", "replace")
+    """The text the repair writes: each '§' line saved as Latin-1 as '§', and each other sequence that
+    does not decode as one U+FFFD (a BOM kept)."""
+    return delimited(data).decode("utf-8", "replace")
 
 
 def advice(target: str) -> str:

@@ -183,7 +183,8 @@ class Diagnosis:
     @property
     def byte_repair(self) -> Repair:
         """The repair of a file that is not UTF-8 (refused by ``result`` for one that is)."""
-        return replace_bytes(sum(len(run.data) for run, _ in self.undecodable))
+        lines = len(encoding.LATIN1_DELIMITER.findall(self.data or b""))
+        return replace_bytes(sum(len(run.data) for run, _ in self.undecodable) - lines, lines)
 
     def has(self, kind: str) -> bool:
         """Whether one of the reasons is of ``kind``."""
@@ -482,7 +483,8 @@ def diagnose_bytes(target: str, data: bytes, limit: int) -> Diagnosis:
     entry, byte offset and hex), the one repair that mends it, and what would still be wrong after it.
     The entries are listed as a person sees them now, each such byte as ``\\xNN``."""
     name, text = FILE_NAMES[target], encoding.shown(data)
-    found = Diagnosis(target, text, limit, diagnose(target, text, limit).pieces, [], data=data)
+    pieces = diagnose(target, encoding.shown(encoding.delimited(data)), limit).pieces  # (a Latin-1 '§' parts them)
+    found = Diagnosis(target, text, limit, pieces, [], data=data)
     runs = found.undecodable
     count = sum(len(run.data) for run, _ in runs)
     lines = list(dict.fromkeys(run.line for run, _ in runs))
@@ -493,7 +495,12 @@ def diagnose_bytes(target: str, data: bytes, limit: int) -> Diagnosis:
         + (f"; and {len(runs) - NUMBERS_NAMED:,} more places" if len(runs) > NUMBERS_NAMED else "")
         + "). Hermes stops loading memory at it, so its sessions start with no memory in the prompt, and its "
         f"memory tool fails with a UnicodeDecodeError on every write to {name}; the workbench refuses every "
-        "write to it. Replace each sequence with U+FFFD (the file's exact bytes are kept in a copy first).",
+        "write to it. Replace each sequence with U+FFFD (the file's exact bytes are kept in a copy first)"
+        + (
+            "; a line holding only A7 is a '§' saved as Latin-1, and becomes '§' again, so the entries stay apart."
+            if encoding.LATIN1_DELIMITER.search(data)
+            else "."
+        ),
         f"{_not_utf8(count)}, on line{'' if len(lines) == 1 else 's'} "
         + ", ".join(map(str, lines[:5]))
         + (f" and {len(lines) - 5:,} more" if len(lines) > 5 else ""),
@@ -609,11 +616,11 @@ def normalise() -> Repair:
     return Repair("normalise", "Normalise line endings to LF")
 
 
-def replace_bytes(count: int) -> Repair:
-    return Repair(
-        "encoding",
-        f"Replace the {_not_utf8(count)} with U+FFFD (the file's exact bytes are kept in a copy)",
-    )
+def replace_bytes(count: int, delimiters: int = 0) -> Repair:
+    """``count`` bytes that do not decode, and ``delimiters`` lines of '§' saved as Latin-1 besides."""
+    lines = f"the {delimiters:,} '§' line{'s' * (delimiters != 1)} saved as Latin-1 with '§'"
+    what = " and ".join(filter(None, [f"the {_not_utf8(count)} with U+FFFD" * bool(count), lines * bool(delimiters)]))
+    return Repair("encoding", f"Replace {what} (the file's exact bytes are kept in a copy)")
 
 
 def unmark() -> Repair:
