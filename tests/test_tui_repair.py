@@ -487,3 +487,17 @@ async def test_a_file_that_is_not_utf8_is_repaired_with_r_keeping_a_copy_and_u_s
             list(app._notifications)[-1].message
         )
         assert path.read_bytes() == data.decode("utf-8", "replace").encode()
+
+
+async def test_a_file_saved_as_latin1_while_shown_gets_its_banner_and_its_repair(home, tmp_path):
+    """MEMORY.md saved as Latin-1 while the screen showed it: its load was refused, so the banner was not
+    looked at again, and r said "MEMORY.md round-trips and fits its limit; nothing to repair"."""
+    put(home, "Uses wifi\n§\nLikes tea")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        put(home, "Uses café wifi\n§\nLikes tea".encode("latin-1"))
+        app.screen.reload()  # (as the file watcher's MemoryChanged asks)
+        await wait_for(pilot, lambda: banner(app).title == "Hermes cannot read MEMORY.md", what="the banner")
+        dialog = await open_flow(pilot)
+        assert str(dialog.query_one(OptionList).get_option_at_index(0).prompt).startswith("▶ Replace the 1 byte")

@@ -215,6 +215,7 @@ class MemoryScreen(WorkbenchScreen):
             view = self._read(self.target)
         except WorkbenchError as exc:  # e.g. the file is not UTF-8: say so, keep what is shown
             self.report(exc.in_app, error=True)
+            self.drift.examine(self.target)  # (its banner and r follow the file, which changed)
             return
         self.post_result(MemoryLoaded(view))
 

@@ -246,10 +246,11 @@ class DriftRepair:
         """Diagnose the live files in a worker, then show the banner for ``target`` (or name another
         store that needs a repair, which would otherwise go unseen until ``t``)."""
         self.screen.run_worker(
-            lambda: self._examine(target), thread=True, exclusive=True, group="memory-drift", exit_on_error=False
+            lambda: self.examine(target), thread=True, exclusive=True, group="memory-drift", exit_on_error=False
         )
 
-    def _examine(self, target: str) -> None:
+    def examine(self, target: str) -> None:
+        """Worker thread: ``check``'s diagnosis, posted to the screen."""
         found: dict[str, repair.Diagnosis | None] = {}
         for name in TARGETS:
             try:
@@ -259,7 +260,7 @@ class DriftRepair:
         self.screen.post_result(DriftExamined(target, found))
 
     def show(self, target: str, found: dict[str, repair.Diagnosis | None]) -> None:
-        """UI thread (the screen's ``DriftExamined`` handler): the banner for what ``_examine`` found."""
+        """UI thread (the screen's ``DriftExamined`` handler): the banner for what ``examine`` found."""
         if target != self.screen.target:
             return
         self.diagnosis = mine = found[target]
