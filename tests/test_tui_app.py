@@ -31,6 +31,7 @@ from workbench.bridge import EngineEvent
 from workbench.cli import main, tui_cmds
 from workbench.messages import ShowEntry
 from workbench.problems import TITLE_TAIL as TAIL
+from workbench.problems import headline
 from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.help import HelpScreen, shown_key
 from workbench.settings import load_settings
@@ -819,3 +820,12 @@ async def test_every_notice_shows_control_characters_as_symbols(home, tmp_path):
         [notice] = [n for n in app._notifications if n.title.startswith("Gone")]
         assert notice.message == "Session s-␛[2J␛]0;pwned␇ was deleted [b]bold[/b]" and not notice.markup
         assert "\x1b" not in notice.title and "\u202e" not in notice.title
+
+
+def test_a_problems_line_leads_with_a_command_only_when_it_is_the_step_to_take(tmp_path):
+    """A command named only in an aside (a pointer, not the step) led the line as if it were:
+    ``workbench memory history: MEMORY.md changed since``."""
+    pointer = "MEMORY.md changed since it was read (see `workbench memory history`). Reload it."
+    step = f"{tmp_path}/state.db is damaged (SQLite's check: page 3). Run `workbench doctor`."
+    assert headline(pointer, tmp_path, 200) == "MEMORY.md changed since it was read"
+    assert headline(step, tmp_path, 200) == "workbench doctor: state.db is damaged"

@@ -38,15 +38,15 @@ class ProblemSaid(Message):
 
 def headline(text: str, home: Path, screen_width: int) -> str:
     """``text`` in one line of a notice on a screen ``screen_width`` wide, what to do first: the first
-    workbench command it names, then its first sentence without its asides in parentheses (SQLite's own
-    words, a process's name), the home's own folder left out of its paths (``workbench doctor: state.db
-    is damaged``); cut with … past the width. Help has it whole."""
+    workbench command it names outside its asides, then its first sentence without its asides in
+    parentheses (SQLite's own words, a process's name), the home's own folder left out of its paths
+    (``workbench doctor: state.db is damaged``); cut with … past the width. Help has it whole."""
     plain = text.replace(f"{home}{os.sep}", "")
     bare = plain
     while (shorter := _ASIDE.sub("", bare)) != bare:  # (innermost first: asides nest)
         bare = shorter
     what = bare.split(". ")[0].strip().rstrip(".") or plain.split(". ")[0]
-    command = _COMMAND.search(plain)
+    command = _COMMAND.search(bare)  # (one only an aside names, ``(see `workbench memory history`)``, is no step)
     line = f"{command[1]}: {what}" if command else what
     return cut_cells(line, min(TOAST_WIDTH, screen_width // 2) - TOAST_FRAME)
 
