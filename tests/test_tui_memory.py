@@ -356,6 +356,25 @@ async def test_switching_to_a_store_that_cannot_be_read_shows_that_store_empty_a
         status = app.screen.query_one("#status", Static)
         assert status.has_class("error")
         assert str(status.content) == "USER could not be read: it is not valid UTF-8 (byte 22)"
+        frozen = app.screen.query_one("#frozen-list", EntryList).get_option_at_index(0).prompt
+        assert str(frozen) == (  # (it said only "empty snapshot: f re-freezes it")
+            "(empty snapshot: the file could not be read when it was taken: it is not valid UTF-8 (byte 22); "
+            "f re-freezes it)"
+        )
+
+
+async def test_a_store_broken_since_the_snapshot_marks_none_of_its_frozen_entries_removed(home, tmp_path):
+    """Frozen entries of a store that cannot be read now were all marked − (removed), though nothing
+    removed them: its entries are not known."""
+    home.memory.add("memory", "fine")
+    home.memory.add("user", "Name is Ada")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        home.memory.path("user").write_bytes(b"Name is Ada\n\xc2\xa7\nbroken \xff bytes")
+        await pilot.press("t")
+        await wait_for(pilot, lambda: "USER" in str(app.screen.query_one("#live-title", Static).content), what="USER")
+        assert rows(app, "frozen") == [("", "Name is Ada")]
 
 
 async def test_the_editor_predicts_the_budget_and_an_overflow(home, tmp_path):

@@ -60,6 +60,7 @@ REFREEZE_KINDS = ("turn_started", "session_rotated", "session_resumed")
 
 
 LIVE_EMPTY = "(no entries; press a to add)"
+FROZEN_EMPTY = "(empty snapshot: f re-freezes it; the prompt holds no entries)"
 
 
 @dataclass
@@ -80,6 +81,7 @@ class MemoryView:
     time_known: bool = True  # False: a stored prompt no record dates; ``taken_at`` is a lower bound
     enabled: bool = True  # False: config keeps this store out of the prompt
     error: str | None = None  # why the live file could not be read (its columns then list nothing)
+    frozen_error: str | None = None  # why the file could not be read when the snapshot was taken
     snapshot: MemorySnapshot | None = None  # taken by this load because the app had none yet
     refused: int = 0  # pending adds approving would refuse: not in ``ghost``, said beside it
     entry_count: int | None = None  # the live file's entries when only the first are listed (far over its limit)
@@ -180,9 +182,7 @@ class MemoryScreen(WorkbenchScreen):
             with Vertical(classes="memory-column", id="frozen-column"):
                 yield Static("", id="frozen-title", classes="column-title")
                 yield CapacityGauge(id="frozen-gauge")
-                yield EntryList(
-                    id="frozen-list", empty_text="(empty snapshot: f re-freezes it; the prompt holds no entries)"
-                )
+                yield EntryList(id="frozen-list", empty_text=FROZEN_EMPTY)
             with Vertical(classes="memory-column", id="live-column"):
                 yield Static("", id="live-title", classes="column-title")
                 yield CapacityGauge(id="live-gauge")
@@ -280,7 +280,8 @@ class MemoryScreen(WorkbenchScreen):
         links = history.successors(memory, target, gone) if unreadable is None else {}
         frozen_rows, live_rows, entries = [], [], []
         for row in align(raw, live, links, (frozen_rest, live_rest)):
-            mark = MARK_OF[row.status]
+            # (a live file that cannot be read removed nothing: its entries are not known, so none is marked)
+            mark = MARK_OF[row.status] if unreadable is None else ""
             old = raw[row.frozen] if row.frozen is not None else None
             new = live[row.live] if row.live is not None else None
             frozen_rows.append(EntryRow(shown[row.frozen] if row.frozen is not None else "", mark))
@@ -305,6 +306,7 @@ class MemoryScreen(WorkbenchScreen):
             time_known=snapshot.time_known,
             enabled=snapshot.enabled[target],
             error=unreadable,
+            frozen_error=snapshot.errors.get(target),
             snapshot=taken,
             entry_count=count if count > len(live) else None,
         )
@@ -340,7 +342,13 @@ class MemoryScreen(WorkbenchScreen):
         live_gauge.used, live_gauge.limit, live_gauge.ghost = view.live_chars, view.limit, view.ghost
         refused = f"{view.refused} pending add{'s' * (view.refused != 1)} would be refused, not counted"
         live_gauge.note = refused if view.refused else ""
-        self.query_one("#frozen-list", EntryList).set_rows(view.frozen)
+        frozen_list = self.query_one("#frozen-list", EntryList)
+        frozen_list.empty_text = (
+            f"(empty snapshot: the file could not be read when it was taken: {view.frozen_error}; f re-freezes it)"
+            if view.frozen_error
+            else FROZEN_EMPTY
+        )
+        frozen_list.set_rows(view.frozen)
         live_list = self.query_one("#live-list", EntryList)
         live_list.empty_text = f"(could not be read: {view.error})" if view.error else LIVE_EMPTY  # (not "press a")
         live_list.set_rows(view.live)
