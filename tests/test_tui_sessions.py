@@ -755,6 +755,28 @@ async def test_a_key_pressed_while_the_picked_sessions_transcript_loads_acts_on_
         assert home.archive.get_session(TOKYO) is not None and home.archive.get_session(GARDEN_2) is not None
 
 
+async def test_a_key_pressed_while_the_first_picked_transcript_loads_acts_on_it(home, tmp_path, monkeypatch):
+    """With no transcript up yet, x on the session just picked said "Pick a session first", though a
+    row was picked: only a session shown counted."""
+    from workbench.screens import sessions as sessions_module
+
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        late = LateFirstAnswer(monkeypatch, sessions_module, "session_items")
+        await pilot.press("2")  # (not open_sessions, which waits for the transcript)
+        await wait_for(pilot, late.started.is_set, what="the first transcript loading")
+        screen = app.screen
+        picked = screen.wanted_session
+        assert screen.shown_session is None and picked is not None
+        screen.query_one(LineageTree).focus()
+        await pilot.press("x")
+        await wait_for(pilot, lambda: "Export session" in screen_text(app), what="the question")
+        assert f"Export session {picked}" in screen_text(app)
+        await late.release(pilot, "transcript")
+        await pilot.press("escape")
+
+
 async def test_a_growing_session_keeps_the_readers_place(home, tmp_path):
     ids = seed_sessions(home)
     app = make_app(home, tmp_path)

@@ -107,13 +107,13 @@ class SessionActions(WorkbenchScreen):
             return False
         if parameters and parameters[0] in ARCHIVING and (parameters[0] == "unarchive") != self.shown_archived:
             return False  # (the other of Archive and Unarchive is what a does now)
-        if action in ("listed_session", "session") and self.shown_session is None:
-            return None  # dimmed: they act on the session the transcript shows, and it shows none yet
+        if action in ("listed_session", "session") and self.picked_session is None:
+            return None  # dimmed: they act on the session picked, and none is yet
         return super().check_action(action, parameters)
 
     def explain_dimmed(self, action: str, parameters: tuple) -> str | None:
         """Why a, e or D, dimmed, does nothing: pressed, it says so (``WorkbenchApp.run_action``)."""
-        if action in ("listed_session", "session") and self.shown_session is None:
+        if action in ("listed_session", "session") and self.picked_session is None:
             return PICK_FIRST
         return None
 
@@ -128,13 +128,18 @@ class SessionActions(WorkbenchScreen):
     def action_listed_session(self, action: str) -> None:
         self.action_session(action)
 
+    @property
+    def picked_session(self) -> str | None:
+        """The session a, e, D, x and R act on: the one picked last, even while its transcript still
+        loads (a key pressed just after a cursor move acted on the one shown before, named in a question
+        that then sat over the new one's transcript; before the first transcript came, on none)."""
+        return self.wanted_session or self.shown_session
+
     def action_session(self, action: str) -> None:
-        if self.shown_session is None:
+        picked = self.picked_session
+        if picked is None:
             self.show_status(PICK_FIRST)
             return
-        # The session picked last, even while its transcript still loads: a key pressed just after a cursor
-        # move acted on the one shown before, named in a question that then sat over the new one's transcript.
-        picked = self.wanted_session or self.shown_session
         if action == "resume":
             self.app.post_message(ResumeSession(picked))
             return
