@@ -1138,10 +1138,12 @@ class MemoryStore:
         if not rows:
             return []
         state = state or self.read(target)
-        written_over = self._written_over(target, rows, state, within)
+        readable = state.error is None and state.raw is not None
+        matched = {row.id for row in rows if readable and _left_file(row.detail, state.raw)}
+        # (rebuilt only when the file is not the one they name: a plain crash after the rename needs none)
+        written_over = None if len(matched) == len(rows) else self._written_over(target, rows, state, within)
         for row in rows:
-            matches = state.error is None and state.raw is not None and _left_file(row.detail, state.raw)
-            left = state.raw if matches else written_over
+            left = state.raw if row.id in matched else written_over
             if left is not None:
                 # The file it left, unless it is rebuilt from an earlier one: its writer died before keeping
                 # it, and before releasing the snapshot the one before was rebuilt from.
@@ -1167,11 +1169,14 @@ class MemoryStore:
         last = left_of(within or self.home.journal.connection(), target)
         earlier = read_as_hermes(self._file_text(target, last)) if last else []
         entries = replay(earlier, [(row.before, row.after, row.detail.get("index")) for row in rows])
-        if entries is None or content_hash(serialize(entries)) not in shas:
+        if entries is None:
+            return None
+        text = serialize(entries)
+        if content_hash(text) not in shas:
             return None
         now, wrote = set(state.entries), {row.after for row in rows if row.after is not None}
         gone = {row.before for row in rows if row.before is not None} - set(entries)
-        return serialize(entries) if (wrote or gone) and wrote <= now and not gone & now else None
+        return text if (wrote or gone) and wrote <= now and not gone & now else None
 
     # -- journal: history, provenance, undo, external edits ------------------------
     def history(self, target: str | None = None, limit: int = 50) -> list[JournalEntry]:
