@@ -777,6 +777,53 @@ async def test_a_key_pressed_while_the_first_picked_transcript_loads_acts_on_it(
         await pilot.press("escape")
 
 
+async def test_as_label_while_the_picked_sessions_transcript_loads_is_the_picked_ones(
+    home, clock, tmp_path, monkeypatch
+):
+    """From an archived search hit (a: Unarchive) down to a listed one, the footer's a still read Unarchive
+    while the listed one's transcript loaded, and a then said "is listed already" of the session it acted
+    on: the label is the picked row's, as the key is."""
+    from workbench.screens import sessions as sessions_module
+
+    ids = ["20261130_150000_00000a", "20261130_150100_00000b"]
+    for n, sid in enumerate(ids):
+        clock.advance(60)
+        home.archive.create_session(sid, source="cli", title=f"Session {n}")
+        home.archive.append_message(sid, "user", f"kettle talk number {n}")
+    home.archive.set_archived(ids[1])
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen, results = await searched(pilot, "kettle")
+        await pilot.press("down")
+        await wait_for(pilot, lambda: screen.shown_session == ids[1], what="the archived hit shown")
+        assert await footer_labels(pilot, "a") == {"a": "Unarchive"}
+        late = LateFirstAnswer(monkeypatch, sessions_module, "session_items")
+        await pilot.press("down")
+        await wait_for(pilot, late.started.is_set, what="the listed hit's transcript loading")
+        assert screen.shown_session == ids[1] and results.current.session_id == ids[0]
+        assert await footer_labels(pilot, "a", settled=False) == {"a": "Archive"}
+        await pilot.press("a")  # (it has not ended: asked first)
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the archive question")
+        assert app.screen.question == f"Archive session {ids[0]} (Session 0)?"
+        await pilot.press("n")
+        await late.release(pilot, "transcript")
+        assert await footer_labels(pilot, "a") == {"a": "Archive"}
+        # a jump from another screen says nothing of the conversation: a waits for the transcript's read
+        late = LateFirstAnswer(monkeypatch, sessions_module, "session_items")
+        screen.post_message(JumpToMessage(ids[1], None))
+        await wait_for(pilot, late.started.is_set, what="the jumped-to transcript loading")
+        assert await footer_labels(pilot, "a", settled=False) == {}
+        await pilot.press("a")
+
+        def said() -> list[str]:
+            return [n.message for n in app._notifications if n.message.startswith("Wait for the session's")]
+
+        await wait_for(pilot, said, what="the notice")
+        assert said() == ["Wait for the session's transcript: a archives it, or lists it again if it is archived."]
+        await late.release(pilot, "transcript")
+        assert await footer_labels(pilot, "a") == {"a": "Unarchive"} and home.archive.get_session(ids[1]).archived
+
+
 async def test_a_growing_session_keeps_the_readers_place(home, tmp_path):
     ids = seed_sessions(home)
     app = make_app(home, tmp_path)

@@ -123,10 +123,11 @@ async def footer_keys(pilot, *keys: str) -> dict[str, bool]:
     return {k.key: not k.has_class("-disabled") for k in pilot.app.screen.query(FooterKey) if k.key in keys}
 
 
-async def footer_labels(pilot, *keys: str) -> dict[str, str]:
-    """Of ``keys``, those the footer shows, each with its label (what it will do to the selection)."""
+async def footer_labels(pilot, *keys: str, settled: bool = True) -> dict[str, str]:
+    """Of ``keys``, those the footer shows, each with its label (what it will do to the selection);
+    ``settled=False`` reads them while a worker is held."""
     from textual.widgets._footer import FooterKey
 
-    await settle(pilot)
+    await (settle(pilot) if settled else pilot.pause())
     await pilot.pause()
     return {k.key: k.description for k in pilot.app.screen.query(FooterKey) if k.key in keys}

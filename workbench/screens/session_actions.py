@@ -30,6 +30,7 @@ from .dialogs import LineDialog
 
 ARCHIVING = ("archive", "unarchive")  # a's two labels: what it does to the session shown
 PICK_FIRST = "Pick a session first: these keys act on the session the transcript shows."
+ARCHIVED_UNKNOWN = "Wait for the session's transcript: a archives it, or lists it again if it is archived."
 FOOTER_ROOM = 120  # columns from which the footer has room for a, e, D and x beside the transcript's keys
 EXPORT_ROOM = 90  # columns from which it has room for x beside a, e, D and the search's keys
 
@@ -98,14 +99,19 @@ class SessionActions(WorkbenchScreen):
     ]
     shown_session: str | None = None
     wanted_session: str | None = None  # the session picked last, its transcript loading or shown
-    shown_archived = False  # the whole conversation of the session shown is archived (as last read)
+    # The picked session's whole conversation is archived, as its row showed it and then its transcript read it
+    # (a's label and what a does); None until read where the row did not say (a jump from another screen).
+    picked_archived: bool | None = False
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "listed_session" and self.size.width < FOOTER_ROOM and self._keys_crowd():
             return False
         if action == "listed_session" and parameters == ("export",) and self.size.width < EXPORT_ROOM:
             return False
-        if parameters and parameters[0] in ARCHIVING and (parameters[0] == "unarchive") != self.shown_archived:
+        archiving = bool(parameters) and parameters[0] in ARCHIVING
+        if archiving and self.picked_archived is None and self.picked_session is not None:
+            return None if action == "session" else False  # (a waits for the transcript's read: said, if pressed)
+        if archiving and (parameters[0] == "unarchive") != self.picked_archived:
             return False  # (the other of Archive and Unarchive is what a does now)
         if action in ("listed_session", "session") and self.picked_session is None:
             return None  # dimmed: they act on the session picked, and none is yet
@@ -115,7 +121,17 @@ class SessionActions(WorkbenchScreen):
         """Why a, e or D, dimmed, does nothing: pressed, it says so (``WorkbenchApp.run_action``)."""
         if action in ("listed_session", "session") and self.picked_session is None:
             return PICK_FIRST
+        if parameters and parameters[0] in ARCHIVING and self.picked_archived is None:
+            return ARCHIVED_UNKNOWN
         return None
+
+    def pick(self, session_id: str, archived: bool | None) -> None:
+        """``session_id`` is the one the keys act on now; ``archived`` is what its row says of its
+        conversation (None: not said), a's label until its transcript reads it."""
+        if session_id != self.picked_session or archived is not None:
+            self.picked_archived = archived
+            self.refresh_bindings()
+        self.wanted_session = session_id
 
     def _keys_crowd(self) -> bool:
         """Whether the focused widget's own keys fill the footer (the transcript's: w, f, m), leaving no

@@ -228,7 +228,7 @@ class SessionsScreen(SessionActions, SessionPrune):
         if node is not None and isinstance(node.data, SessionNode):
             segment = self.tree.picked(node.data)
             if segment != self.wanted_session:
-                self.load_transcript(segment, None)
+                self.load_transcript(segment, None, archived=False)  # (the tree lists no conversation archived whole)
 
     def action_reload(self) -> None:
         self.load_roots()
@@ -323,7 +323,9 @@ class SessionsScreen(SessionActions, SessionPrune):
         # Only the reader moving the cursor opens a session; a programmatic move (a jump's
         # reveal, a live update) must not replace the transcript being read.
         if message.segment != self.wanted_session and (self.tree.has_focus or self.wanted_session is None):
-            self.load_transcript(message.segment, None)
+            self.load_transcript(
+                message.segment, None, archived=False
+            )  # (the tree lists no conversation archived whole)
 
     def _tree_nodes(self, chains: Iterable[Chain]) -> list[SessionNode]:
         """Tree rows for compression chains (runs in a worker: asks the journal who wrote memory)."""
@@ -496,17 +498,17 @@ class SessionsScreen(SessionActions, SessionPrune):
         if message.arrived and message.hit.session_id == self.wanted_session:
             return
         if self.query_one(SearchResults).has_focus:
-            self.load_transcript(message.hit.session_id, message.hit.message_id)
+            self.load_transcript(message.hit.session_id, message.hit.message_id, archived=message.hit.archived)
 
     @on(SearchResults.HitChosen)
     def _hit_chosen(self, message: SearchResults.HitChosen) -> None:
-        self.load_transcript(message.hit.session_id, message.hit.message_id)
+        self.load_transcript(message.hit.session_id, message.hit.message_id, archived=message.hit.archived)
         self.transcript.focus()
 
     # -- transcript ----------------------------------------------------------------
-    def load_transcript(self, session_id: str, select_id: int | None) -> None:
-        """Show a session (the newest request wins; older loads are dropped)."""
-        self.wanted_session = session_id
+    def load_transcript(self, session_id: str, select_id: int | None, archived: bool | None = None) -> None:
+        """Show a session (the newest request wins; older loads are dropped); ``archived`` as ``pick`` takes it."""
+        self.pick(session_id, archived)
         self.transcript.elsewhere = False
         self._load_transcript(session_id, select_id)
 
@@ -547,7 +549,7 @@ class SessionsScreen(SessionActions, SessionPrune):
         mark = "archived · " if message.archived else ""  # before the title, which a narrow border cuts
         transcript.border_title = Content(f"Transcript · {mark}{one_line(message.title, 60)}")  # (renamed, say)
         self.shown_session = message.session_id
-        self.shown_archived = message.archived_whole
+        self.picked_archived = message.archived_whole
         self.refresh_bindings()  # (a, e, D and x act on it; a reads Archive or Unarchive, archived here or elsewhere)
         if live and message.items[:known] == transcript.items:
             for item in message.items[known:]:  # the session grew: append, so place, follow and unseen count hold
