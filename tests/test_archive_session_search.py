@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from engine import open_home
 from engine.archive.session_search import SESSION_SEARCH_SCHEMA, session_search_tool
 from engine.tools import ToolContext
+from tests.cli_support import ran
 
 
 @pytest.fixture
@@ -128,3 +132,29 @@ def test_role_and_sort_words_filter_as_the_workbench_search_reads_them(archive_h
     }
     assert call(archive_home, current="now", query="role:user")["mode"] == "browse"  # (no word to look for)
     assert call(archive_home, current="now", query="payments sort:oldest", sort="newest")["success"] is False
+
+
+def test_hermes_stored_tool_call_arguments_read_as_their_letters_in_the_result(home):
+    """Hermes stores a call's arguments with json.dumps defaults (``\\u6570``); the result, JSON again,
+    showed them escaped twice (``\\\\u6570``) to the model and on the Run screen. The agent's turn here
+    is the real runner's, with the offline model, and the result is read as state.db keeps it."""
+    arguments = json.dumps({"action": "add", "target": "memory", "content": "数据库每天凌晨三点备份"})
+    stored = json.dumps([{"id": "call_1", "type": "function", "function": {"name": "memory", "arguments": arguments}}])
+    home.archive.create_session("s-zh", source="cli", title="数据库迁移")
+    home.archive.append_message("s-zh", "user", "请记住数据库备份时间")
+    home.archive.append_message("s-zh", "assistant", None, tool_calls=stored)
+    assert "\\u6570" in home.archive.conn().execute("SELECT tool_calls FROM messages").fetchall()[1][0]
+    home.close()
+    code, out, err = ran("--home", str(home.root), "run", "--message", "what did we discuss about 数据库每天", "--json")
+    assert code == 0, err
+    session_id = json.loads(out)["session_id"]
+    reopened = open_home(home.root)
+    try:
+        result = next(m.content for m in reopened.archive.messages(session_id) if m.role == "tool")
+    finally:
+        reopened.close()
+    assert "\\u" not in result
+    (hit,) = json.loads(result)["results"]
+    (call,) = next(m for m in hit["messages"] if m.get("anchor"))["tool_calls"]
+    assert call["function"]["arguments"] == json.dumps(json.loads(arguments), ensure_ascii=False)
+    assert "数据库每天凌晨三点备份" in call["function"]["arguments"]

@@ -18,6 +18,7 @@ late falls back to the raw excerpt, and ``recap_source`` says which it is.
 
 from __future__ import annotations
 
+import json
 import logging
 from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import datetime
@@ -122,13 +123,35 @@ def _shape(message: Message, *, anchor: bool = False, cap: int = WINDOW_CHARS) -
         "content": text,
         "timestamp": message.timestamp,
         "tool_name": message.tool_name,
-        "tool_calls": message.tool_calls,
+        "tool_calls": _readable_calls(message.tool_calls),
         "tool_call_id": message.tool_call_id,
     }
     shaped = {k: v for k, v in shaped.items() if v is not None or k == "content"}
     if anchor:
         shaped["anchor"] = True
     return shaped
+
+
+def _readable_calls(calls: list | None) -> list | None:
+    """The calls with each one's JSON arguments written with their letters as themselves. Hermes stores them
+    with ``json.dumps`` defaults, and this result is JSON again, so Japanese arguments read ``\\u30e6`` (escaped
+    twice) to the model and on the Run screen; the arguments stay the same JSON text (a string, as stored)."""
+    if not calls:
+        return calls
+    return [_readable_call(call) for call in calls]
+
+
+def _readable_call(call: Any) -> Any:
+    function = call.get("function") if isinstance(call, dict) else None
+    arguments = function.get("arguments") if isinstance(function, dict) else None
+    if not isinstance(arguments, str) or "\\u" not in arguments:
+        return call
+    try:
+        decoded = json.dumps(json.loads(arguments), ensure_ascii=False)
+        decoded.encode("utf-8")  # (a lone surrogate stays escaped: the result must be storable)
+    except (ValueError, RecursionError):  # (not JSON, nested past the stack, or a lone surrogate: as stored)
+        return call
+    return {**call, "function": {**function, "arguments": decoded}}
 
 
 def _meta(session: Session) -> dict[str, Any]:
