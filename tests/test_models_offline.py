@@ -12,6 +12,7 @@ from engine.models.base import MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT
 from engine.models.offline import frozen_entries
 from engine.models.phrasing import declarative, slug
 from engine.providers.fence import build_memory_context_block
+from tests.cli_support import ran
 
 FACTS = ["The API runs on port 8080.", "Deploys happen on Fridays."]
 SYSTEM = (
@@ -241,3 +242,19 @@ def test_a_new_name_takes_the_old_ones_place():
     assert first_call("my name is Sam").arguments["action"] == "add"  # no name yet: added
     same = SYSTEM.replace(user_block, render_block("user", ["User's name is Sam."], 1375))
     assert first_call("my name is Sam", same).arguments["action"] == "add"  # (the tool answers it is there)
+
+
+def test_a_recalled_session_is_quoted_without_the_snippets_match_marks(home):
+    """The answer to "what did we discuss about X" quoted the search's snippet with its « » round the match:
+    the marks show the model where the hit is (Hermes's own are >>> <<<), and a model's answer leaves them out."""
+    home.archive.create_session("s-db", source="cli", title="Database move")
+    home.archive.append_message("s-db", "user", "the nightly database backup runs at three")
+    home.close()
+    code, out, err = ran(
+        "--home", str(home.root), "run", "--message", "what did we discuss about the database backup?", "--json"
+    )
+    assert code == 0, err
+    (turn,) = json.loads(out)["turns"]
+    assert turn["tool_calls"][0]["name"] == "session_search"
+    assert "Database move" in turn["assistant"] and "nightly database backup runs at three" in turn["assistant"]
+    assert "«" not in turn["assistant"] and "»" not in turn["assistant"]

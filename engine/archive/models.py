@@ -15,6 +15,14 @@ from ..values import iso_time, json_value, text_value
 MARK_OPEN = "\u00ab"  # «
 MARK_CLOSE = "\u00bb"  # »
 Marks = tuple[tuple[int, int], ...]  # character ranges of the matches in an excerpt
+_MARKED = re.compile(f"{MARK_OPEN}([^{MARK_OPEN}{MARK_CLOSE}]*){MARK_CLOSE}")
+
+
+def unmarked(snippet: str) -> str:
+    """A snippet's text without the marks round its matches, for an answer that quotes it (a pair of
+    « » the text holds itself goes too: in a snippet the two cannot be told apart)."""
+    return _MARKED.sub(r"\1", snippet)
+
 
 # Multimodal content is stored by Hermes as this prefix followed by JSON.
 JSON_CONTENT_PREFIX = "\x00json:"

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..archive.models import unmarked
 from ..memory.format import parse_blocks
 from ..memory.targets import LABELS as TARGET_LABELS
 from ..providers.fence import CLOSE_TAG, SYSTEM_NOTE, sanitize_context
@@ -315,7 +316,9 @@ class OfflineModel(Model):
         for hit in hits[:3]:
             title = hit.get("title") or hit.get("session_id") or "a session"
             when = str(hit.get("when") or hit.get("started_at") or "")
-            snippet = shorten(str(hit.get("snippet") or hit.get("summary") or ""), 140)
+            snippet = shorten(
+                unmarked(str(hit.get("snippet") or hit.get("summary") or "")), 140
+            )  # (an answer quotes the text, not its marks)
             lines.append(f"- {title}{f' ({when})' if when else ''}: {snippet}")
         return ModelReply(content=f"Here is what we discussed about {topic}:\n" + "\n".join(lines))
 
