@@ -610,6 +610,23 @@ def test_a_file_that_is_not_utf8_is_mended_keeping_every_byte_and_undo_says_wher
     assert history.story(home.memory, "user", entry).why_no_undo == undone["error"]
 
 
+@pytest.mark.parametrize(
+    "make", [lambda p: repair.remove(p[2]), lambda p: repair.trim(p[2], 5), lambda p: repair.keep_first(p, 2)]
+)
+def test_an_entry_repair_of_a_file_that_is_not_utf8_says_to_replace_the_bytes_first(home, make):
+    """`memory repair --remove 3` (or --trim, --keep-first) on such a file got the write guard's "the file
+    exists on disk but could not be read", not what the listing says: replace the bytes first, and how."""
+    path = put(home, NOT_UTF8, "user")
+    found = repair.examine(home.memory, "user")
+    result = repair.apply(home.memory, "user", make(found.pieces), found.sha)
+    assert not result["success"] and "could not be read" not in result["error"]
+    assert result["error"] == (
+        f"{found.entries_wait} Nothing was changed. Replace them first: "
+        "`workbench memory repair --target user --replace-invalid-bytes`."
+    )
+    assert path.read_bytes() == NOT_UTF8 and home.memory.history("user") == []
+
+
 def test_the_bytes_are_replaced_only_once_a_copy_of_them_is_kept(home):
     path = put(home, NOT_UTF8, "user")
     found = repair.examine(home.memory, "user")

@@ -310,15 +310,16 @@ class Diagnosis:
         """The whole file once ``repair`` is made (pure); refused when it changes nothing."""
         if repair.kind == "encoding" and self.data is not None:
             after = encoding.replaced(self.data)
-        elif repair.kind == "encoding" or self.data is not None:
-            wait = self.entries_wait or f"{self.file_name} is valid UTF-8; there are no bytes to replace."
-            raise refuse(f"{wait} Nothing was changed.")
+        elif repair.kind == "encoding":
+            raise refuse(f"{self.file_name} is valid UTF-8; there are no bytes to replace. Nothing was changed.")
+        elif self.data is not None:
+            raise self._waiting("Replace them", "--replace-invalid-bytes")
         elif repair.kind == "normalise":
             after = normalise_line_endings(self.text)
         elif repair.kind == "bom":
             after = self.text.removeprefix(BOM)
         elif self.entries_wait:
-            raise refuse(f"{self.entries_wait} Nothing was changed.")
+            raise self._waiting("Normalise them", "--normalise-line-endings")
         elif repair.kind == "spacing":
             trimmed = _unspaced(self.text)
             if trimmed is None:
@@ -334,6 +335,13 @@ class Diagnosis:
         if after == self.text:
             raise refuse(f"That repair would leave {self.file_name} as it is; nothing was changed.")
         return after
+
+    def _waiting(self, first: str, option: str) -> Refusal:
+        """The refusal of a repair that waits for another (``entries_wait``), with the command that makes it."""
+        return refuse(
+            f"{self.entries_wait} Nothing was changed. {first} first: "
+            f"`workbench memory repair --target {self.target} {option}`."
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -829,9 +837,9 @@ def apply(memory: MemoryStore, target: str, repair: Repair, expected_sha: str, a
     try:
         memory._check_target(target)
         memory._check_writable()
-        plan = _Plan(
-            ACTION, op, {}, repair.label, drift_guard=False, extra_detail=detail, not_utf8=repair.kind == "encoding"
-        )
+        # (every repair reads a file that is not UTF-8 through its diagnosis, not the write guard: that refuses
+        # all but the byte repair, saying to make that one first and how)
+        plan = _Plan(ACTION, op, {}, repair.label, drift_guard=False, extra_detail=detail, not_utf8=True)
         outcome = memory._apply(target, plan, _Writer(actor))
     except Refusal as refusal:
         return refusal.result

@@ -234,7 +234,7 @@ class _Plan:
     journal_action: str | None = None  # e.g. "undo"; default: each change's own action
     extra_detail: dict[str, Any] = field(default_factory=dict)
     flags: Verdict | None = None  # a suspicious verdict: staged for the agent, a warning for the user
-    not_utf8: bool = False  # the repair of a file that is not UTF-8: it reads the file as ``encoding.shown``
+    not_utf8: bool = False  # a repair: a file that is not UTF-8 is read as ``encoding.shown`` (its op judges it)
 
 
 def _as_hermes_freezes(state: FileState) -> list[str]:
