@@ -12,6 +12,7 @@ from engine.memory import history, repair
 from engine.memory.format import has_crlf, has_drift, hermes_drift, split_pieces
 from engine.timeline import summarize
 from engine.tools import ToolContext
+from tests.cli_support import printed
 
 CRLF = b"alpha fact\r\n\xc2\xa7\r\nbeta fact\r\n\xc2\xa7\r\ngamma fact"
 MERGED = "alpha fact\n§\nbeta fact\n § \ngamma fact\n§\ndelta fact"
@@ -625,6 +626,19 @@ def test_an_entry_repair_of_a_file_that_is_not_utf8_says_to_replace_the_bytes_fi
         "`workbench memory repair --target user --replace-invalid-bytes`."
     )
     assert path.read_bytes() == NOT_UTF8 and home.memory.history("user") == []
+
+
+def test_the_entries_of_a_file_that_is_not_utf8_are_listed_with_the_size_the_repair_leaves(home):
+    """The listing counted each byte that does not decode as the four characters it is shown as (\\xE9):
+    `broken \\xff\\xfe bytes \\xe9t\\xe9 …` read 37 chars for an entry of 25 once repaired."""
+    put(home, NOT_UTF8, "user")
+    found = repair.examine(home.memory, "user")
+    assert found.pieces[2].entry.startswith("broken \\xff\\xfe")  # (shown as a person sees it before)
+    assert [e["chars"] for e in found.to_dict()["entries"]] == [11, 10, 25]
+    listed = printed("--home", str(home.root), "memory", "repair", "--target", "user")
+    assert "  3  line 5        25 chars  broken \\xff\\xfe bytes" in listed
+    assert repair.apply(home.memory, "user", found.repairs[0], found.sha)["success"]
+    assert [len(entry) for entry in home.memory.entries("user")] == [11, 10, 25]
 
 
 def test_the_bytes_are_replaced_only_once_a_copy_of_them_is_kept(home):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,10 +81,17 @@ class Piece:
     end: int
     text: str
     line: int
+    mended: int | None = None  # a file that is not UTF-8: the characters the entry holds once its bytes are replaced
 
     @property
     def entry(self) -> str:
         return self.text.strip()
+
+    @property
+    def chars(self) -> int:
+        """The entry's size as listed: in a file that is not UTF-8, what it holds after the repair (its text
+        shows each byte that does not decode as four characters, ``\\xNN``; the repair makes it one)."""
+        return len(self.entry) if self.mended is None else self.mended
 
     @property
     def preview(self) -> str:
@@ -359,7 +366,7 @@ class Diagnosis:
             "repairs": [r.to_dict() for r in self.repairs],
             "not_utf8": [{**run.to_dict(), "entry": entry} for run, entry in self.undecodable],
             "entries": [
-                {"entry": p.number, "line": p.line, "chars": len(p.entry), "preview": p.preview} for p in self.pieces
+                {"entry": p.number, "line": p.line, "chars": p.chars, "preview": p.preview} for p in self.pieces
             ],
         }
 
@@ -515,8 +522,9 @@ def diagnose_bytes(target: str, data: bytes, limit: int) -> Diagnosis:
         runs[0][1],
         runs[0][0].line,
     )
-    later = diagnose(target, encoding.replaced(data), limit).reasons  # what is still wrong once they are replaced
-    return Diagnosis(target, text, limit, found.pieces, [reason, *later], [found.byte_repair], data)
+    later = diagnose(target, encoding.replaced(data), limit)  # what is still wrong once they are replaced
+    pieces = [replace(piece, mended=len(then.entry)) for piece, then in zip(found.pieces, later.pieces, strict=True)]
+    return Diagnosis(target, text, limit, pieces, [reason, *later.reasons], [found.byte_repair], data)
 
 
 def _not_utf8(count: int) -> str:

@@ -238,7 +238,7 @@ def _listing_text(found: repair.Diagnosis) -> str:
     if found.reasons:
         lines.append("  entries (pieces between '§' lines):")
         shown = found.pieces[: LISTED if far_over(len(found.text), found.limit) else len(found.pieces)]
-        lines += [f"    {p.number:>3}  line {p.line:<4} {len(p.entry):>6,} chars  {p.preview}" for p in shown]
+        lines += [f"    {p.number:>3}  line {p.line:<4} {p.chars:>6,} chars  {p.preview}" for p in shown]
         if len(shown) < len(found.pieces):
             lines.append(f"    ⋯ {len(found.pieces) - len(shown):,} more not listed (`--json` lists every one)")
         if found.entries_wait:

@@ -109,7 +109,7 @@ class RepairDialog(Dialog[Choice | None]):
                 Option(
                     assemble(
                         mark,
-                        (f"entry {piece.number} · line {piece.line} · {len(piece.entry):,} chars  ", "$text-muted"),
+                        (f"entry {piece.number} · line {piece.line} · {piece.chars:,} chars  ", "$text-muted"),
                         one_line(piece.entry or "(empty)", 60),
                     ),
                     id=f"entry-{piece.number}",
