@@ -76,27 +76,34 @@ def examine(home: Home) -> list[Finding]:
 
 
 def run_doctor(home: Home, fix: bool = False) -> Report:
+    """The findings; with ``fix``, each named repair made, in rounds: a repair can uncover what another
+    mends (a file that is not UTF-8 gets its byte-order mark and line-ending findings only once its bytes
+    are replaced), so the home is examined again after each round and the repairs new findings name run
+    too, each at most once, so one run makes all it can."""
     findings = examine(home)
     if not fix:
         return Report(findings)
-    repairs = []
-    for name in dict.fromkeys(f.repair for f in findings if f.repair):
-        if home.config_refused and name in NEEDS_CONFIG:  # its settings would be the defaults, not the user's
-            repairs.append({"repair": name, "success": False, "error": NOT_WITHOUT_CONFIG})
-            continue
-        try:
-            repairs.append({"repair": name, "success": True, "message": FIXES[name](home)})
-        except WorkbenchError as exc:
-            repairs.append({"repair": name, "success": False, "error": exc.message})
-        except OSError as exc:
-            repairs.append(
-                {"repair": name, "success": False, "error": f"{exc.strerror or exc}; nothing more was changed"}
-            )
-        except Exception as exc:  # as for checks: reported, never fatal
-            repairs.append(
-                {"repair": name, "success": False, "error": f"the repair broke ({exc}); nothing more was changed by it"}
-            )
-    return Report(examine(home), repairs)
+    repairs: list[dict[str, Any]] = []
+    tried: set[str] = set()
+    while names := [n for n in dict.fromkeys(f.repair for f in findings if f.repair) if n not in tried]:
+        tried.update(names)
+        repairs += [_repair(home, name) for name in names]
+        findings = examine(home)
+    return Report(findings, repairs)
+
+
+def _repair(home: Home, name: str) -> dict[str, Any]:
+    """One named repair, as a report's row: what it did, or why it did not."""
+    if home.config_refused and name in NEEDS_CONFIG:  # its settings would be the defaults, not the user's
+        return {"repair": name, "success": False, "error": NOT_WITHOUT_CONFIG}
+    try:
+        return {"repair": name, "success": True, "message": FIXES[name](home)}
+    except WorkbenchError as exc:
+        return {"repair": name, "success": False, "error": exc.message}
+    except OSError as exc:
+        return {"repair": name, "success": False, "error": f"{exc.strerror or exc}; nothing more was changed"}
+    except Exception as exc:  # as for checks: reported, never fatal
+        return {"repair": name, "success": False, "error": f"the repair broke ({exc}); nothing more was changed by it"}
 
 
 MARKS = {"error": "✗", "warning": "!", "info": "·"}

@@ -326,6 +326,22 @@ def test_doctor_names_the_bytes_that_are_not_utf8_and_its_fix_replaces_them(home
     assert home.memory.entries("user")[-1].startswith("broken \ufffd\ufffd bytes")  # (its ESC: a finding of its own)
 
 
+def test_doctor_fix_mends_a_non_utf8_file_with_a_bom_and_crlf_in_one_run(home):
+    """The byte-order mark and CRLF findings come only once the file can be read, so --fix replaced the
+    bytes and a second run was needed for the rest: each repair the first uncovers now runs too, journaled."""
+    path = put(home, b"\xef\xbb\xbfCaf\xe9 opens at nine\r\n\xc2\xa7\r\nsecond entry\r\n", "memory")
+    report = run_doctor(home, fix=True)
+    assert [(r["repair"], r["success"]) for r in report.repairs] == [
+        ("memory-encoding", True),
+        ("memory-line-endings", True),
+        ("memory-bom", True),
+    ]
+    assert path.read_bytes() == "Caf\ufffd opens at nine\n§\nsecond entry\n".encode()
+    assert not [f for f in report.findings if f.repair] and not [f for f in run_doctor(home).findings if f.repair]
+    repairs = [row.detail["repair"] for row in home.memory.history("memory") if row.action == "repair"]
+    assert repairs == ["bom", "normalise", "encoding"]  # (newest first)
+
+
 # -- properties ------------------------------------------------------------------------
 PIECES = st.one_of(
     st.text(alphabet="abc \t", min_size=1, max_size=6),
