@@ -33,18 +33,19 @@ def test_sessions_list_and_timeline_fit_the_terminal_and_json_keeps_the_text(tmp
     home.archive.create_session("20261201_000001_bbbbbb", source="cli", parent_session_id=parent.id)
     home.memory.add("memory", NOTE, ToolContext(actor="agent", session_id=parent.id))
     home.close()
-    for columns in (80, 60):
+    for columns in (100, 80, 60, 40):
         listed = workbench(tmp_path / "h", columns, "sessions", "list").splitlines()
         timeline = workbench(tmp_path / "h", columns, "timeline").splitlines()
         assert all(cell_len(line) <= columns for line in listed + timeline), (listed, timeline)
-        title_row = next(line for line in listed if f"  {parent.id}  " in line)  # (the id whole: commands take it)
-        assert title_row.endswith("…") and ("telegram" in title_row and "Planning" in title_row or columns < 80)
-        note_row = next(n for n, line in enumerate(timeline) if "MEMORY +" in line)
-        assert timeline[note_row].endswith("…")
-        assert f"(session {parent.id})" in " ".join(
-            timeline[note_row : note_row + 2]
-        )  # (whole, if on a line of its own)
-        assert f"(child of {parent.id})" in "\n".join(listed)
+        title_row = next(line for line in listed if f"{parent.id}  " in line)  # (the id whole: commands take it)
+        # a narrow terminal leaves out source, then the message count, the start and the state, not the title
+        assert title_row.endswith("…") and "Planning" in title_row, listed
+        assert ("telegram" in title_row) == (columns >= 100) and ("msgs" in title_row) == (columns >= 80)
+        assert listed[0].endswith("title") and ("source" in listed[0]) == (columns >= 100)
+        assert f"(child of {parent.id})" in "\n".join(listed) and f"(session {parent.id})" in "\n".join(timeline)
+        if columns > 40:  # (at 40 a timeline row has room for its time and actor, not its summary)
+            note_row = next(n for n, line in enumerate(timeline) if "MEMORY +" in line)
+            assert "…" in " ".join(timeline[note_row : note_row + 2])
     wide = workbench(tmp_path / "h", 200, "sessions", "list")
     assert TITLE in wide and f"(child of {parent.id})" in wide  # (room for it all: nothing cut)
     assert NOTE in workbench(tmp_path / "h", 200, "timeline")

@@ -34,12 +34,13 @@ def cut_cells(text: str, width: int) -> str:
 def fit_row(head: str, free: str, tail: str, width: int, indent: str) -> list[str]:
     """``head`` + ``free`` + ``tail`` in ``width`` cells, ``free`` cut to fit; when that would leave it
     fewer than ``MIN_FREE`` cells, ``tail`` (ids a command takes: never cut) goes on a line of its own
-    after ``indent``, under the row cut at its end."""
+    after ``indent`` (without it where both would not fit), under the row cut at its end."""
     head, free, tail = visible(head), visible(free), visible(tail)
     room = width - cell_len(head) - cell_len(tail)
     if room >= MIN_FREE or not tail:
         return [cut_cells(head + cut_cells(free, max(room, MIN_FREE)), width) + tail]
-    return [cut_cells(head + free, width), indent + tail.strip()]
+    ids = tail.strip()
+    return [cut_cells(head + free, width), indent + ids if cell_len(indent + ids) <= width else ids]
 
 
 def wrapped(text: str, width: int, indent: str = "") -> list[str]:

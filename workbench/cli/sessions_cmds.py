@@ -25,7 +25,7 @@ from engine.values import call_name
 
 from . import Output, UsageError
 from .echo import echoed
-from .fit import cut_cells, fit_row, terminal_width
+from .fit import MIN_FREE, cut_cells, fit_row, terminal_width
 from .numbers import COUNT, ID, ROWS, number
 
 SESSION_HELP = "the session's id, a unique id prefix or its exact title"
@@ -125,6 +125,10 @@ def resolve(home: Home, text: str, *, exact: bool = False) -> Session:
     return home.archive.find_session(text, exact=exact)
 
 
+# The columns `sessions list` leaves out, in this order, where the terminal leaves its title no room (--json has them).
+NARROW_DROPS = ("source", "messages", "start", "state")
+
+
 def _when(value: str | None) -> str:
     return shown_time(value) or ""
 
@@ -150,18 +154,26 @@ def list_sessions(home: Home, args) -> Output:
         width = max(map(cell_len, ids + ["id"]))
         when = max((cell_len(_when(s.to_dict()["started_at"])) for s in rows), default=0)
         # the time each row shows is the one the list is ordered by (newest first): said in the header
-        header = f"{LISTED_BY:<{when}}  {'id':<{width}}  {'source':<9} {'messages':>10}  {'state':<5}  title"
+        cells = {
+            "start": (f"{LISTED_BY:<{when}}  ", lambda s, shown: f"{_when(s.to_dict()['started_at'])}  "),
+            "id": (f"{'id':<{width}}  ", lambda s, shown: f"{shown}{' ' * (width - cell_len(shown))}  "),
+            "source": (f"{'source':<9} ", lambda s, shown: f"{s.source:<9} "),
+            "messages": (f"{'messages':>10}  ", lambda s, shown: f"{s.message_count:>5} msgs  "),
+            "state": (f"{'state':<5}  ", lambda s, shown: f"{s.state:<5}  "),
+        }
         columns = terminal_width()  # (a title gives way first, then the line's end: --json has them whole)
-        lines = [cut_cells(header, columns)]
+        for name in NARROW_DROPS:  # (a narrow terminal leaves out columns before the title goes)
+            if cell_len("".join(header for header, _ in cells.values())) + MIN_FREE <= columns:
+                break
+            del cells[name]
+        lines = [cut_cells("".join(header for header, _ in cells.values()) + "title", columns)]
+        indent = " " * cell_len(cells["start"][0]) if "start" in cells else "  "  # (ids on a line of their own)
         for s, shown in zip(rows, ids, strict=True):
-            head = (
-                f"{_when(s.to_dict()['started_at'])}  {shown}{' ' * (width - cell_len(shown))}  {s.source:<9} "
-                f"{s.message_count:>5} msgs  {s.state:<5}  "
-            )
+            head = "".join(cell(s, shown) for _, cell in cells.values())
             tail = (f"  (child of {s.parent_session_id})" if s.parent_session_id else "") + (
                 "  · archived" if s.archived else ""  # (shown with --all; as search marks it)
             )
-            lines += fit_row(head, titled(s.title, previews.get(s.id)) or "", tail, columns, " " * (when + 2))
+            lines += fit_row(head, titled(s.title, previews.get(s.id)) or "", tail, columns, indent)
         return "\n".join(lines)
 
     return Output(data, text)
