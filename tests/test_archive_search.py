@@ -788,6 +788,33 @@ def test_a_role_typed_letter_by_letter_reads_the_messages_table_once(home):
         archive.conn().set_trace_callback(None)
 
 
+def test_while_another_process_writes_a_role_typed_reads_only_the_messages_added(home):
+    """The roles kept were read again from the whole table whenever a message had been added: while
+    Hermes writes, every keystroke of ``role:u…`` after a new message read every message. Now only the
+    rows above the newest id read last are (a range of the primary key), and a new role among them counts."""
+    archive = home.archive
+    session = archive.create_session("s", source="cli")
+    archive.append_message(session.id, "user", "the kettle whistles")
+    hermes = open_home(home.root)  # (another writer, on its own connection, as Hermes is)
+    reads: list[str] = []
+    archive.conn().set_trace_callback(lambda sql: reads.append(sql) if "DISTINCT role" in sql else None)
+    try:
+        for n, typed in enumerate(("role:u", "role:us", "role:use", "role:user_")):
+            hermes.archive.append_message(session.id, "assistant", f"the kettle boils, take {n}")
+            with pytest.raises(BadSearchFilter):
+                archive.search_filters(f"{typed} kettle")
+        full = [sql for sql in reads if "WHERE" not in sql]
+        assert len(full) == 1 and len(reads) == 4, reads
+        hermes.archive.append_message(session.id, "narrator", "the kettle sings")
+        assert archive.search_filters("role:narrator kettle").roles == ("narrator",)
+        assert len(reads) == 5 and "WHERE id >" in reads[-1]
+        plan = " ".join(row[3] for row in archive.conn().execute(f"EXPLAIN QUERY PLAN {reads[-1]}"))
+        assert "INTEGER PRIMARY KEY (rowid>?)" in plan, plan
+    finally:
+        archive.conn().set_trace_callback(None)
+        hermes.close()
+
+
 def test_typed_prefixes_after_a_word_find_what_fts5s_own_prefix_query_finds(corpus):
     """Recall of the vocabulary plan for queries of several words, typed letter by letter: the
     sessions found are FTS5's own ``w1 w2*`` answer (all of it when every word of the prefix was

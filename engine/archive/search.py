@@ -115,13 +115,18 @@ class SearchMixin(LineageMixin):
 
     def stored_roles(self) -> frozenset[str]:
         """Every role a message has. Finding them reads the whole table (no index holds roles), so
-        they are kept until a message is added: ``role:u`` typed letter by letter no longer reads a
-        large archive at each keystroke. (A role whose last message went since still counts: its
-        filter then finds nothing, and says so.)"""
-        newest = self.conn().execute("SELECT max(id) FROM messages").fetchone()[0]
+        they are kept with the newest message id read: ``role:u`` typed letter by letter no longer reads
+        a large archive at each keystroke, and while Hermes writes, only the messages added since are
+        read (ids only grow: AUTOINCREMENT), not the table again at each new message. (A role whose last
+        message went since still counts: its filter then finds nothing, and says so.)"""
+        conn = self.conn()
+        newest = conn.execute("SELECT max(id) FROM messages").fetchone()[0]
         kept = self.__dict__.get("_stored_roles")
-        if kept is None or kept[0] != newest:
-            found = frozenset(row[0] for row in self.conn().execute("SELECT DISTINCT role FROM messages"))
+        if kept is not None and kept[0] is not None and newest is not None and kept[0] < newest:
+            added = conn.execute("SELECT DISTINCT role FROM messages WHERE id > ?", (kept[0],))
+            kept = self.__dict__["_stored_roles"] = (newest, kept[1].union(row[0] for row in added))
+        elif kept is None or kept[0] != newest:  # (first, or fewer messages: the newest went)
+            found = frozenset(row[0] for row in conn.execute("SELECT DISTINCT role FROM messages"))
             kept = self.__dict__["_stored_roles"] = (newest, found)
         return kept[1]
 
