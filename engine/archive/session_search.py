@@ -144,8 +144,8 @@ def _readable_calls(calls: list | None) -> list | None:
 def _readable_call(call: Any) -> Any:
     function = call.get("function") if isinstance(call, dict) else None
     arguments = function.get("arguments") if isinstance(function, dict) else None
-    if not isinstance(arguments, str) or "\\u" not in arguments:
-        return call
+    if not isinstance(function, dict) or not isinstance(arguments, str) or "\\u" not in arguments:
+        return call  # (no escape to decode)
     try:
         decoded = json.dumps(json.loads(arguments), ensure_ascii=False)
         decoded.encode("utf-8")  # (a lone surrogate stays escaped: the result must be storable)
