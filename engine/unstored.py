@@ -11,6 +11,9 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from .archive.sessions import MAX_TITLE_LENGTH, sanitize_title
+from .errors import UnusableTitle
+
 if TYPE_CHECKING:
     from .archive import SessionArchive
 
@@ -50,7 +53,7 @@ class Unstored:
                 model=self.model,
                 parent_session_id=self.parent_id,
                 system_prompt=self.system_prompt,
-                title=archive.next_lineage_title(self.title),
+                title=_lineage_title(archive, self.title),
                 # when its id was made, as Hermes's /new makes the row with the id (else its first message's time)
                 started_at=self.started_at if self.started_at is not None else self.rows[0]["timestamp"],
             )
@@ -78,3 +81,14 @@ class Unstored:
         """Read back ``to_json``'s text; keys this version does not know are left out."""
         known = {f.name for f in fields(cls)}
         return cls(**{key: value for key, value in json.loads(text).items() if key in known})
+
+
+def _lineage_title(archive: SessionArchive, wanted: str) -> str | None:
+    """The next free ``wanted #N``, or no title when that cannot be stored (past Hermes's 100
+    characters, as ``X #2`` of a 100-character X is): a title never keeps the messages out of state.db."""
+    try:
+        base = sanitize_title(wanted)
+    except UnusableTitle:
+        return None
+    title = archive.next_lineage_title(base) if base else None
+    return title if title and len(title) <= MAX_TITLE_LENGTH else None

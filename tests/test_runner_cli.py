@@ -175,3 +175,35 @@ def test_run_into_an_archived_session_says_it_stays_archived(tmp_path, capsys):
     assert json.loads(out)["session"]["archived"] is True  # not unarchived behind the user's back
     code, out, err = _run(capsys, "run", "--home", home, "--json", "-m", "a new one")
     assert "archived" not in err
+
+
+def _sessions(capsys, home: str) -> list[dict]:
+    code, out, _ = _run(capsys, "sessions", "list", "--home", home, "--json")
+    assert code == 0
+    return json.loads(out)["sessions"]
+
+
+def test_a_title_state_db_cannot_take_is_refused_before_the_turn(tmp_path, capsys):
+    home = str(tmp_path / "h")
+    _run(capsys, "sessions", "list", "--home", home)  # (the home made)
+    # run: once the turn was played, its store failed on the title and the messages stayed out of state.db
+    code, out, _ = _run(capsys, "run", "--home", home, "--json", "--title", "t" * 101, "-m", "hello")
+    assert code == 1 and "Title too long (101 chars, max 100)" in json.loads(out)["error"]
+    assert "turns" not in json.loads(out) and _sessions(capsys, home) == []
+    scenario = tmp_path / "titled.yaml"  # a scenario: refused before its first session plays
+    scenario.write_text(f"sessions:\n  - turns: [{{user: hello}}]\n  - title: {'t' * 120}\n    turns: [{{user: hi}}]\n")
+    code, out, _ = _run(capsys, "run", "--home", home, "--json", "--scenario", str(scenario))
+    assert code == 1 and "sessions[1]: 'title': Title too long (120 chars" in json.loads(out)["error"]
+    assert _sessions(capsys, home) == []
+
+
+def test_a_numbered_title_past_the_limit_never_keeps_the_turn_out(tmp_path, capsys):
+    home = str(tmp_path / "h")
+    for _ in range(2):  # the second is 'ttt… #2', 103 characters: its messages were kept out of state.db
+        code, _, err = _run(capsys, "run", "--home", home, "--title", "t" * 100, "-m", "hello")
+        assert code == 0, err
+    sessions = _sessions(capsys, home)
+    assert [s["message_count"] for s in sessions] == [2, 2]
+    assert [s["title"] for s in sessions] == [None, "t" * 100]  # (newest first: it has none, rather than no turn)
+    code, out, _ = _run(capsys, "doctor", "--home", home, "--json")
+    assert not [f for f in json.loads(out)["findings"] if "kept in workbench.db" in f["what"]]

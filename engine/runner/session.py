@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import kept
+from ..archive import sanitize_title
 from ..archive.models import Session
 from ..db import BusyWaitCancelled, DatabaseDamaged, is_corrupt
 from ..errors import WorkbenchError, said
@@ -235,7 +236,7 @@ class AgentSession:
         self.home = home
         self.model = model
         self.source = source
-        self.title = title
+        self.title = sanitize_title(title)  # refused now, before a turn runs: at its store it kept the turn out
         self.cwd = cwd
         self.on_event = on_event
         self.step_delay = step_delay

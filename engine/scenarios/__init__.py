@@ -40,7 +40,8 @@ from typing import Any
 
 import yaml
 
-from ..errors import WorkbenchError
+from ..archive import sanitize_title
+from ..errors import UnusableTitle, WorkbenchError
 from ..events import RunnerEvent
 from ..kept import Kept
 from ..memory.targets import FILE_NAMES
@@ -158,6 +159,10 @@ def parse_scenario(data: Any, source: str) -> Scenario:
             raise _fail(where, "needs a non-empty list of 'turns'.")
         if not isinstance(spec.get("config", {}), dict):
             raise _fail(where, "'config' must be a mapping of dotted keys.")
+        try:  # (checked here: a session made with it refuses it after the ones before it played)
+            sanitize_title(spec.get("title"))
+        except UnusableTitle as exc:
+            raise _fail(where, f"'title': {exc.message}") from None
         for t, turn in enumerate(spec["turns"]):
             _check_turn(f"{where}.turns[{t}]", turn)
     pacing = data.get("pacing") or {}
