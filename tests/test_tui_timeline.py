@@ -498,6 +498,29 @@ async def test_rows_a_cleared_filter_brings_back_are_not_counted_as_new(home, tm
         await wait_for(pilot, lambda: "1 new above" in str(table.border_title), what="the count")
 
 
+async def test_rows_a_filter_hides_are_not_counted_as_new_above(home, tmp_path):
+    """Hermes's writes arrived above the cursor, then a search for the user's rows: the title read
+    "134 new above (home)" over a list with 5 rows above the cursor (user trial)."""
+    for n in range(3):
+        home.memory.add("memory", f"user fact {n}", ToolContext(actor="user"))
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        table.focus()
+        await pilot.press("down", "down")
+        await settle(pilot)
+        watched = table.current[0].id
+        for n in range(2):
+            home.memory.add("memory", f"agent fact {n}", ToolContext(actor="agent"))
+        await wait_for(pilot, lambda: "2 new above" in str(table.border_title), what="the count")
+        screen.query_one("#timeline-search", Input).value = "actor:user"  # (pasted: no prefix hides the row)
+        await wait_for(pilot, lambda: len(screen.rows) == 3, what="the user's rows")
+        await settle(pilot)
+        assert table.current[0].id == watched and "new above" not in str(table.border_title)
+        home.memory.add("memory", "user fact arrived", ToolContext(actor="user"))  # one it lists still counts
+        await wait_for(pilot, lambda: "1 new above" in str(table.border_title), what="the count")
+
+
 async def test_a_group_filter_that_is_not_a_group_shows_no_rows_and_says_why(home, tmp_path):
     """group:zzz made the engine raise in the worker, unseen: the old rows stayed under the new
     filter, and r on them reverted what the box did not ask for."""

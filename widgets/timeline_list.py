@@ -72,9 +72,9 @@ class TimelineList(RowTable):
         The cursor stays on its row (its id, or its group's header), the first row included: a
         view that followed new changes from there moved the row under a key just pressed (``r``,
         its question open) to a group Hermes wrote meanwhile. The title counts the rows that
-        arrived above it since (``home`` goes to them). Only ``arrived`` rows count: not those an
-        older page or a cleared filter brings into the list. A row no longer listed (filtered
-        out): the first row."""
+        arrived above it since (``home`` goes to them). Only ``arrived`` rows count, while listed: not
+        those an older page or a cleared filter brings into the list, nor those a filter hides. A
+        row no longer listed (filtered out): the first row."""
         self.shown = (rows, titles, collapsed)
         self.heads = heads or {}
         self.columns["session"].width = self._session_cells(rows)
@@ -83,6 +83,7 @@ class TimelineList(RowTable):
         ids = {row.id for row in rows}
         if arrived and self.known:
             self.unseen |= ids - self.known
+        self.unseen &= ids
         self.known = ids
         self.members = members = {}
         for row in rows:
