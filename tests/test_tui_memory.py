@@ -416,6 +416,28 @@ async def test_the_editor_says_an_entry_longer_than_the_whole_store_cannot_be_ma
         assert "merge entries first" not in advice and "Similar entries" not in advice
 
 
+async def test_a_refusal_the_advice_already_gives_is_said_once(home, tmp_path):
+    """ctrl+s on a draft longer than the whole store: the save's refusal repeated the advice above it word
+    for word, so the dialog said the same four lines twice (user trial)."""
+    home.config_path.write_text("memory:\n  memory_char_limit: 60\n", encoding="utf-8")
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "a")
+        dialog.query_one(TextArea).text = "x" * 66
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: dialog.query_one("#error").display, what="the refusal")
+        said = "This entry alone is 66 chars"
+        assert said in str(dialog.query_one("#error", Static).content)
+        assert " ".join(screen_text(app).split()).count(said) == 1
+        dialog.query_one(TextArea).text = "x" * 67  # an edit: the refusal goes, the advice is back
+        await settle(pilot)
+        assert not dialog.query_one("#error").display
+        assert "This entry alone is 67 chars" in str(dialog.query_one("#draft-advice", Static).content)
+
+
 async def test_undo_reverts_the_newest_change_of_the_selected_entry(home, tmp_path):
     home.memory.add("memory", "Deploys on Fridays", AGENT)
     home.memory.replace("memory", "Fridays", "Deploys on Mondays", AGENT)

@@ -314,6 +314,7 @@ class EditDialog(Dialog[bool]):
         self.cancel_wait = threading.Event()  # set by esc: the running save's wait for a lock ends (lock_waits)
         self.refused: str | None = None  # the draft the error shown refused
         self.waiting: str | None = None  # the lock wait the error line says (``show_wait``)
+        self.error_said = ""  # what the error line says now
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide"):
@@ -393,6 +394,7 @@ class EditDialog(Dialog[bool]):
         elif budget.duplicates:
             more = f" (and {budget.more_duplicates} more)" if budget.more_duplicates else ""
             lines.insert(0, "Nearly the same as: " + "; ".join(one_line(e, 60) for e in budget.duplicates) + more)
+        lines = [line for line in lines if line != self.error_said]  # (a refusal of the same words says it)
         advice.update(literal("\n".join(lines)))
         advice.display = bool(lines)
 
@@ -505,6 +507,7 @@ class EditDialog(Dialog[bool]):
         else:
             self.refused = message.text
             self.show_error(outcome)
+            self._draft_changed()
 
     def show_wait(self, text: str | None) -> None:
         """A lock this dialog's save waits for, said in its error line (``None``: the wait is over,
@@ -516,6 +519,7 @@ class EditDialog(Dialog[bool]):
 
     def show_error(self, message: str) -> None:
         self.waiting = None
+        self.error_said = message
         error = self.query_one("#error", Static)
         error.update(literal(message))
         error.display = self.query_one("#error-box").display = bool(message)
