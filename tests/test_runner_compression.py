@@ -113,3 +113,24 @@ def test_in_place_compaction_keeps_the_session_and_archives_old_rows(home):
     assert [m["content"] for m in session.messages] == [m.content for m in live]
     archived = home.archive.messages(session_id, include_archived=True)
     assert any(m.compacted and "weekly report number 2" in m.text for m in archived)
+
+
+def test_a_live_session_resumed_here_is_never_ended_by_a_compression(home):
+    """Resumed while Hermes was writing to it, it was ended 'compression' by our turn: Hermes went on
+    appending to an ended session, and the conversation moved to a child (user trial)."""
+    hermes = AgentSession(home, OfflineModel(), title="Hermes's live one")
+    _chat(hermes, 4)  # not ended: live, as a running Hermes leaves its session
+    seen = []
+    session = AgentSession(home, OfflineModel(), session_id=hermes.id, on_event=seen.append)
+    assert session.live_before
+    _squeeze(home, session)
+    for text in ("what did we discuss about invoices?", "and about reports?"):
+        assert session.run_turn(text).status == "done" and session.id == hermes.id
+    row = home.archive.get_session(hermes.id)
+    assert row.ended_at is None and home.archive.lineage(hermes.id).chain == [hermes.id]
+    said = [e.data["message"] for e in seen if e.kind == "warning"]
+    assert said == [
+        f"Not compressed: session {hermes.id} has not ended (it is live: another Hermes may be "
+        "writing to it), and compressing it would end it. Its context goes on growing; start a new "
+        "session for a compressed one."
+    ]  # (once, not every turn)

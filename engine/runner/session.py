@@ -207,6 +207,14 @@ def ended_elsewhere_warning(session_id: str, reason: str | None) -> str:
     )
 
 
+def live_uncompressed(session_id: str) -> str:
+    """The one wording, for every skin, of a live session's context left uncompressed."""
+    return (
+        f"Not compressed: session {session_id} has not ended (it is live: another Hermes may be writing to it), "
+        "and compressing it would end it. Its context goes on growing; start a new session for a compressed one."
+    )
+
+
 def default_title(text: str) -> str:
     words = " ".join(text.split())
     if len(words) <= TITLE_CHARS:
@@ -296,6 +304,7 @@ class AgentSession:
         self.reopen_owed: str | None = None  # why a resumed session is not reopened yet (``_reopen_now``)
         self.started_at: float | None = None  # when a new session's id was made (None: a resumed one's row has it)
         self.live_before = False  # resumed while not ended (``_resume``): left open when left, never ended here
+        self._uncompressed_said: str | None = None  # the live session ``maybe_compress`` said it leaves alone
         self.archived = False  # resumed while archived (``_resume``): it stays so, hidden from lists (said)
         self.home.store_kept()  # (a session resumed here gets what was kept of it first, if state.db is free)
         existing = self.home.archive.get_session(self.home.archive.tip_of(session_id)) if session_id else None
@@ -964,12 +973,18 @@ class AgentSession:
 
     # -- compression ----------------------------------------------------------------------
     def maybe_compress(self, force: bool = False) -> bool:
-        """Compress when the context passed the threshold (or ``force``); True if it did."""
+        """Compress when the context passed the threshold (or ``force``); True if it did. Never a session
+        resumed live (``live_before``): its end is not ours, and the workbench says so once."""
         config = self.home.config
         if not config.bool("compression.enabled") and not force:
             return False
         limit = compression.threshold_tokens(config)
         if not force and (self.context_tokens() < limit or self.ineffective_compressions >= 2):
+            return False
+        if self.live_before:  # compressing ends it (or rewrites its rows) under the Hermes that may run it
+            if self._uncompressed_said != self.id:
+                self._uncompressed_said = self.id
+                self.emit("warning", message=live_uncompressed(self.id))
             return False
         tail_budget = int(limit * min(0.8, max(0.1, config.float("compression.target_ratio"))))
         cut = compression.plan(
