@@ -214,6 +214,28 @@ def test_recap_lists_what_the_model_knows():
     assert first_call("What's in your memory?").count("\n- ") == 3
 
 
+def test_recap_lists_an_entry_the_history_adds_again_once():
+    """A resumed Hermes session: its frozen prompt held an entry whose add call is in the history too,
+    and the recap listed it twice (user trial)."""
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {
+            "name": "memory",
+            "arguments": json.dumps({"action": "add", "target": "memory", "content": FACTS[0]}),
+        },
+    }
+    messages = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "please add that"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "tool_name": "memory", "content": json.dumps({"success": True})},
+        {"role": "assistant", "content": "Done."},
+        {"role": "user", "content": "what do you remember about the project?"},
+    ]
+    assert OfflineModel().complete(messages, []).content == f"Here is what I have:\n- {FACTS[0]}\n- {FACTS[1]}"
+
+
 def test_the_scripted_model_never_plays_its_script_to_a_flush():
     from engine.models.base import FLUSH_PROMPT
 

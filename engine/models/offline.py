@@ -132,8 +132,9 @@ def known_entries(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
         target = step.args.get("target") or "memory"
         if step.args.get("action") in ("remove", "replace"):
             entries = [(t, e) for t, e in entries if not (t == target and step.args.get("old_text", "\0") in e)]
-        if step.args.get("action") in ("add", "replace") and step.args.get("content"):
-            entries.append((target, step.args["content"]))
+        content = step.args.get("content")
+        if step.args.get("action") in ("add", "replace") and content and (target, content) not in entries:
+            entries.append((target, content))  # (once: a store never holds an entry twice; a resumed prompt may)
     return entries
 
 
