@@ -41,6 +41,25 @@ async def cursor_to(pilot, screen, text: str) -> None:
     await settle(pilot)
 
 
+async def focused_table(pilot) -> tuple[TimelineScreen, TimelineList]:
+    """The Timeline opened, its table focused."""
+    screen = await open_mode(pilot, "6", TimelineScreen)
+    table = screen.query_one(TimelineList)
+    table.focus()
+    return screen, table
+
+
+async def two_arrive_above(pilot, home, table) -> int:
+    """The cursor two rows down, then two agent writes above it, counted: the id of the row it is on."""
+    await pilot.press("down", "down")
+    await settle(pilot)
+    watched = table.current[0].id
+    for n in range(2):
+        home.memory.add("memory", f"arrived below the top {n}", ToolContext(actor="agent"))
+    await wait_for(pilot, lambda: "2 new above" in str(table.border_title), what="the count")
+    return watched
+
+
 async def test_groups_collapse_and_filters_narrow_as_you_type(home, tmp_path):
     learn(home)
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
@@ -418,9 +437,7 @@ async def test_the_cursor_keeps_its_row_as_new_changes_arrive_and_the_title_coun
     for n in range(3):
         home.memory.add("memory", f"older fact {n}", ToolContext(actor="user"))
     async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
-        screen = await open_mode(pilot, "6", TimelineScreen)
-        table = screen.query_one(TimelineList)
-        table.focus()
+        screen, table = await focused_table(pilot)
         top = table.current[0].id
         home.memory.add("memory", "arrived while on top", ToolContext(actor="agent"))
         await wait_for(pilot, lambda: "arrived while on top" in shown(screen)[0], what="the new row")
@@ -429,12 +446,7 @@ async def test_the_cursor_keeps_its_row_as_new_changes_arrive_and_the_title_coun
         await pilot.press("home")
         await settle(pilot)
         assert "new above" not in str(table.border_title)
-        await pilot.press("down", "down")
-        await settle(pilot)
-        watched = table.current[0].id
-        for n in range(2):
-            home.memory.add("memory", f"arrived below the top {n}", ToolContext(actor="agent"))
-        await wait_for(pilot, lambda: "2 new above" in str(table.border_title), what="the count")
+        watched = await two_arrive_above(pilot, home, table)
         assert table.current[0].id == watched
         await pilot.press("home")
         await settle(pilot)
@@ -447,9 +459,7 @@ async def test_rows_arriving_under_a_revert_question_leave_the_cursor_on_the_row
     for n in range(3):
         home.memory.add("memory", f"older fact {n}", ToolContext(actor="user"))
     async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
-        screen = await open_mode(pilot, "6", TimelineScreen)
-        table = screen.query_one(TimelineList)
-        table.focus()
+        screen, table = await focused_table(pilot)
         chosen = table.current[0].id
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the question")
@@ -504,15 +514,8 @@ async def test_rows_a_filter_hides_are_not_counted_as_new_above(home, tmp_path):
     for n in range(3):
         home.memory.add("memory", f"user fact {n}", ToolContext(actor="user"))
     async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
-        screen = await open_mode(pilot, "6", TimelineScreen)
-        table = screen.query_one(TimelineList)
-        table.focus()
-        await pilot.press("down", "down")
-        await settle(pilot)
-        watched = table.current[0].id
-        for n in range(2):
-            home.memory.add("memory", f"agent fact {n}", ToolContext(actor="agent"))
-        await wait_for(pilot, lambda: "2 new above" in str(table.border_title), what="the count")
+        screen, table = await focused_table(pilot)
+        watched = await two_arrive_above(pilot, home, table)
         screen.query_one("#timeline-search", Input).value = "actor:user"  # (pasted: no prefix hides the row)
         await wait_for(pilot, lambda: len(screen.rows) == 3, what="the user's rows")
         await settle(pilot)
