@@ -296,6 +296,20 @@ async def test_config_written_by_another_program_is_taken_and_said(home, tmp_pat
         assert home.config.bool("memory.write_approval") is True  # the settings in use stay
 
 
+async def test_a_config_taken_takes_down_the_refusal_of_the_one_before(home, tmp_path):
+    """A config.yaml fixed a moment after a bad one: 'config.yaml was not taken … The settings in use stay
+    as they were.' stayed up beside the new limit it had just taken (user trial)."""
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        write_from_another_process(home.config_path, "memory:\n  memory_char_limit: lots\n")
+        await wait_for(pilot, lambda: any("was not taken" in n.message for n in app._notifications), what="refusal")
+        write_from_another_process(home.config_path, "memory:\n  memory_char_limit: 500\n")
+        await wait_for(pilot, lambda: any("config.yaml changed" in n.message for n in app._notifications), what="note")
+        assert not [n for n in app._notifications if "was not taken" in n.message]
+        assert home.memory.limit("memory") == 500
+
+
 def test_demo_refuses_a_bad_speed(tmp_path, capsys):
     assert main(["demo", "--home", str(tmp_path / "h"), "--speed", "0"]) == 2
     assert "--speed must be a positive number" in capsys.readouterr().err

@@ -265,6 +265,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._watcher: HomeWatcher | None = None
         self._unlisten_locks: Callable[[], None] = lambda: None  # (lock_waits.listen, from on_mount)
         self._lock_notices: dict[Path, Notification] = {}  # each said wait's notice, until the wait is over
+        self._settings_notice: Notification | None = None  # what the last read of config.yaml said
         self._lock_dialogs: dict[Path, Screen] = {}  # or the editor that says it (``EditDialog.show_wait``)
         self._gc_thresholds = gc.get_threshold()  # put back on unmount (see on_mount)
         self._demo_cancel = threading.Event()
@@ -707,12 +708,9 @@ class WorkbenchApp(ResultsFromWorkers, App):
         elif isinstance(event, KeptStored):
             self._say_kept_stored()
         elif isinstance(event, ConfigChanged):
-            self.notify(
-                visible(event.message),
-                title="Settings",
-                severity="warning" if event.error else "information",
-                markup=False,
-                timeout=10,
+            self.withdraw(self._settings_notice)  # (a refusal of the file before says settings this one replaced)
+            self._settings_notice = self.notice(
+                event.message, title="Settings", severity="warning" if event.error else "information", timeout=10
             )
             if not event.error:
                 self._warn_misreads()
