@@ -9,6 +9,7 @@ import sys
 import time
 from types import SimpleNamespace
 
+from tests.cli_support import ran
 from tests.hermes_support import hermes_record
 
 
@@ -427,3 +428,14 @@ def test_an_entry_rewritten_between_the_check_and_the_write_is_not_replaced_unse
     assert result["error"].startswith("MEMORY.md changed as it was approved: an entry this write would change is no")
     assert memory.read_text(encoding="utf-8") == f"{MINE}\n§\nProject uses uv"
     home.close()
+
+
+def test_an_edited_approval_says_the_edit_was_applied(tmp_path):
+    """`pending approve ID --edit TEXT` listed the proposal's own text as approved, with no word of the
+    edit that was written in its place (user trial)."""
+    home = tmp_path / "h"
+    payload = {"action": "add", "target": "memory", "content": "Hermes fact alpha"}
+    rid = stage_in_subprocess(home, "memory", payload, "add to memory: Hermes fact alpha")
+    code, out, _ = ran("pending", "approve", rid, "--edit", "Edited fact beta", "--home", str(home))
+    assert code == 0 and f"  {rid}  add to memory: Hermes fact alpha  (approved with your edit)" in out
+    assert python(home, "print(home.memory.entries('memory'))") == "['Edited fact beta']"

@@ -193,7 +193,7 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
     if args.id != "all" and failed:  # one proposal refused: said as every refusal is
         return Output(data, text=f"error: {data['error']}")
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
-    lines += [f"  {item['id']}  {summary_line(item.get('summary'))}{_unchanged(item)}" for item in done]
+    lines += [f"  {item['id']}  {summary_line(item.get('summary'))}{_how(item)}" for item in done]
     lines += [item["message"] for item in outcome.get("left_unreadable", ())]  # (files it could not take)
     if failed:
         lines.append("Failed:")
@@ -203,9 +203,12 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
     return Output(data, text="\n".join(lines), report=bool(done))
 
 
-def _unchanged(item: dict) -> str:
-    """An approval that found memory already so (a duplicate add) says so: it changed nothing."""
-    return f"  (nothing changed: {item.get('message') or 'it read so already'})" if item.get("changed") is False else ""
+def _how(item: dict) -> str:
+    """An approval that found memory already so (a duplicate add) says it changed nothing; one made with
+    --edit, that the edit was written, not the proposal's text the line names."""
+    if item.get("changed") is False:
+        return f"  (nothing changed: {item.get('message') or 'it read so already'})"
+    return "  (approved with your edit)" if item.get("edited") else ""
 
 
 def approve_pending(home: Home, args) -> Output:
