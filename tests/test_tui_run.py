@@ -13,6 +13,9 @@ from textual.widgets import Footer, Input, OptionList, Select, Static
 from engine import lock_waits, open_home
 from engine.events import RunnerEvent
 from engine.kept import STORED_LATER, of_session
+from engine.models import OfflineModel
+from engine.runner import AgentSession
+from engine.runner.session import live_uncompressed
 from engine.scenarios import run_scenario
 from tests.lock_support import holding_flock, holding_write_lock
 from tests.screens_seed import GARDEN, GARDEN_2, TOKYO, open_mode, play_scenario, screen_text, seed_sessions
@@ -1205,6 +1208,25 @@ async def test_resuming_a_live_session_warns_first_and_leaving_it_does_not_end_i
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
     assert home.archive.get_session("s-open").ended_at is None  # the quit does not end it either
     assert home.archive.get_session(TOKYO).end_reason == "resumed_other"
+
+
+async def test_a_live_session_left_uncompressed_says_so_in_a_notice(home, tmp_path):
+    """Past the compression threshold, a live session resumed here is not compressed (it would end it):
+    the transcript's warning line went when the finished turn reloaded it from state.db, unread."""
+    hermes = AgentSession(home, OfflineModel(), title="Hermes's live one")
+    for n in range(4):
+        hermes.run_turn(f"prepare the weekly report number {n}")  # not ended: live
+    home.config_path.write_text("model:\n  context_length: 200\ncompression:\n  threshold: 1.0\n", encoding="utf-8")
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        await resumed(pilot, screen, hermes.id)
+        app.clear_notifications()
+        await send_turn(pilot, screen, "hello")
+        notices = [n for n in app._notifications if n.title == "Not compressed"]
+        assert [n.message for n in notices] == [live_uncompressed(hermes.id)]
+    assert home.archive.get_session(hermes.id).ended_at is None
 
 
 @pytest.mark.parametrize("then", ["send", "quit"])

@@ -984,7 +984,7 @@ class AgentSession:
         if self.live_before:  # compressing ends it (or rewrites its rows) under the Hermes that may run it
             if self._uncompressed_said != self.id:
                 self._uncompressed_said = self.id
-                self.emit("warning", message=live_uncompressed(self.id))
+                self.emit("warning", message=live_uncompressed(self.id), uncompressed=True)
             return False
         tail_budget = int(limit * min(0.8, max(0.1, config.float("compression.target_ratio"))))
         cut = compression.plan(

@@ -1211,6 +1211,9 @@ class RunScreen(WorkbenchScreen):
             self._reopened = (self.session_id, end_reason_said(event.data.get("end_reason")))
             self._withdraw_live()
             self._session_title()
+        if event.kind == "warning" and event.data.get("uncompressed") and event.session_id == self.session_id:
+            # (its transcript line goes when the finished turn is read back from state.db)
+            self.notify(str(event.data["message"]), title="Not compressed", severity="warning", markup=False)
         if not (self.running or self.watching or self.session_id is None):
             return  # idle on a session of our own: a run elsewhere does not take the view over
         if event.kind == "session_rotated" and event.data.get("old_session_id") == self.session_id:
