@@ -220,7 +220,7 @@ class SkillLibrary:
         self.outside = OutsideChanges(home)  # changes no workbench process made, journaled as they are seen
 
     # -- reading ---------------------------------------------------------------------
-    def _read_text(self, path: Path, skill_dir: Path) -> str:
+    def read_text(self, path: Path, skill_dir: Path) -> str:
         """A file of a skill; a link out of the skill's folder (or to a FIFO, a device) is refused,
         and so is one that is not UTF-8 (binary, another encoding), never guessed at."""
         try:
@@ -540,7 +540,7 @@ class SkillLibrary:
                 "description": found.description,
                 "tags": tags_of(found.meta, "tags"),
                 "related_skills": tags_of(found.meta, "related_skills"),
-                "content": self._read_text(found.path / "SKILL.md", found.path),
+                "content": self.read_text(found.path / "SKILL.md", found.path),
                 "path": found.rel,
                 "skill_dir": str(found.path),
                 "linked_files": linked or None,
@@ -647,7 +647,7 @@ class SkillLibrary:
         with self.write_lock():
             return reconcile(self.home, self.ledger, self.usage)
 
-    def _writable(self, found: Found, action: str, ctx: ToolContext) -> None:
+    def check_writable(self, found: Found, action: str, ctx: ToolContext) -> None:
         """Refuse writes to bundled / hub skills, folders leaving skills/, and review writes it may not make."""
         check_inside(found.path, self.dir, f"Skill folder '{found.rel}'")
         record = self.usage.load().get(found.name)
@@ -696,7 +696,7 @@ class SkillLibrary:
                 if "available_skills" in missing.details:  # (no active skill answers to it)
                     self._refuse_archived(args["name"], action)
                 raise
-            self._writable(found, action, ctx)
+            self.check_writable(found, action, ctx)
             try:
                 plan = on_skill[action](found, args)
             except OldStringMissing as refused:
@@ -720,7 +720,7 @@ class SkillLibrary:
             label, target = ("SKILL.md", found.path / "SKILL.md")
             if payload.get("file_path"):
                 label, target = self._support_target(found, payload["file_path"])
-            text = self._read_text(target, found.path)
+            text = self.read_text(target, found.path)
         except (SkillError, OSError, UnicodeDecodeError, ValueError):
             return None
         count = loose_matches(text, old)
@@ -802,10 +802,10 @@ class SkillLibrary:
         **result: Any,
     ) -> Plan:
         """A plan that writes ``after`` to ``target`` (or removes it when ``after`` is None)."""
-        before = self._read_text(target, found.path) if target.is_file() else None
+        before = self.read_text(target, found.path) if target.is_file() else None
 
         def mutate() -> None:
-            current = self._read_text(target, found.path) if target.is_file() else None
+            current = self.read_text(target, found.path) if target.is_file() else None
             if current != before:  # someone else wrote it since the plan was made: never overwrite their work
                 raise SkillError(
                     f"{label} of skill '{found.name}' changed while this write was being prepared; "
@@ -905,7 +905,7 @@ class SkillLibrary:
             label, target = self._support_target(found, args["file_path"])
         if not target.is_file():
             raise SkillError(f"File not found: {label}")
-        text = self._read_text(target, found.path)
+        text = self.read_text(target, found.path)
         count = text.count(old)
         preview = text[:500] + ("..." if len(text) > 500 else "")
         if count == 0:
@@ -1004,7 +1004,7 @@ class SkillLibrary:
             "delete",
             found.name,
             found.rel,
-            self._read_text(skill_md, found.path),
+            self.read_text(skill_md, found.path),
             None,
             [found.path],
             mutate,

@@ -6,12 +6,10 @@ Writes go through the same store, guards and journal as the agent's tool, as act
 
 from __future__ import annotations
 
-import sys
 import textwrap
 
 from engine.approvals.records import proposed
 from engine.clock import shown_time
-from engine.errors import WorkbenchError
 from engine.home import Home
 from engine.memory import FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.memory.format import BOM, LISTED, far_over_note, has_crlf, line_endings, listed
@@ -23,6 +21,7 @@ from engine.values import iso_time
 
 from . import Output, UsageError, empty_text
 from .numbers import ID, ROWS
+from .textin import stdin_text
 
 GAUGE_CELLS = 24
 STORE_HELP = "the store: memory (MEMORY.md, the default) or user (USER.md)"
@@ -257,9 +256,6 @@ def _user() -> ToolContext:
     return ToolContext(actor="user")
 
 
-STDIN_LIMIT = 1 << 20  # bytes: far beyond any store's limit, short of reading a runaway pipe whole
-
-
 def _text(args, replaced: str = "") -> str:
     """TEXT as given, or, for ``-``, what stdin holds (one final line break dropped: ``echo`` adds it).
     A text too long for the shell's argument list goes this way. An empty or blank TEXT is wrong usage
@@ -268,25 +264,7 @@ def _text(args, replaced: str = "") -> str:
         if not args.text.strip():  # (the engine's refusal names the tool's `content`, not TEXT)
             raise UsageError(empty_text("TEXT") + replaced)
         return args.text
-    if sys.stdin is None:  # (started with stdin closed: `<&-`)
-        raise WorkbenchError(
-            "stdin is closed: pipe the entry in (`echo 'text' | workbench memory add -`); nothing was written."
-        )
-    data = sys.stdin.buffer.read(STDIN_LIMIT + 1)
-    if len(data) > STDIN_LIMIT:
-        raise WorkbenchError(
-            f"stdin holds more than {STDIN_LIMIT:,} bytes, far more than an entry; nothing was written."
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise WorkbenchError(
-            f"stdin is not UTF-8 text (byte {exc.start:,} cannot be read); nothing was written."
-        ) from None
-    text = text.removesuffix("\n").removesuffix("\r")
-    if not text.strip():
-        raise WorkbenchError("stdin held no text (the entry is read from it, for TEXT -); nothing was written.")
-    return text
+    return stdin_text("the entry", "echo 'text' | workbench memory add -")
 
 
 def add_entry(home: Home, args) -> Output:

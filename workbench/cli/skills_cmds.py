@@ -1,4 +1,4 @@
-"""``workbench skills list|show|archive|restore|pin|unpin``: the skill library from the shell.
+"""``workbench skills list|show|edit|archive|restore|pin|unpin``: the skill library from the shell.
 
 The CLI acts as the user: archive and restore are journaled and ledgered with actor
 ``user``, and showing a skill does not count as the agent using it.
@@ -11,7 +11,7 @@ from engine.skills.library import PROVENANCE_NOTE, skill_command
 from engine.skills.validation import MAX_SKILL_CONTENT_CHARS, SkillError
 from engine.textsafety import inline
 
-from . import Output
+from . import Output, skill_edit_cmds
 
 CLOSE_SCORE = 80  # rapidfuzz WRatio a skill's name needs to be offered for a name that matched none
 CLOSE_LIMIT = 5  # close names a refusal offers at most
@@ -62,6 +62,8 @@ def register(subparsers, common) -> None:
         parser = sub.add_parser(action, parents=[common], help=text)
         parser.add_argument("name", metavar="NAME", help=NAME_HELP)
         parser.set_defaults(handler=_named(_curator_action(action)), creates_home=False)
+    skill_edit_cmds.register(sub, common, NAME_HELP)
+    sub.choices["edit"].set_defaults(handler=_named(skill_edit_cmds.edit_skill))
 
 
 def list_skills(home: Home, args) -> Output:

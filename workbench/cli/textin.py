@@ -1,0 +1,31 @@
+"""Text a command reads from stdin (``-``), with the same limits and refusals wherever it is taken."""
+
+from __future__ import annotations
+
+import sys
+
+from engine.errors import WorkbenchError
+
+STDIN_LIMIT = 1 << 20  # bytes: far beyond any store's or SKILL.md's limit, short of reading a runaway pipe whole
+
+
+def stdin_text(what: str, example: str, whole: bool = False) -> str:
+    """What stdin holds, as UTF-8 (one final line break dropped, as ``echo`` adds it, unless ``whole``:
+    a file's own); ``what`` it is read as (``the entry``), and ``example``, a command that pipes it in,
+    for a closed stdin's refusal."""
+    if sys.stdin is None:  # (started with stdin closed: `<&-`)
+        raise WorkbenchError(f"stdin is closed: pipe {what} in (`{example}`); nothing was written.")
+    data = sys.stdin.buffer.read(STDIN_LIMIT + 1)
+    if len(data) > STDIN_LIMIT:
+        raise WorkbenchError(f"stdin holds more than {STDIN_LIMIT:,} bytes, far more than {what}; nothing was written.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorkbenchError(
+            f"stdin is not UTF-8 text (byte {exc.start:,} cannot be read); nothing was written."
+        ) from None
+    if not whole:
+        text = text.removesuffix("\n").removesuffix("\r")
+    if not text.strip():
+        raise WorkbenchError(f"stdin held no text ({what} is read from it); nothing was written.")
+    return text
