@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine.home import open_home
 from engine.skills.hand_edit import ChangedSinceOpened, open_skill_md, save_skill_md
 
@@ -128,3 +130,71 @@ def test_text_from_stdin_is_saved_as_given_and_hostile_text_is_shown_as_symbols(
         root, "skills", "edit", "deploy", "--from", "-", stdin=text.replace("name: deploy", "name: x\u202e")
     )
     assert renamed.returncode == 1 and "\u202e" not in renamed.stderr and "'x<U+202E>'" in renamed.stderr
+
+
+async def open_editor(pilot, row: int = 0):
+    from textual.widgets import TextArea
+
+    from tests.tui_support import settle, wait_for
+    from widgets.skill_list import SkillList
+    from workbench.screens.dialogs import EditDialog
+    from workbench.screens.skills import SkillsScreen
+
+    app = pilot.app
+    await pilot.press("3")
+    await wait_for(pilot, lambda: isinstance(app.screen, SkillsScreen), what="the skills screen")
+    table = app.screen.query_one(SkillList)
+    await wait_for(pilot, lambda: table.row_count > row, what="the skills")
+    table.focus()
+    await settle(pilot)
+    await pilot.press("e")
+    await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+    await settle(pilot)
+    return app.screen.query_one(TextArea)
+
+
+@pytest.mark.anyio
+async def test_the_skills_screen_edits_skill_md_and_keeps_the_draft_over_a_change_meanwhile(home, tmp_path):
+    from tests.hermes_support import write_from_another_process
+    from tests.tui_support import make_app, settle, wait_for
+    from workbench.screens.dialogs import EditDialog
+
+    home.skills.manage({"action": "create", "name": "deploy", "content": SKILL})
+    skill_md = home.skills_dir / "deploy" / "SKILL.md"
+    theirs = SKILL.replace("1. Run make deploy.", "1. Run make deploy ENV=prod.")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        draft = await open_editor(pilot)
+        assert draft.text == SKILL
+        draft.text = FIXED
+        write_from_another_process(skill_md, theirs)  # Hermes, say, while the editor is open
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, EditDialog) and skill_md.read_text() == theirs  # not saved over theirs
+        assert "- 1. Run make deploy.\n+ 1. Run make deploy ENV=prod." in str(
+            dialog.query_one("#conflict-text").render()
+        )
+        assert dialog.draft == FIXED  # the draft is kept
+        await pilot.click("#keep-mine")
+        await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the editor to close")
+        await settle(pilot)
+    assert skill_md.read_text() == FIXED
+    [row] = [r for r in home.journal.query(subsystem="skills") if r.action == "edit"]
+    assert row.actor == "user"
+
+
+@pytest.mark.anyio
+async def test_the_skills_screen_shows_a_refusal_in_the_editor(home, tmp_path):
+    from tests.tui_support import make_app, settle
+
+    home.skills.manage({"action": "create", "name": "deploy", "content": SKILL})
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        draft = await open_editor(pilot)
+        draft.text = SKILL.replace("name: deploy", "name: '[red]x\u202e[/]'")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        error = str(app.screen.query_one("#error").render())
+        assert "'[red]x<U+202E>[/]'" in error and "keep `name: deploy`" in error  # literal, as symbols
+    assert (home.skills_dir / "deploy" / "SKILL.md").read_text() == SKILL

@@ -72,6 +72,7 @@ class Conflict:
 
     original: str
     theirs: str | None
+    changes: tuple[str, ...] = ()  # what changed from original to theirs, as diff lines, where a whole file is edited
 
 
 Outcome = None | str | Conflict
@@ -292,9 +293,11 @@ class EditDialog(Dialog[bool]):
         budget: Callable[[str], Budget] | None = None,
         recheck: Callable[[], DiskCheck] | None = None,
         verb: str = "Save",
+        what: str = "this entry",
     ):
         super().__init__()
         self.title_text = title
+        self.what = what  # what is edited, as a conflict names it
         self.verb = verb  # what ctrl+s does, on its button ("Approve" where saving approves)
         self.original = text
         self.submit = submit
@@ -538,18 +541,24 @@ class EditDialog(Dialog[bool]):
             "Not saved: another writer removed this entry while you were editing. Keep mine (your draft is "
             "added back as an entry) or take theirs (it stays removed). Tab reaches the buttons."
             if conflict.theirs is None
-            else "Not saved: another writer changed this entry while you were editing. "
+            else f"Not saved: another writer changed {self.what} while you were editing. "
             "Keep mine (your draft replaces theirs), take theirs, or merge by hand, then keep mine. "
             "Tab reaches the buttons."
         )
         theirs = conflict.theirs if conflict.theirs is not None else "(removed)"
-        self.query_one("#conflict-text", Static).update(
-            assemble(
+        parts = (  # a whole file: what changed in it, not both versions whole
+            [
+                ("what changed on disk (- as you opened it, + now):\n", "bold $mark-changed"),
+                ("\n".join(conflict.changes) + "\n\n", ""),
+            ]
+            if conflict.changes
+            else [
                 ("theirs (now on disk):\n", "bold $mark-changed"),
                 (theirs + "\n\n", ""),
                 ("original (what you opened):\n", "bold $text-muted"),
                 (conflict.original + "\n\n", ""),
-                ("yours (the draft above):\n", "bold $mark-added"),
-                (self.draft, ""),
-            )
+            ]
+        )
+        self.query_one("#conflict-text", Static).update(
+            assemble(*parts, ("yours (the draft above):\n", "bold $mark-added"), (self.draft, ""))
         )

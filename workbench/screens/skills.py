@@ -28,6 +28,7 @@ from engine.curator.ledger import columns
 from engine.curator.run import WHERE_RECORDED, PlanChanged, pinned_refusal, purge_days_problem
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
+from engine.skills.hand_edit import open_skill_md
 from engine.skills.library import PROVENANCE_NOTE
 from engine.skills.usage import parse_iso
 from widgets.code_view import CodeView
@@ -39,6 +40,7 @@ from widgets.skill_meta import SkillMeta
 from ..messages import ShowSkill
 from .base import WorkbenchScreen
 from .dialogs import ConfirmDialog, Dialog
+from .skill_edit import SkillEdit
 
 MAX_VIEW_CHARS = 400_000  # shown of one file
 SKILL_KEYS = ("archive", "restore", "pin", "unpin")  # the keys that act on the selected skill
@@ -79,6 +81,11 @@ class PlanReady(Message):
     outcome: list[str]  # the dry run in the engine's words (CuratorReport.outcome), as the CLI says it
     actions: tuple[tuple[str, str], ...] = ()  # the same changes by folder (CuratorReport.plan): applied as shown
     changed: bool = False  # a new preview: the one answered no longer held, so nothing was applied
+
+
+@dataclass
+class EditOpened(Message):
+    edit: SkillEdit
 
 
 @dataclass
@@ -254,6 +261,8 @@ class SkillsScreen(WorkbenchScreen):
             show=False,
         ),  # rare: in help, so the footer keeps l and ? at 80 columns
         Binding("l", "ledger", "Ledger", tooltip="Curator ledger: roll back any change"),
+        # in help, so the footer keeps l and ? at 80 columns
+        Binding("e", "edit", "Edit", tooltip="Edit the selected skill's SKILL.md by hand", show=False),
     ]
     DEFAULT_CSS = """
     SkillsScreen #skills-filter { border: tall $primary 40%; }
@@ -531,6 +540,35 @@ class SkillsScreen(WorkbenchScreen):
 
     def action_unpin(self) -> None:  # (as the footer said: one unpinned elsewhere meanwhile is said so, left as is)
         self._on_skill("unpin", lambda name: self.home.curator.unpin(name))
+
+    def action_edit(self) -> None:
+        skill = self.current
+        if skill is None:
+            self.notify("Select a skill to edit.", severity="warning")
+        elif skill.state == "archived":
+            said = f"Skill '{skill.name}' is archived: restore it first (r), then edit it."
+            self.notify(visible(said), severity="warning", markup=False)
+        else:
+            self._open_edit(skill.ref)
+
+    @work(thread=True, exit_on_error=False, group="skills-edit")
+    def _open_edit(self, ref: str) -> None:
+        try:
+            opened = open_skill_md(self.home.skills, ref)
+        except WorkbenchError as exc:  # (bundled, gone, unreadable: said, never raised into the UI)
+            self._tell(f"Could not edit {ref}: {exc.in_app}", "error")
+            return
+        self.post_result(EditOpened(SkillEdit(self.home.skills, opened)))
+
+    @on(EditOpened)
+    def _edit_opened(self, message: EditOpened) -> None:
+        edit = message.edit
+
+        def closed(saved: bool | None) -> None:
+            if saved and edit.said:
+                self.notify(visible(edit.said), markup=False)
+
+        self.app.push_screen(edit.dialog(), closed)
 
     def on_resize(self) -> None:
         self.refresh_bindings()  # (below FOOTER_ROOM, a key that does nothing to a pinned skill leaves the
