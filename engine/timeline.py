@@ -183,6 +183,26 @@ class TimelineError(WorkbenchError):
     """A bad row or group reference, or a filter that cannot be read."""
 
 
+# how a person asks for a removed skill's SKILL.md alone, in either skin
+SKILL_MD_ONLY = "`workbench revert {row} --skill-md-only`, or r on the Timeline, which asks, brings it back alone"
+
+
+def lost_files(lost: list[str] | None) -> str:
+    """What a SKILL.md brought back alone leaves out, in words."""
+    if lost is None:
+        return "which support files it had is not known, and none comes back"
+    return f"{', '.join(visible(f) for f in lost)} {'is' if len(lost) == 1 else 'are'} lost (no copy was kept)"
+
+
+class SupportFilesLost(TimelineError):
+    """A skill removed outside with support files no copy was kept of: only its SKILL.md can come back,
+    which a revert does when asked to (``skill_md_only``). ``lost``: those files (None: not known)."""
+
+    def __init__(self, message: str, lost: list[str] | None):
+        super().__init__(message, lost=lost)
+        self.lost = lost
+
+
 class MalformedReference(TimelineError):
     """A reference that names no row or group by its form (the CLI's usage error, not a missing row)."""
 
@@ -1564,8 +1584,9 @@ class Timeline:
             raise TimelineError(f"Timeline row {row.id} is gone from the journal.")
         return entry
 
-    def _plan_one(self, row: Row) -> dict[str, Any]:
-        """How this row would be reverted: ``{"id", "summary", "undo"}`` plus ``refused`` or ``skip`` reasons."""
+    def _plan_one(self, row: Row, skill_md_only: bool = False) -> dict[str, Any]:
+        """How this row would be reverted: ``{"id", "summary", "undo"}`` plus ``refused`` or ``skip`` reasons
+        (``skill_md_only``: a skill removed outside comes back as its SKILL.md alone, ``_remade``)."""
         entry = self._entry(row)
         item: dict[str, Any] = {"id": row.id, "summary": row.summary}
         if (row.subsystem, row.action) == ("approvals", "approve") and entry.detail.get("changed") is False:
@@ -1609,7 +1630,7 @@ class Timeline:
             if undone is not None:
                 return {**item, "skip": f"row {undone} undid it already: nothing to revert"}
             if texts is not None:
-                return {**item, **self._outside_text_plan(entry, *texts)}
+                return {**item, **self._outside_text_plan(entry, *texts, skill_md_only=skill_md_only)}
             refused = _outside_state_refusal(row, self.home.skills) or _outside_skill_refusal(entry, self.home.skills)
             return {**item, "refused": refused}
         if row.subsystem == "skills" and row.action in ("pin", "unpin"):
@@ -1731,7 +1752,9 @@ class Timeline:
         texts = self.outside_texts(self._entry(row)) if has_skill_diff(row) else None
         return None if texts is None else line_diff(texts[0], texts[1] or "")
 
-    def _outside_text_plan(self, entry: JournalEntry, before: str, after: str | None) -> dict[str, Any]:
+    def _outside_text_plan(
+        self, entry: JournalEntry, before: str, after: str | None, skill_md_only: bool = False
+    ) -> dict[str, Any]:
         """Reverting an outside SKILL.md edit (its text before written back, if it still reads as the edit
         left it) or removal (its SKILL.md made again where it was, ``_remade``): planned as our own edit or
         create would be, threat scan included (``_outside_write``)."""
@@ -1741,13 +1764,23 @@ class Timeline:
         else:
             undo = f"put the text of skill '{entry.target}' ({path}) back as it was before the outside edit"
         try:
-            plan = self._outside_write(entry, before, after)
+            plan = self._outside_write(entry, before, after, skill_md_only=skill_md_only)
+        except SupportFilesLost as exc:  # (what asking for SKILL.md alone would leave out: said, and offered)
+            return {"undo": undo, "refused": exc.message, "skill_md_only": {"lost": exc.lost}}
         except WorkbenchError as exc:
             return {"undo": undo, "refused": exc.message}
+        lost = plan.evidence.get("lost_support_files")
+        if lost is not None:
+            undo = f"{undo}, its SKILL.md alone: {lost_files(lost)}"
         return {"undo": undo if plan.flags is None else f"{undo} ({flagged(plan.flags)})"}
 
     def _outside_write(
-        self, entry: JournalEntry, before: str, after: str | None, ctx: ToolContext | None = None
+        self,
+        entry: JournalEntry,
+        before: str,
+        after: str | None,
+        ctx: ToolContext | None = None,
+        skill_md_only: bool = False,
     ) -> Any:
         """The plan that puts ``before`` back (an edit of the skill, or a create where it was), checked as any
         skill write is (validation, threat scan), refused unless the skill still reads ``after`` (or, for a
@@ -1755,7 +1788,7 @@ class Timeline:
         skills, path = self.home.skills, str(entry.detail.get("path", ""))
         ctx = ctx or ToolContext(actor="user")
         if after is None:
-            return self._remade(entry, before, ctx)
+            return self._remade(entry, before, ctx, skill_md_only)
         try:
             found = skills.find(entry.target)
         except SkillError:
@@ -1780,42 +1813,53 @@ class Timeline:
         plan.precondition = unchanged
         return plan
 
-    def _remade(self, entry: JournalEntry, before: str, ctx: ToolContext) -> Any:
+    def _remade(self, entry: JournalEntry, before: str, ctx: ToolContext, skill_md_only: bool = False) -> Any:
         """The plan that makes a removed SKILL.md again where it was: in a free folder, or beside the support
         files it had when they are all still there (only its SKILL.md was deleted); refused when some are gone
-        (no copy of them was kept) or which it had is not known, or its folder or name is taken (checked
-        again under the write lock)."""
+        (no copy of them was kept) or which it had is not known (``SupportFilesLost``), unless asked for its
+        SKILL.md alone (``skill_md_only``: the plan's evidence names the files left out,
+        ``lost_support_files``), or when its folder or name is taken (checked again under the write lock)."""
         skills, path = self.home.skills, str(entry.detail.get("path", ""))
-        parts, files = path.split("/"), entry.detail.get("files")
+        parts, listed = path.split("/"), entry.detail.get("files")
         if len(parts) not in (2, 3) or parts[-1] != "SKILL.md":
             raise TimelineError(f"{visible(path)} is not where a skill's SKILL.md can be made again")
-        if not isinstance(files, list):
-            raise TimelineError(
+        known = isinstance(listed, list)
+        if not known and not skill_md_only:
+            raise SupportFilesLost(
                 "removed outside the workbench when the last look, an earlier version's, noted no support files: "
-                "which it had is not known; only its SKILL.md could come back"
+                f"which it had is not known; only its SKILL.md can come back ({SKILL_MD_ONLY.format(row=entry.id)})",
+                None,
             )
+        files = [str(f) for f in listed] if isinstance(listed, list) else []
         folder, rel = skills.dir.joinpath(*parts[:-1]), "/".join(parts[:-1])
 
-        def there() -> None:
+        def there() -> list[str]:
+            """The support files gone (checked, with the folder, again under the write lock)."""
             try:
-                missing = [str(f) for f in files if not (folder / str(f)).is_file()]
+                missing = [f for f in files if not (folder / f).is_file()]
                 # (a folder left empty, its SKILL.md alone deleted, is free: the file goes back in it)
-                taken = not files and (folder.is_symlink() or (folder.exists() and any(folder.iterdir())))
+                kept = [f for f in files if f not in missing]
+                taken = not kept and (folder.is_symlink() or (folder.exists() and any(folder.iterdir())))
             except OSError as exc:
                 raise TimelineError(f"{visible(rel)} cannot be read ({exc.strerror or exc})") from None
-            if missing:
-                raise TimelineError(
+            if missing and not skill_md_only:
+                raise SupportFilesLost(
                     "removed outside the workbench with support files the workbench kept no copy of "
-                    f"({', '.join(visible(f) for f in missing)}); only its SKILL.md could come back"
+                    f"({', '.join(visible(f) for f in missing)}); only its SKILL.md can come back "
+                    f"({SKILL_MD_ONLY.format(row=entry.id)})",
+                    missing,
                 )
             if taken:
                 raise TimelineError(f"{visible(rel)} is taken since the outside removal")
+            return missing
 
-        there()
+        missing = there()
         args = {"action": "create", "name": parts[-2], "content": before}
         if len(parts) == 3:
             args["category"] = parts[0]
-        plan = skills.plan(args, ctx, beside_files=bool(files) or folder.is_dir())
+        plan = skills.plan(args, ctx, beside_files=folder.is_dir())
+        if skill_md_only and (missing or not known):
+            plan.evidence["lost_support_files"] = missing if known else None
 
         def free() -> None:
             there()
@@ -1825,14 +1869,17 @@ class Timeline:
         plan.precondition = free
         return plan
 
-    def _revert_outside(self, entry: JournalEntry, actor: str) -> dict[str, Any]:
+    def _revert_outside(self, entry: JournalEntry, actor: str, skill_md_only: bool = False) -> dict[str, Any]:
         texts = self.outside_texts(entry)
         if texts is None:  # (planned a moment ago: the looks dropped the text meanwhile)
             return {"success": False, "error": _OUTSIDE}
         ctx = ToolContext(actor=actor)
-        plan = self._outside_write(entry, *texts, ctx)
+        plan = self._outside_write(entry, *texts, ctx, skill_md_only=skill_md_only)
         result = self.home.skills.execute(plan, ctx)
         message = f"{result.get('message', '')} (as it was before row {entry.id})".strip()
+        if "lost_support_files" in plan.evidence:
+            result["lost_support_files"] = lost = plan.evidence["lost_support_files"]
+            message = f"{message} Its SKILL.md alone: {lost_files(lost)}."
         if plan.flags is not None:
             result["warning"] = warning_message(plan.flags)
             message = f"{message} {result['warning']}"
@@ -1935,16 +1982,18 @@ class Timeline:
 
         return FactStore(self.home)
 
-    def preview(self, ref: str | int) -> dict[str, Any]:
-        """Exactly what ``revert(ref)`` would change, what it would refuse and what it leaves; writes nothing."""
+    def preview(self, ref: str | int, skill_md_only: bool = False) -> dict[str, Any]:
+        """Exactly what ``revert(ref)`` would change, what it would refuse and what it leaves; writes nothing.
+        A refused row whose skill's SKILL.md alone could come back carries ``skill_md_only``: ``{lost}``."""
         rows = self.rows_of(ref)
         single = len(rows) == 1 and row_id(str(ref)) is not None  # a row named alone is refused, as revert does
-        planned = [self._plan_one(row) for row in rows]
+        planned = [self._plan_one(row, skill_md_only) for row in rows]
         preview: dict[str, Any] = {
             "ref": str(ref),
             "changes": [p for p in planned if "undo" in p and "refused" not in p],
             "refused": [
                 {"id": p["id"], "summary": p["summary"], "error": p.get("refused") or p["skip"]}
+                | ({"skill_md_only": p["skill_md_only"]} if "skill_md_only" in p else {})
                 for p in planned
                 if "refused" in p or (single and "skip" in p)
             ],
@@ -1957,8 +2006,9 @@ class Timeline:
         return {**preview, **_shortfall(preview["changes"], preview["refused"], preview=True)}
 
     @lock_waits.one_operation()  # (never stopped half done by a cancelled wait)
-    def revert(self, ref: str | int, actor: str = "user") -> dict[str, Any]:
-        """Revert a row or a group, newest first, through each store's guards."""
+    def revert(self, ref: str | int, actor: str = "user", skill_md_only: bool = False) -> dict[str, Any]:
+        """Revert a row or a group, newest first, through each store's guards (``skill_md_only``: a skill
+        removed outside with support files no copy was kept of comes back as its SKILL.md alone)."""
         rows = self.rows_of(ref)
         single = len(rows) == 1 and row_id(str(ref)) is not None
         reverted: list[dict[str, Any]] = []
@@ -1969,7 +2019,7 @@ class Timeline:
         # (and says it came from here: the Memory screen's history names it a revert, as this list does)
         group = {"timeline_revert": True} | ({} if single else {"revert": secrets.token_hex(4), "revert_of": str(ref)})
         for row in rows:
-            plan = self._plan_one(row)
+            plan = self._plan_one(row, skill_md_only)
             if "skip" in plan:
                 (refused if single else skipped).append(
                     {"id": row.id, "summary": row.summary, ("error" if single else "reason"): plan["skip"]}
@@ -1980,7 +2030,7 @@ class Timeline:
                 continue
             earlier = set(self.home.journal.undos_of(row.id))
             with tagged(actor, **group, undo_of=row.id):
-                result = self._apply(row, plan, actor)
+                result = self._apply(row, plan, actor, skill_md_only)
             if result.get("success"):
                 reverted.append(
                     {
@@ -2016,7 +2066,7 @@ class Timeline:
             return self._facts.forget(fact_id=fact_id, actor=actor)
         return self._facts.reword(fact_id, entry.after or "", entry.before or "", actor=actor)
 
-    def _apply(self, row: Row, plan: dict[str, Any], actor: str) -> dict[str, Any]:
+    def _apply(self, row: Row, plan: dict[str, Any], actor: str, skill_md_only: bool = False) -> dict[str, Any]:
         try:
             if row.subsystem == "memory":
                 return self.home.memory.undo(row.id, actor=actor)
@@ -2031,7 +2081,7 @@ class Timeline:
             if row.subsystem == "approvals":
                 return self.home.approvals.restore(row.target, journal_id=row.id, actor=actor)
             if _outside_skill(row):
-                return self._revert_outside(self._entry(row), actor)
+                return self._revert_outside(self._entry(row), actor, skill_md_only)
             if row.subsystem == "sessions":
                 changed = self.home.archive.set_archived(
                     row.target, row.action == "unarchive", actor=actor, only=_flipped(self._entry(row))

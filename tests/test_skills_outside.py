@@ -212,7 +212,8 @@ def test_a_skill_md_deleted_beside_its_support_files_comes_back_beside_them(home
     timeline = Timeline(home)
     assert timeline.preview(removal)["refused"][0]["error"] == (
         "removed outside the workbench when the last look, an earlier version's, noted no support files: "
-        "which it had is not known; only its SKILL.md could come back"
+        "which it had is not known; only its SKILL.md can come back "
+        f"(`workbench revert {removal} --skill-md-only`, or r on the Timeline, which asks, brings it back alone)"
     )
     home.journal.connection().execute(
         "UPDATE journal SET detail = json_set(detail, '$.files', json('[\"references/a.md\"]')) WHERE id = ?",
@@ -416,6 +417,33 @@ def test_a_patch_or_delete_hermes_made_shows_its_diff_and_reverts(home, hermes):
     assert (home.skills_dir / "tidy-imports" / "SKILL.md").read_text(encoding="utf-8") == TIDY
     again = cli("revert", str(ids[0]))
     assert again.returncode == 1 and "undid it already" in again.stdout + again.stderr
+
+
+@pytest.mark.slow  # Hermes's own skill tool, and the CLI, in their own processes
+def test_a_skill_hermes_deleted_with_support_files_comes_back_as_its_skill_md_alone_when_asked(home, hermes):
+    """F11: the revert refused whole, offering no way to bring SKILL.md back alone."""
+    standup = "---\nname: standup\ndescription: Daily notes\n---\n\nThree lines.\n"
+    assert home.skills.manage({"action": "create", "name": "standup", "content": standup})["success"]
+    for path in ("references/team.md", "scripts/post.sh"):
+        written = {"action": "write_file", "name": "standup", "file_path": path, "file_content": "x\n"}
+        assert home.skills.manage(written)["success"]
+    home.skills.outside.record()
+    hermes.run(home.root, "from tools.skill_manager_tool import skill_manage; print(skill_manage('delete', 'standup'))")
+    [removal] = home.skills.outside.record()
+    home.close()
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(workbench_cmd(*args, "--home", str(home.root)), capture_output=True, text=True)
+
+    refused = cli("revert", str(removal))
+    assert refused.returncode == 1 and f"`workbench revert {removal} --skill-md-only`" in refused.stderr
+    done = cli("revert", str(removal), "--skill-md-only", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    [reverted] = json.loads(done.stdout)["reverted"]
+    assert "its SKILL.md alone: references/team.md, scripts/post.sh are lost (no copy was kept)" in reverted["undo"]
+    folder = home.skills_dir / "standup"
+    assert sorted(p.name for p in folder.iterdir()) == ["SKILL.md"]
+    assert (folder / "SKILL.md").read_text(encoding="utf-8") == standup
 
 
 HERMES_ARCHIVES = """

@@ -863,3 +863,26 @@ async def test_a_timeline_revert_is_a_revert_in_the_memory_history_too(home, tmp
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the undo question")
         await pilot.press("y")
         await wait_for(pilot, lambda: " undo " in str(detail.content), what="the undo in the history")
+
+
+async def test_a_skill_removed_with_its_support_files_is_offered_back_as_its_skill_md_alone(home, tmp_path):
+    """F11: `r` on such a removal only said it was refused; now it asks, naming what stays lost."""
+    import shutil
+
+    text = "---\nname: standup\ndescription: Daily notes\n---\n\nThree lines.\n"
+    assert home.skills.manage({"action": "create", "name": "standup", "content": text})["success"]
+    files = {"action": "write_file", "name": "standup", "file_path": "references/team.md", "file_content": "Ann\n"}
+    assert home.skills.manage(files)["success"]
+    home.skills.outside.record()
+    shutil.rmtree(home.skills_dir / "standup")  # (as Hermes's skill_manage delete does)
+    home.skills.outside.record()
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, "removed outside")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the question")
+        assert "references/team.md is lost (no copy was kept)" in pilot.app.screen.detail
+        await pilot.press("y")
+        await settle(pilot)
+        await wait_for(pilot, lambda: (home.skills_dir / "standup" / "SKILL.md").exists(), what="the SKILL.md")
+    assert [p.name for p in (home.skills_dir / "standup").iterdir()] == ["SKILL.md"]

@@ -87,6 +87,11 @@ def register(subparsers, common) -> None:
         help="a timeline row id, or a group as `workbench timeline` shows it (outside:..., revert:...)",
     )
     revert.add_argument("--dry-run", action="store_true", help="list what would change and what would be refused")
+    revert.add_argument(
+        "--skill-md-only",
+        action="store_true",
+        help="a skill removed outside with support files no copy was kept of: bring back its SKILL.md alone",
+    )
     revert.set_defaults(handler=revert_ref, creates_home=False)
 
 
@@ -240,7 +245,7 @@ def revert_ref(home: Home, args) -> Output:
 
 def _revert(timeline: Timeline, args) -> Output:
     if args.dry_run:
-        preview = timeline.preview(args.ref)
+        preview = timeline.preview(args.ref, skill_md_only=args.skill_md_only)
         lines = [f"would {line}" for line in preview_lines(preview)]
         if preview.get("error") and not preview["refused"]:  # (each refused row says why on its own line)
             lines.append(f"error: {preview['error']}")
@@ -248,7 +253,7 @@ def _revert(timeline: Timeline, args) -> Output:
         return Output(
             {"success": "error" not in preview, **preview}, text="\n".join(lines) or "Nothing to revert.", report=True
         )
-    result = timeline.revert(args.ref)
+    result = timeline.revert(args.ref, skill_md_only=args.skill_md_only)
     lines = outcome_lines(result)
     if result.get("undo_ref"):  # (as memory repair's: the command that takes it back)
         lines.append(f"  undo: workbench revert {result['undo_ref']}")

@@ -35,6 +35,7 @@ from engine.timeline import (
     detail_lines,
     group_head,
     has_skill_diff,
+    lost_files,
     parse_filter,
     preview_lines,
     source_may_come,
@@ -480,6 +481,9 @@ class TimelineScreen(WorkbenchScreen):
     def _confirm(self, message: RevertPreviewed) -> None:
         ref, preview = message.ref, message.preview
         changes, refused = preview["changes"], preview["refused"]
+        if not changes and len(refused) == 1 and "skill_md_only" in refused[0]:
+            self._offer_skill_md(ref, refused[0])
+            return
         if not changes:  # one status line: each row's reason its own clause
             self.show_status("Nothing to revert: " + clauses(unrevertable_lines(preview)), error=bool(refused))
             return
@@ -492,11 +496,25 @@ class TimelineScreen(WorkbenchScreen):
 
         self.ask(ConfirmDialog(question, "\n".join(lines)), answered)
 
+    def _offer_skill_md(self, ref: str, refused: dict) -> None:
+        """A skill removed outside with support files no copy was kept of: its SKILL.md alone can come
+        back, which is asked, saying what stays lost (``revert --skill-md-only`` in the CLI)."""
+        detail = (
+            f"Row {refused['id']} ({refused['summary']}) cannot be reverted whole: the workbench kept no copy of "
+            f"its support files. Only its SKILL.md comes back; {lost_files(refused['skill_md_only']['lost'])}."
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._revert(ref, skill_md_only=True)
+
+        self.ask(ConfirmDialog("Bring back its SKILL.md alone?", detail), answered)
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-revert")
-    def _revert(self, ref: str) -> None:
+    def _revert(self, ref: str, skill_md_only: bool = False) -> None:
         try:
             with self.workbench.user_write():
-                result = Timeline(self.home).revert(ref)
+                result = Timeline(self.home).revert(ref, skill_md_only=skill_md_only)
         except WorkbenchError as exc:
             self.report(exc.in_app, error=True)
             return
