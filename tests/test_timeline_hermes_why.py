@@ -426,3 +426,35 @@ async def test_a_group_header_names_no_one_actor_or_session_its_rows_do_not_shar
             assert (head[1], head[2]) == ("mixed", "-")
     finally:
         home.close()
+
+
+CURATOR_DELETE = (
+    SKILL_TURNS
+    + r"""
+from tools.skill_provenance import BACKGROUND_REVIEW, set_current_write_origin
+set_current_write_origin(BACKGROUND_REVIEW)  # the curator's review fork: its skills, its deletes archive
+if STEP == "made":  # no turn stored: two skills the curator manages
+    db.create_session("s-curator", source="cli", model="m")
+    for name in ("brew", "brew-old"):
+        content = f"---\nname: {name}\ndescription: Brewing {name}\n---\n# {name}\n\nSteps.\n"
+        assert json.loads(skill_manage("create", name, content=content))["success"]
+    print(json.dumps({}))
+else:  # the pass folds brew-old into brew: Hermes archives it, saying so in the call's result
+    message = skill_turn("s-curator", "fold", {"action": "delete", "name": "brew-old", "absorbed_into": "brew"})
+    print(json.dumps({"message": message}))
+"""
+)
+
+
+def test_a_curator_pass_delete_hermes_archived_is_the_agents_with_its_call(hermes, tmp_path):
+    """A curator-pass ``skill_manage`` delete archives the skill (Hermes's #29912), so a look journals it as
+    archived, not removed: no call was ever matched to an archived row, which read as external."""
+    root = tmp_path / "hermes-curator"
+    root.mkdir()
+    workbench("timeline", "--home", str(root))  # (the workbench's first look)
+    hermes.json(root, "STEP = 'made'\n" + CURATOR_DELETE)
+    workbench("timeline", "--home", str(root))
+    message = hermes.json(root, "STEP = 'folded'\n" + CURATOR_DELETE)["message"]
+    [archived] = [r for r in rows(root) if r["summary"].startswith("skill 'brew-old' archived outside")]
+    assert (archived["by"], archived["source"]["message_id"]) == ("agent", message)
+    assert archived["source"]["tool"] == "skill_manage"

@@ -16,7 +16,7 @@ from ..errors import WorkbenchError
 from ..memory.archive_writes import ArchiveWrites, ascii_terms
 from ..memory.history import HERMES_SLACK_S
 from ..values import decoded_calls, json_object
-from .outside import CREATED, EDITED, REMOVED
+from .outside import ARCHIVED, CREATED, EDITED, REMOVED
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -24,10 +24,12 @@ if TYPE_CHECKING:
 
 TOOL = "skill_manage"
 # The calls that make each change a look journals, by whether it is of a support file (``file``) or SKILL.md.
+# A delete in a curator pass (Hermes's background review) archives the skill, so the look finds it archived.
 ACTIONS = {
     (False, CREATED): ("create",),
     (False, EDITED): ("patch", "edit"),
     (False, REMOVED): ("delete",),
+    (False, ARCHIVED): ("delete",),
     (True, CREATED): ("write_file",),
     (True, EDITED): ("write_file", "patch"),
     (True, REMOVED): ("remove_file",),
