@@ -121,3 +121,46 @@ def test_a_row_no_hermes_call_wrote_is_told_without_querying_its_window(written)
     finally:
         home.journal.connection().set_trace_callback(None)
         home.close()
+
+
+def _skills_edited_by_hand(root, count: int):
+    """A home whose ``count`` skills were each edited outside (no call behind any), and one skill_manage
+    call in state.db, of another skill, as the workbench's agent stores its turns."""
+    from engine.tools import ToolContext
+
+    home = open_home(root)
+    for n in range(count):
+        content = f"---\nname: hand-{n:02}\ndescription: Kept by hand\n---\n\nSteps.\n"
+        home.skills.manage({"action": "create", "name": f"hand-{n:02}", "content": content}, ToolContext(actor="user"))
+    home.skills.outside.record()
+    for n in range(count):
+        path = root / "skills" / f"hand-{n:02}" / "SKILL.md"
+        path.write_text(path.read_text() + "Edited by hand.\n")
+    home.skills.outside.record()
+    home.archive.create_session("s-agent", source="cli", model="m")
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "skill_manage", "arguments": '{"action": "create", "name": "other"}'},
+    }
+    home.archive.append_message("s-agent", "assistant", None, tool_calls=[call])
+    return home
+
+
+def test_an_agent_page_past_skills_edited_by_hand_reads_no_window_per_row(tmp_path):
+    """An ``actor:agent`` page ran a journal query and a full-text search for each outside skill row; a
+    skill no ``skill_manage`` call ever named is now answered from the names the calls give, read once."""
+    counted = []
+    for count in (3, 12):
+        home = _skills_edited_by_hand(tmp_path / f"home-{count}", count)
+        try:
+            statements: list[str] = []
+            home.journal.connection().set_trace_callback(statements.append)
+            home.archive.conn().set_trace_callback(statements.append)
+            assert Timeline(home).page(actor="agent", limit=50) == []
+            counted.append(len(statements))
+        finally:
+            home.journal.connection().set_trace_callback(None)
+            home.archive.conn().set_trace_callback(None)
+            home.close()
+    assert counted[0] == counted[1], counted  # as many statements for 12 rows as for 3

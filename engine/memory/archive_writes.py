@@ -189,6 +189,7 @@ class ArchiveWrites:
         self._every: dict[tuple[str, str], list[ArchiveWrite]] | None = None
         self._takings: list[ArchiveWrite] | None = None
         self._calls: dict[int, Any] = {}
+        self._named: dict[str, frozenset[str]] = {}
 
     def newest(self, target: str, text: str, after: float | None = None) -> ArchiveWrite | None:
         """The newest applied write of exactly ``text`` to ``target``, later than ``after``.
@@ -264,6 +265,27 @@ class ArchiveWrites:
                 self._calls.update(found)
         return found[row_id]
 
+    def named_by(self, tool: str) -> frozenset[str]:
+        """The ``name`` every call of ``tool`` in state.db gives, read once a version: a row of a name no call
+        gives has no call behind it, answered without the window's queries (an ``actor:agent`` page passes
+        over many such rows, as ``history._ever_called`` does for memory). Empty when state.db cannot be read."""
+        with self._lock:
+            try:
+                if not self._fresh():
+                    return frozenset()
+                if tool not in self._named:
+                    rows = self.calls_of(self.home.archive.conn(), self.home.archive.caps.fts, tool, [])
+                    self._named[tool] = frozenset(
+                        arguments["name"]
+                        for row in rows
+                        for _, _, name, arguments in decoded_calls(row["tool_calls"])
+                        if name == tool and isinstance(arguments, dict) and isinstance(arguments.get("name"), str)
+                    )
+                return self._named[tool]
+            except (WorkbenchError, sqlite3.Error) as exc:
+                log.warning("provenance cannot read %s: %s", self.home.state_db_path, exc)
+                return frozenset()
+
     def _safe_writes(self, target: str, text: str) -> list[ArchiveWrite]:
         return self._safe(lambda: self._writes(target, text))
 
@@ -281,6 +303,7 @@ class ArchiveWrites:
         version = database_stamp(self.home.state_db_path)
         if version != self._version:
             self._version, self._found, self._every, self._takings, self._calls = version, {}, None, None, {}
+            self._named = {}
         return version[0] is not None
 
     def _all_takings(self) -> list[ArchiveWrite]:

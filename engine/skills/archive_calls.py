@@ -55,6 +55,8 @@ def hermes_skill_call(home: Home, entry: JournalEntry) -> SkillCall | None:
     minutes after the agent's edit would otherwise get the agent's call too."""
     if _actions(entry) is None or entry.subsystem != "skills" or not ascii_terms(entry.target):
         return None
+    if entry.target not in home.memory.archive_writes.named_by(TOOL):  # (no call ever named it: no queries)
+        return None
     try:
         return home.memory.archive_writes.call_among(entry.id, lambda: _sources(home, entry))
     except (WorkbenchError, sqlite3.Error):
