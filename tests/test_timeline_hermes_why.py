@@ -331,16 +331,22 @@ else:  # the agent patches the support file in a turn; a person edits SKILL.md b
 )
 
 
+def made_then(hermes, root, script: str, step: str) -> int:
+    """A new home the workbench looks at first, then Hermes's ``made`` step of ``script``, a look, and its
+    ``step``: the message that step's turn stored."""
+    root.mkdir()
+    workbench("timeline", "--home", str(root))  # (the workbench's first look)
+    hermes.json(root, "STEP = 'made'\n" + script)
+    workbench("timeline", "--home", str(root))
+    return hermes.json(root, f"STEP = {step!r}\n" + script)["message"]
+
+
 def test_a_skill_md_edit_is_not_credited_to_a_patch_of_one_of_its_support_files(hermes, tmp_path):
     """A patch call names the file it patched (``file_path``; none: SKILL.md). The agent's patch of
     references/ratio.md was credited to both rows of the look: that file's and the SKILL.md row of a
     hand edit made meanwhile, shown as the agent's with that call. Now only the file's row is."""
     root = tmp_path / "hermes-patch"
-    root.mkdir()
-    workbench("timeline", "--home", str(root))  # (the workbench's first look)
-    hermes.json(root, "STEP = 'made'\n" + SUPPORT_PATCH)
-    workbench("timeline", "--home", str(root))
-    message = hermes.json(root, "STEP = 'patched'\n" + SUPPORT_PATCH)["message"]
+    message = made_then(hermes, root, SUPPORT_PATCH, "patched")
     support = row_of(
         root,
         "file 'references/ratio.md' of skill 'brew-notes' edited outside the workbench "
@@ -450,11 +456,7 @@ def test_a_curator_pass_delete_hermes_archived_is_the_agents_with_its_call(herme
     """A curator-pass ``skill_manage`` delete archives the skill (Hermes's #29912), so a look journals it as
     archived, not removed: no call was ever matched to an archived row, which read as external."""
     root = tmp_path / "hermes-curator"
-    root.mkdir()
-    workbench("timeline", "--home", str(root))  # (the workbench's first look)
-    hermes.json(root, "STEP = 'made'\n" + CURATOR_DELETE)
-    workbench("timeline", "--home", str(root))
-    message = hermes.json(root, "STEP = 'folded'\n" + CURATOR_DELETE)["message"]
+    message = made_then(hermes, root, CURATOR_DELETE, "folded")
     [archived] = [r for r in rows(root) if r["summary"].startswith("skill 'brew-old' archived outside")]
     assert (archived["by"], archived["source"]["message_id"]) == ("agent", message)
     assert archived["source"]["tool"] == "skill_manage"

@@ -878,10 +878,9 @@ async def test_a_skill_removed_with_its_support_files_is_offered_back_as_its_ski
     home.skills.outside.record()
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
-        await cursor_to(pilot, screen, "removed outside")
-        await pilot.press("r")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the question")
-        assert "references/team.md is lost (no copy was kept)" in pilot.app.screen.detail
+        assert "references/team.md is lost (no copy was kept)" in await revert_question(
+            pilot, screen, "removed outside"
+        )
         await pilot.press("y")
         await settle(pilot)
         await wait_for(pilot, lambda: (home.skills_dir / "standup" / "SKILL.md").exists(), what="the SKILL.md")
