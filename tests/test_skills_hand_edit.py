@@ -163,7 +163,7 @@ async def test_the_skills_screen_edits_skill_md_and_keeps_the_draft_over_a_chang
     skill_md = home.skills_dir / "deploy" / "SKILL.md"
     theirs = SKILL.replace("1. Run make deploy.", "1. Run make deploy ENV=prod.")
     app = make_app(home, tmp_path)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         draft = await open_editor(pilot)
         assert draft.text == SKILL
         draft.text = FIXED
@@ -176,6 +176,8 @@ async def test_the_skills_screen_edits_skill_md_and_keeps_the_draft_over_a_chang
             dialog.query_one("#conflict-text").render()
         )
         assert dialog.draft == FIXED  # the draft is kept
+        conflict, buttons = dialog.query_one("#conflict").region, dialog.query_one(".dialog-buttons").region
+        assert conflict.height >= 4 and conflict.bottom <= buttons.y  # what changed has room at 80x24
         await pilot.click("#keep-mine")
         await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the editor to close")
         await settle(pilot)

@@ -531,6 +531,8 @@ class EditDialog(Dialog[bool]):
         shown = conflict is not None
         for selector in ("#conflict", "#keep-mine", "#take-theirs"):
             self.query_one(selector).display = shown
+        for hint in self.query(".hint"):  # its room goes to what changed (at 80x24 there was none left for it)
+            hint.display = not shown
         self.query_one("#error-box").can_focus = not shown  # its note is short; tab goes on to Keep mine
         self.query_one("#save").display = not shown
         if conflict is None:

@@ -14,10 +14,7 @@ from engine.skills.hand_edit import ChangedSinceOpened, Opened, save_skill_md
 
 from .dialogs import Conflict, EditDialog, Outcome
 
-HINT = (
-    "The agent's checks apply: frontmatter with this skill's name and a description, at most 100,000 "
-    "characters, the threat scan. Saved as your edit (the Timeline can revert it)."
-)
+HINT = "Checked as the agent's edit is (frontmatter, this skill's name, size, threat scan); the Timeline can revert it."
 
 
 class SkillEdit:
