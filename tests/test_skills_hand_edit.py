@@ -41,12 +41,14 @@ def editor(tmp_path: Path, code: str) -> str:
 
 
 def workbench(root: Path, *args: str, env: dict | None = None, stdin: str | None = None):
+    """``workbench --home root ARGS`` in its own process; an editor's kept copy goes beside the home."""
+    env = {"TMPDIR": str(root.parent), **(env or {})}
     result = subprocess.run(
         [sys.executable, "-m", "workbench", "--home", str(root), *args],
         capture_output=True,
         text=True,
         input=stdin,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **env},
         timeout=120,
     )
     assert "Traceback" not in result.stderr
@@ -80,10 +82,22 @@ def test_a_file_changed_while_the_editor_was_open_is_kept_and_so_is_the_draft(tm
     assert skill_md.read_text() == theirs  # theirs is not written over
     assert "changed since you opened it" in refused.stderr
     assert "- 1. Run make deploy.\n+ 1. Run make deploy ENV=prod." in refused.stderr  # what changed
-    kept = Path(refused.stderr.split("Your text is kept in ")[1].split(":")[0])
+    kept = Path(refused.stderr.split("Your text is kept in ")[1].split(";")[0])
     assert kept.read_text() == FIXED  # the draft is not lost
     again = workbench(root, "skills", "edit", "deploy", "--from", str(kept))  # the command it gives
     assert again.returncode == 0 and skill_md.read_text() == FIXED
+
+
+def test_a_write_refused_for_any_reason_after_the_editor_keeps_the_text_and_says_where(tmp_path):
+    """A damaged workbench.db refuses every write (a WorkbenchError, not a skill's): the editor's text was
+    left in a temp folder the error never named."""
+    root = tmp_path / "home"
+    skill_md = made(root)
+    (root / "workbench.db").write_bytes(b"garbage" * 100)
+    fix = editor(tmp_path, f"path.write_text({FIXED!r})")
+    refused = workbench(root, "skills", "edit", "deploy", "--json", env={"VISUAL": fix})
+    assert refused.returncode == 1 and skill_md.read_text() == SKILL
+    assert Path(json.loads(refused.stdout)["kept"]).read_text() == FIXED
 
 
 def test_the_save_rereads_the_file_under_the_lock(tmp_path):

@@ -17,7 +17,6 @@ from pathlib import Path
 from engine.errors import WorkbenchError
 from engine.home import Home
 from engine.skills.hand_edit import Opened, open_skill_md, save_skill_md
-from engine.skills.validation import SkillError
 from engine.textsafety import inline, shell_word
 
 from . import Output
@@ -56,10 +55,10 @@ def _saved(home: Home, opened: Opened, text: str, copy: Path | None) -> Output:
     """Save ``text``; on a refusal keep the editor's ``copy`` and say how to try it again."""
     try:
         result = save_skill_md(home.skills, opened, text)
-    except SkillError as exc:
+    except WorkbenchError as exc:  # (a refusal of the text, or of any write now: the text is kept either way)
         if copy is None:
             raise
-        raise SkillError(f"{exc.message}\n{_kept(copy, opened)}", **exc.details, kept=str(copy)) from None
+        raise WorkbenchError(f"{exc.message}\n{_kept(copy, opened)}", **exc.details, kept=str(copy)) from None
     if copy is not None:
         shutil.rmtree(copy.parent, ignore_errors=True)
     lines = [inline(result["message"])]
@@ -72,7 +71,7 @@ def _saved(home: Home, opened: Opened, text: str, copy: Path | None) -> Output:
 
 def _kept(copy: Path, opened: Opened) -> str:
     return (
-        f"Your text is kept in {inline(str(copy))}: mend it, then "
+        f"Your text is kept in {inline(str(copy))}; to try it again (mended, or once that is fixed): "
         f"`workbench skills edit {shell_word(opened.name)} --from {shell_word(str(copy))}`."
     )
 
