@@ -176,12 +176,14 @@ async def test_the_skills_screen_edits_skill_md_and_keeps_the_draft_over_a_chang
     home.skills.manage({"action": "create", "name": "deploy", "content": SKILL})
     skill_md = home.skills_dir / "deploy" / "SKILL.md"
     theirs = SKILL.replace("1. Run make deploy.", "1. Run make deploy ENV=prod.")
-    app = make_app(home, tmp_path)
+    app = make_app(home, tmp_path, watch_files=True)  # (it hears of the other process's write)
     async with app.run_test(size=(80, 24)) as pilot:
         draft = await open_editor(pilot)
         assert draft.text == SKILL
         draft.text = FIXED
         write_from_another_process(skill_md, theirs)  # Hermes, say, while the editor is open
+        note = app.screen.query_one("#on-disk")
+        await wait_for(pilot, lambda: "Changed on disk since you opened it" in str(note.render()), what="the note")
         await pilot.press("ctrl+s")
         await settle(pilot)
         dialog = app.screen

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from engine.errors import WorkbenchError
-from engine.skills.hand_edit import ChangedSinceOpened, Opened, save_skill_md
+from engine.skills.hand_edit import ChangedSinceOpened, Opened, open_skill_md, save_skill_md
 
-from .dialogs import Conflict, EditDialog, Outcome
+from .dialogs import Conflict, DiskCheck, EditDialog, Outcome
 
 HINT = "Checked as the agent's edit is (frontmatter, this skill's name, size, threat scan); the Timeline can revert it."
 
@@ -27,7 +27,25 @@ class SkillEdit:
 
     def dialog(self) -> EditDialog:
         return EditDialog(
-            f"Edit {self.opened.path}", self.opened.text, self.submit, rebase=self.rebase, hint=HINT, what="SKILL.md"
+            f"Edit {self.opened.path}",
+            self.opened.text,
+            self.submit,
+            rebase=self.rebase,
+            hint=HINT,
+            recheck=self.recheck,
+            what="SKILL.md",
+        )
+
+    def recheck(self) -> DiskCheck:
+        """Worker thread, as skills change: whether the file is still the version the draft is based on."""
+        try:
+            now = open_skill_md(self.library, self.opened.name).text
+        except WorkbenchError as exc:
+            return DiskCheck(f"{self.opened.path} cannot be read now: {exc.in_app}")
+        if now == self.opened.text:
+            return DiskCheck(None)
+        return DiskCheck(
+            "Changed on disk since you opened it: another writer changed SKILL.md. Saving will show what changed first."
         )
 
     def submit(self, text: str) -> Outcome:
