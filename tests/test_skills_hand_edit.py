@@ -119,6 +119,22 @@ def test_the_save_rereads_the_file_under_the_lock(tmp_path):
     assert skill_md.read_text() == SKILL + "\n2. Tell the team.\n"
 
 
+def test_a_skill_sharing_its_name_with_another_is_edited_by_its_folder(tmp_path):
+    """Two active folders declaring one name (as Hermes can leave them): the save found the skill by name,
+    which is ambiguous, so the skill opened by its folder could not be saved."""
+    made(tmp_path / "home")
+    twin = tmp_path / "home" / "skills" / "ops" / "deploy" / "SKILL.md"
+    twin.parent.mkdir(parents=True)
+    twin.write_text(SKILL)
+    home = open_home(tmp_path / "home")
+    try:
+        opened = open_skill_md(home.skills, "ops/deploy")
+        assert save_skill_md(home.skills, opened, FIXED)["success"]
+    finally:
+        home.close()
+    assert twin.read_text() == FIXED and (tmp_path / "home" / "skills" / "deploy" / "SKILL.md").read_text() == SKILL
+
+
 def test_what_the_agent_may_not_write_a_person_may_not_save_either(tmp_path):
     root = tmp_path / "home"
     skill_md = made(root)

@@ -34,6 +34,7 @@ class Opened:
     """A skill's SKILL.md as an editor opens it: the version a save is checked against."""
 
     name: str
+    rel: str  # its folder under skills/: the save finds this very skill, though another shares its name
     path: str  # the file, relative to the home, for the person to see
     text: str
 
@@ -44,7 +45,7 @@ def open_skill_md(library, name: str) -> Opened:
     found = library.find(name)
     library.check_writable(found, "edit", ToolContext(actor="user"))
     text = library.read_text(found.path / "SKILL.md", found.path)
-    return Opened(found.name, library.ledger.rel(found.path / "SKILL.md"), text)
+    return Opened(found.name, found.rel, library.ledger.rel(found.path / "SKILL.md"), text)
 
 
 def save_skill_md(library, opened: Opened, content: str) -> dict[str, Any]:
@@ -60,7 +61,7 @@ def save_skill_md(library, opened: Opened, content: str) -> dict[str, Any]:
             f"and commands go by that name, so keep `name: {opened.name}`; nothing was saved."
         )
     ctx = ToolContext(actor="user")
-    plan = library.plan({"action": "edit", "name": opened.name, "content": content}, ctx)
+    plan = library.plan({"action": "edit", "name": opened.rel, "content": content}, ctx)
 
     if plan.before != opened.text:  # (said before the lock is waited for, when it is plain already)
         raise changed_since(opened, plan.before)
