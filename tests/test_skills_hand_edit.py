@@ -135,6 +135,17 @@ def test_a_skill_sharing_its_name_with_another_is_edited_by_its_folder(tmp_path)
     assert twin.read_text() == FIXED and (tmp_path / "home" / "skills" / "deploy" / "SKILL.md").read_text() == SKILL
 
 
+def test_an_archived_skill_is_refused_before_the_editor_opens_saying_how_to_restore_it(tmp_path):
+    root = tmp_path / "home"
+    made(root)
+    assert workbench(root, "skills", "archive", "deploy").returncode == 0
+    never = editor(tmp_path, "raise SystemExit('the editor opened')")
+    refused = workbench(root, "skills", "edit", "deploy", env={"VISUAL": never})
+    assert refused.returncode == 1 and "the editor opened" not in refused.stderr
+    assert "Skill 'deploy' is archived in skills/.archive/deploy" in refused.stderr
+    assert "`workbench skills restore deploy`" in refused.stderr
+
+
 def test_what_the_agent_may_not_write_a_person_may_not_save_either(tmp_path):
     root = tmp_path / "home"
     skill_md = made(root)

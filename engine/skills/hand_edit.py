@@ -41,8 +41,13 @@ class Opened:
 
 def open_skill_md(library, name: str) -> Opened:
     """The SKILL.md of the active skill ``name`` to edit; refused for one no edit may change (bundled,
-    hub-installed), before any editor opens."""
-    found = library.find(name)
+    hub-installed, archived: restore it first), before any editor opens."""
+    try:
+        found = library.find(name)
+    except SkillError as missing:
+        if "available_skills" in missing.details:  # (no active skill answers to it: an archived one may)
+            library.refuse_archived(name, "edit")
+        raise
     library.check_writable(found, "edit", ToolContext(actor="user"))
     text = library.read_text(found.path / "SKILL.md", found.path)
     return Opened(found.name, found.rel, library.ledger.rel(found.path / "SKILL.md"), text)

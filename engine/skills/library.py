@@ -694,7 +694,7 @@ class SkillLibrary:
                 found = self.find(args.get("name"), follow_absorbed=action != "delete")  # never delete by an old name
             except SkillError as missing:
                 if "available_skills" in missing.details:  # (no active skill answers to it)
-                    self._refuse_archived(args["name"], action)
+                    self.refuse_archived(args["name"], action)
                 raise
             self.check_writable(found, action, ctx)
             try:
@@ -753,7 +753,7 @@ class SkillLibrary:
         when = shown_time(record.get("archived_at")) if record.get("absorbed_into") == umbrella else None
         return f" on {when}" if when else ""
 
-    def _refuse_archived(self, name: str, action: str) -> None:
+    def refuse_archived(self, name: str, action: str) -> None:
         """A write (patch, edit, delete, a file's) aimed at a skill that is archived, not gone: say so, into
         which umbrella when a consolidation absorbed it, and how to bring it back (else the caller's "not
         found" stands). The agent's tool, an approval's preview and its replay all come here."""
