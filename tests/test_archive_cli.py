@@ -402,6 +402,18 @@ def test_a_search_that_finds_no_whole_word_says_when_a_prefix_would(home_dir, ca
     assert capsys.readouterr().out.strip() == "no matches for 'zzq'"
 
 
+def test_an_offset_past_the_last_match_is_not_called_no_matches(home_dir, capsys):
+    """`--offset 1` past the one row `migration` finds printed "no matches" and sent the user to --prefix."""
+    from workbench.cli import main
+
+    assert main(["sessions", "search", "migration", "--offset", "1", "--home", str(home_dir)]) == 0
+    assert capsys.readouterr().out.strip() == ("no more matches for 'migration'; the matches end before --offset 1")
+    code, data, _ = wb(home_dir, "sessions", "search", "migration", "--offset", "1")
+    assert code == 0 and data["count"] == 0 and data["hint"] == "the matches end before --offset 1"
+    assert main(["sessions", "search", "zzq", "--offset", "1", "--home", str(home_dir)]) == 0
+    assert capsys.readouterr().out.strip() == "no matches for 'zzq'"
+
+
 def test_the_text_search_marks_an_archived_session_as_the_tui_does(home_dir):
     """`sessions search` listed an archived session's hit like any other; the TUI says `· archived`."""
     assert wb(home_dir, "sessions", "archive", "root_1", "--force")[0] == 0  # (its continuation child_1 is live)

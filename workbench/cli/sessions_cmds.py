@@ -193,10 +193,15 @@ def search_sessions(home: Home, args) -> Output:
         query, limit=args.limit, offset=args.offset, role=roles, prefix=args.prefix, sort=filters.sort
     )
     note = home.archive.search_note(query, hits, prefix=args.prefix)
+    # An --offset past the last match found them: saying "no matches", or how to find some, would be untrue.
+    past_end = not hits and args.offset > 0
+    past_end = past_end and bool(home.archive.search(query, limit=1, role=roles, prefix=args.prefix))
     # Whole words only: `t` finds no word "t" while the TUI, searching as you type, lists what starts with it.
-    widens = not hits and not args.prefix and bool(home.archive.search(query, limit=1, role=roles, prefix=True))
-    hints = ["words that start with the last one match with --prefix" if widens else None]
-    hints.append(home.archive.no_match_hint(query) if not hits else None)
+    missed = not hits and not past_end
+    widens = missed and not args.prefix and bool(home.archive.search(query, limit=1, role=roles, prefix=True))
+    hints = [f"the matches end before --offset {args.offset}" if past_end else None]
+    hints.append("words that start with the last one match with --prefix" if widens else None)
+    hints.append(home.archive.no_match_hint(query) if missed else None)
     hint = "; ".join(filter(None, hints)) or None
     data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits), "note": note}
     if hint:
@@ -205,7 +210,8 @@ def search_sessions(home: Home, args) -> Output:
     def text() -> str:
         said = [f"note: {note}"] if note else []
         if not hits:
-            return "\n".join([*said, f"no matches for {echoed(args.query)!r}" + (f"; {hint}" if hint else "")])
+            found = "no more matches" if past_end else "no matches"
+            return "\n".join([*said, f"{found} for {echoed(args.query)!r}" + (f"; {hint}" if hint else "")])
         lines = said
         previews = home.archive.hit_previews(hits)
         for h in hits:
