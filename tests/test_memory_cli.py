@@ -203,7 +203,12 @@ def test_history_of_an_entry_named_by_part_of_it(cli):
     story = as_json(cli("memory", "history", "--json", "--entry", "GitHub"))
     assert story["origin"]["actor"] == "user" and story["events"][0]["after"] == "Deploys go through GitHub Actions"
     none = cli("memory", "history", "--entry", "no such thing at all")
-    assert none.returncode == 1 and "No entry of MEMORY.md, live or journaled, is or holds" in none.stderr
+    assert none.returncode == 1 and none.stderr == (  # both stores looked in, said once (it was said twice)
+        "error: No entry of MEMORY.md or USER.md, live or journaled, is or holds 'no such thing at all'. "
+        "`workbench memory show` lists the entries, `workbench memory history` the changes.\n"
+    )
+    none = cli("memory", "history", "--target", "user", "--entry", "no such thing at all")
+    assert none.returncode == 1 and "No entry of USER.md, live or journaled, is or holds" in none.stderr
     several = cli("memory", "history", "--entry", "s")
     assert several.returncode == 1 and "2 entries of MEMORY.md hold 's'" in several.stderr
     assert cli("memory", "remove", "--old", "GitHub").returncode == 0  # taken away: a part still names it

@@ -610,12 +610,7 @@ def entry_named(memory: MemoryStore, target: str, text: str) -> str:
         return found[0]
     name = FILE_NAMES[target]
     if not found:
-        raise WorkbenchError(
-            f"No entry of {name}, live or journaled, is or holds {text!r}. "
-            "`workbench memory show` lists the entries, `workbench memory history` the changes.",
-            target=target,
-            matches=0,
-        )
+        raise WorkbenchError(_none_holds(name, text), target=target, matches=0)
     raise WorkbenchError(
         f"{'Several' if len(found) > 5 else len(found)} entries of {name} hold {text!r}; give more of the one you "
         "mean: " + "; ".join(ops.preview(e) for e in found[:5]),
@@ -644,7 +639,15 @@ def entry_in_either(memory: MemoryStore, text: str) -> tuple[str, str]:
             f"Both stores have an entry that is or holds {text!r}; add --target memory or --target user: "
             + "; ".join(f"{FILE_NAMES[t]}: {ops.preview(e)}" for t, e in found),
         )
-    raise WorkbenchError(" ".join(dict.fromkeys(exc.message for exc in refusals)))
+    raise WorkbenchError(_none_holds(" or ".join(FILE_NAMES[t] for t in TARGETS), text))
+
+
+def _none_holds(names: str, text: str) -> str:
+    """The refusal when no entry of the store (or of either, said once) is or holds ``text``."""
+    return (
+        f"No entry of {names}, live or journaled, is or holds {text!r}. "
+        "`workbench memory show` lists the entries, `workbench memory history` the changes."
+    )
 
 
 def story(memory: MemoryStore, target: str, entry: str, limit: int = 8) -> EntryStory:
