@@ -103,6 +103,21 @@ def test_background_create_is_curator_managed(home):
     assert "create  x  by review (ledger: curator)" in listed.stdout
 
 
+def test_the_ledger_gives_no_folder_for_a_skill_it_lists_in_one(home):
+    """A create in ops/ then a support file's write listed `deploy (ops/deploy)`, as if two folders
+    held a `deploy`: the write's entry names no SKILL.md, and its missing folder counted as another."""
+    md = skill_md("deploy")
+    skill_manage_tool(home, {"action": "create", "name": "deploy", "content": md, "category": "ops"}, ctx())
+    write = {"action": "write_file", "name": "deploy", "file_path": "references/notes.md", "file_content": "notes"}
+    skill_manage_tool(home, write, ctx())
+    listed = subprocess.run(
+        workbench_cmd("curator", "ledger", "--home", str(home.root)), capture_output=True, text=True, timeout=60
+    )
+    lines = listed.stdout.splitlines()
+    assert [line.split()[3:5] for line in lines] == [["write_file", "deploy"], ["create", "deploy"]]
+    assert "ops/deploy" not in listed.stdout
+
+
 def test_replace_all_and_unique_patch(home):
     write_skill(home, "x", body="qq qq qq\n")
     result = skill_manage_tool(

@@ -48,9 +48,9 @@ def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
     from ..skills.library import skill_label  # (the library reads the ledger)
 
     entries = list(entries)
-    folders: dict[str, set[str | None]] = {}
-    for entry in entries:
-        folders.setdefault(entry.skill, set()).add(entry.folder)
+    folders: dict[str, set[str]] = {}
+    for entry in entries:  # (a support file's entry names no SKILL.md, so no folder: not another one)
+        folders.setdefault(entry.skill, set()).update(filter(None, [entry.folder]))
     rows = [
         (
             visible(e.when),
