@@ -1174,8 +1174,10 @@ def awaits_source(row: Row, now: float) -> bool:
 
 def _made_by_a_call(row: Row) -> bool:
     """A row state.db may hold the Hermes call of: an outside add, replace or remove (not a first look,
-    which no call made), an outside skill change, a proposal Hermes staged."""
-    return not row.session_id and (_hermes_call_may_be_behind(row) or row.subsystem == "approvals")
+    which no call made), an outside skill change, a proposal Hermes staged (its stage row: a decision on
+    it, made later by a person, is no call's, though it may show the staging call it found)."""
+    staged = (row.subsystem, row.action) == ("approvals", "stage")
+    return not row.session_id and (_hermes_call_may_be_behind(row) or staged)
 
 
 def source_may_come(row: Row, now: float, turn_may_follow: bool) -> bool:

@@ -195,6 +195,24 @@ async def test_g_on_a_first_look_says_no_message_made_it_while_a_session_is_open
         assert "not in state.db yet" not in status_of(screen)
 
 
+async def test_g_on_a_decision_made_here_says_no_message_made_it_while_a_session_is_open(home, tmp_path):
+    """g on a proposal's rejection made in the CLI, while a session was open, said "not in state.db yet:
+    Hermes stores a turn when it ends": no turn makes a person's decision, so none will be stored."""
+    learn(home)
+    (home.root / "config.yaml").write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    home.memory.add("memory", "Waiting for review", ToolContext(actor="agent"))
+    home.approvals.reject(home.approvals.list()[0].id)
+    home.archive.create_session("20261130_110000_open", source="cli")  # a session not ended yet
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: any("rejected memory" in what for what in shown(screen)), what="the rejection")
+        await cursor_to(pilot, screen, "rejected memory")
+        await pilot.press("g")
+        await wait_for(pilot, lambda: "did not come from a session message" in status_of(screen), what="why")
+        assert "not in state.db yet" not in status_of(screen)
+
+
 def status_of(screen) -> str:
     return str(screen.query_one("#status", Static).content) if screen.query_one("#status").display else ""
 
