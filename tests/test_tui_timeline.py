@@ -170,12 +170,8 @@ async def test_g_on_a_quiet_write_no_session_could_store_says_no_call_wrote_it(h
     home.clock.advance(60)  # a session begun after the write (not a compression's next segment) made none of it
     home.archive.create_session("20261130_120100_later", source="cli")
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
-        screen = await open_mode(pilot, "6", TimelineScreen)
-        await wait_for(pilot, lambda: any("quietly" in what for what in shown(screen)), what="the outside row")
-        await cursor_to(pilot, screen, "quietly")
-        await pilot.press("g")
-        await wait_for(pilot, lambda: "no Hermes call stored in state.db wrote it" in status_of(screen), what="why")
-        assert "not in state.db yet" not in status_of(screen) and "memory tool run with no session" in status_of(screen)
+        said = await g_on(pilot, "quietly", "no Hermes call stored in state.db wrote it")
+        assert "not in state.db yet" not in said and "memory tool run with no session" in said
 
 
 async def test_g_on_a_first_look_says_no_message_made_it_while_a_session_is_open(home, tmp_path):
@@ -187,12 +183,8 @@ async def test_g_on_a_first_look_says_no_message_made_it_while_a_session_is_open
     memory.write_text("Written before the workbench looked", encoding="utf-8")
     home.memory.catch_up()  # (its first look: a "seen" row, actor external)
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
-        screen = await open_mode(pilot, "6", TimelineScreen)
-        await wait_for(pilot, lambda: any("first look" in what for what in shown(screen)), what="the first look")
-        await cursor_to(pilot, screen, "first look")
-        await pilot.press("g")
-        await wait_for(pilot, lambda: "did not come from a session message" in status_of(screen), what="why")
-        assert "not in state.db yet" not in status_of(screen)
+        said = await g_on(pilot, "first look", "did not come from a session message")
+        assert "not in state.db yet" not in said
 
 
 async def test_g_on_a_decision_made_here_says_no_message_made_it_while_a_session_is_open(home, tmp_path):
@@ -205,12 +197,18 @@ async def test_g_on_a_decision_made_here_says_no_message_made_it_while_a_session
     home.approvals.reject(home.approvals.list()[0].id)
     home.archive.create_session("20261130_110000_open", source="cli")  # a session not ended yet
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
-        screen = await open_mode(pilot, "6", TimelineScreen)
-        await wait_for(pilot, lambda: any("rejected memory" in what for what in shown(screen)), what="the rejection")
-        await cursor_to(pilot, screen, "rejected memory")
-        await pilot.press("g")
-        await wait_for(pilot, lambda: "did not come from a session message" in status_of(screen), what="why")
-        assert "not in state.db yet" not in status_of(screen)
+        said = await g_on(pilot, "rejected memory", "did not come from a session message")
+        assert "not in state.db yet" not in said
+
+
+async def g_on(pilot, row_text: str, expect: str) -> str:
+    """On the Timeline, g on the row showing ``row_text``: the status line once it says ``expect``."""
+    screen = await open_mode(pilot, "6", TimelineScreen)
+    await wait_for(pilot, lambda: any(row_text in what for what in shown(screen)), what=row_text)
+    await cursor_to(pilot, screen, row_text)
+    await pilot.press("g")
+    await wait_for(pilot, lambda: expect in status_of(screen), what=expect)
+    return status_of(screen)
 
 
 def status_of(screen) -> str:
