@@ -414,6 +414,16 @@ def test_an_offset_past_the_last_match_is_not_called_no_matches(home_dir, capsys
     assert capsys.readouterr().out.strip() == "no matches for 'zzq'"
 
 
+def test_an_offset_past_the_last_session_is_not_called_no_sessions(home_dir, capsys):
+    """`sessions list --offset 5` in a home of two sessions printed "no sessions"."""
+    from workbench.cli import main
+
+    assert main(["sessions", "list", "--offset", "5", "--home", str(home_dir)]) == 0
+    assert capsys.readouterr().out.strip() == "no more sessions: the list ends before --offset 5"
+    assert main(["sessions", "list", "--offset", "5", "--source", "telegram", "--home", str(home_dir)]) == 0
+    assert capsys.readouterr().out.strip() == "no sessions"
+
+
 def test_the_text_search_marks_an_archived_session_as_the_tui_does(home_dir):
     """`sessions search` listed an archived session's hit like any other; the TUI says `· archived`."""
     assert wb(home_dir, "sessions", "archive", "root_1", "--force")[0] == 0  # (its continuation child_1 is live)
