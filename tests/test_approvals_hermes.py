@@ -579,7 +579,7 @@ def test_approving_what_hermes_staged_for_a_skill_archived_since_says_so(hermes,
     assert archived.returncode == 0, archived.stdout
     refused = json.loads(_workbench(root, "pending", "approve", pid).stdout)
     said = refused["failed"][0]["error"]
-    assert said.startswith("Not applied, still pending: Skill 'brew' is archived in skills/.archive/brew: a patch")
+    assert said.startswith("Not applied, still pending: Skill 'brew' is archived in skills/.archive/brew: this patch")
     assert "Restore it first (`workbench skills restore brew`, or r in Skills)" in said
     assert json.loads(_workbench(root, "pending", "show", pid).stdout)["error"] == said.split(": ", 1)[1]
     assert _workbench(root, "skills", "restore", "brew").returncode == 0

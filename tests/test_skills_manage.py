@@ -266,7 +266,7 @@ def test_a_write_to_an_archived_skill_says_it_is_archived_and_how_to_restore_it(
     said = skill_manage_tool(home, args, ctx())  # (the agent's own write, refused before any staging)
     assert not said["success"] and said["archived"] == ".archive/brew" and said["absorbed_into"] is None
     assert said["error"] == (
-        f"Skill 'brew' is archived in skills/.archive/brew: a {args['action']} cannot change it, and nothing "
+        f"Skill 'brew' is archived in skills/.archive/brew: this {args['action']} cannot change it, and nothing "
         "was changed. Restore it first (`workbench skills restore brew`, or r in Skills), then try again."
     )
     [record] = home.approvals.list("skills")

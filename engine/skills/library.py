@@ -774,7 +774,7 @@ class SkillLibrary:
             f", or make the change in '{umbrella}', which holds its content now" if umbrella and not removes else ""
         )
         raise SkillError(
-            f"Skill '{found.name}' is archived{into} in skills/{found.rel}: a {action} cannot change it, and "
+            f"Skill '{found.name}' is archived{into} in skills/{found.rel}: this {action} cannot change it, and "
             f"nothing was changed. Restore it first (`{self.command('restore', found)}`, or r in Skills), then "
             f"try again{instead}.",
             archived=found.rel,
