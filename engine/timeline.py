@@ -1278,6 +1278,8 @@ class Timeline:
                 raise TimelineError(
                     f"The {name} is too long ({len(value):,} characters; at most {MAX_FILTER:,}). Nothing was searched."
                 )
+        # (a blank group is refused, journal or not: as no filter, a revert of it would undo every row)
+        grouped = self._group_clause(group) if group is not None else None
         if not self.home.journal.exists():
             return []
         # "+subsystem": without a subsystem filter, walk ids newest first instead of sorting an index's rows
@@ -1314,10 +1316,9 @@ class Timeline:
             shown, shown_args = _shown_clause(text)
             where.append(f"({stored} OR {shown})")
             args += [*stored_args, *shown_args]
-        if group:
-            clause, extra = self._group_clause(group)
-            where.append(clause)
-            args += extra
+        if grouped is not None:
+            where.append(grouped[0])
+            args += grouped[1]
         self.reach = None
         if actor in SHOWN_FILTERED:  # read in batches until ``limit`` rows are shown as ``actor``'s
             sql = f"SELECT *, {stored} AS stored FROM journal WHERE {' AND '.join(where)} AND id < ? ORDER BY id DESC"

@@ -299,6 +299,20 @@ def test_cli_timeline_and_revert(tmp_path, home):
     assert code == 2 and "is not a time" in bad["error"]  # a usage error, as every malformed option
 
 
+@pytest.mark.parametrize("group", ["", "  "])
+def test_a_blank_group_is_a_usage_error_for_both_timeline_and_revert(home, group):
+    """``timeline --group ''`` listed every row and ``revert ''`` reverted every row (a blank group was no
+    filter); a blank group is now refused alike by both, as a usage error, and nothing changes."""
+    learn(home)
+    before = [p.read_bytes() for p in sorted(home.memories_dir.iterdir())]
+    home.close()
+    for args in (("timeline", "--group", group), ("revert", group), ("revert", group, "--dry-run")):
+        code, said = wb(home.root, *args)
+        assert code == 2 and "is not a timeline row or group" in said["error"], (args, said)
+    assert [p.read_bytes() for p in sorted(home.memories_dir.iterdir())] == before
+    assert len(wb(home.root, "timeline")[1]["rows"]) == 4  # (no revert row was added)
+
+
 def test_the_text_timeline_names_the_next_page_with_this_listings_home_and_filters(tmp_path, home):
     """Run as printed, the "Older" command must list the same home's next rows, not the default home's."""
     learn(home)

@@ -106,17 +106,20 @@ def show_timeline(home: Home, args) -> Output:
         raise UsageError(exc.message) from None
     catch_up(home)
     timeline = Timeline(home)
-    rows = timeline.page(
-        before_id=args.before,
-        limit=args.limit + 1,  # one more says whether an older page exists
-        since=since,
-        actor=actor,
-        subsystem=subsystem,
-        target=args.target,
-        session_id=args.session,
-        text=args.search,
-        group=args.group,
-    )
+    try:
+        rows = timeline.page(
+            before_id=args.before,
+            limit=args.limit + 1,  # one more says whether an older page exists
+            since=since,
+            actor=actor,
+            subsystem=subsystem,
+            target=args.target,
+            session_id=args.session,
+            text=args.search,
+            group=args.group,
+        )
+    except MalformedReference as exc:  # a --group of no group's form (blank too), as for revert
+        raise UsageError(exc.message) from None
     more, rows = len(rows) > args.limit, timeline.with_sources(rows[: args.limit])
     reach = timeline.reach  # a shown-actor filter that stopped reading before the page filled
     below = reach.oldest_id if reach is not None else rows[-1].id if more else None
