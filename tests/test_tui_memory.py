@@ -398,6 +398,30 @@ async def test_the_editor_predicts_the_budget_and_an_overflow(home, tmp_path):
         assert home.memory.entries("memory") == ["Deploys run on Fridays at noon"]
 
 
+async def test_a_burst_of_keys_scores_the_draft_a_few_times_and_advises_on_the_final_text(home, tmp_path):
+    """A 3,000-character paste typed through tmux took 40 s to appear: every key scored the whole draft
+    against every entry. A burst is scored a few times, and the advice is the save's verdict of the end."""
+    home.config_path.write_text("memory:\n  memory_char_limit: 200\n", encoding="utf-8")
+    home.reload_config()
+    home.memory.add("memory", "Deploys run on Fridays at noon")
+    typed = ("deploys wait for the standup " * 21)[:600]  # (ends in a word)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        dialog = await open_editor(pilot, "a")
+        scored = []
+        budget = dialog.budget
+        dialog.budget = lambda draft: scored.append(draft) or budget(draft)
+        for key in [*typed, "ctrl+s"]:  # all queued at once, as a terminal delivers a paste
+            app.post_message(events.Key("space" if key == " " else key, key if len(key) == 1 else None))
+        await wait_for(pilot, lambda: dialog.query_one("#error").display, what="the refusal", timeout=30)
+        assert 0 < len(scored) < len(typed) // 3 and scored[-1] == typed
+        refusal = str(dialog.query_one("#error", Static).content)
+        assert refusal == budget(typed).problem and refusal.startswith("This entry alone is 600 chars")
+        assert dialog.query_one("#draft-budget", CapacityGauge).used == 30 + 3 + 600
+        assert home.memory.entries("memory") == ["Deploys run on Fridays at noon"]
+
+
 async def test_the_editor_says_an_entry_longer_than_the_whole_store_cannot_be_made_room_for(home, tmp_path):
     """A draft longer than the store's whole limit (a near-limit USER entry grown by hand) read "Over the
     limit by 168: shorten it, or merge entries first. Similar entries: …", an unrelated entry, above the

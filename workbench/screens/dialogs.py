@@ -24,6 +24,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Input, Static, TextArea
 
@@ -78,6 +79,7 @@ class Conflict:
 Outcome = None | str | Conflict
 # Events after which an open editor looks at the files again.
 DISK_EVENTS = (MemoryChanged, PendingChanged, SkillChanged)
+ADVICE_EVERY = 0.2  # seconds: while keys keep coming, the budget and advice are worked out at most this often
 
 
 @dataclass(frozen=True)
@@ -318,6 +320,8 @@ class EditDialog(Dialog[bool]):
         self.refused: str | None = None  # the draft the error shown refused
         self.waiting: str | None = None  # the lock wait the error line says (``show_wait``)
         self.error_said = ""  # what the error line says now
+        self.advice_timer: Timer | None = None  # running: a change now only marks the advice stale
+        self.advice_stale = False  # the draft changed since the gauge and advice were worked out
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide"):
@@ -346,7 +350,7 @@ class EditDialog(Dialog[bool]):
         self.show_error("")
         self.query_one("#on-disk").display = False
         self.query_one(TextArea).focus()
-        self._draft_changed()
+        self._show_budget()
         if self.recheck is not None:
             self.app.engine_events.subscribe(self, self._engine_event)
 
@@ -365,7 +369,7 @@ class EditDialog(Dialog[bool]):
             return
         if check.budget is not None:
             self.budget = check.budget
-            self._draft_changed()
+            self._show_budget()
         if self.conflict is not None and check.theirs is not None and check.theirs[0] != self.conflict.theirs:
             self.conflict = replace(self.conflict, theirs=check.theirs[0])  # moved again while shown
             self._show_conflict(self.conflict)
@@ -379,6 +383,31 @@ class EditDialog(Dialog[bool]):
         if self.refused is not None and self.draft != self.refused:
             self.refused = None
             self.show_error("")  # a refusal was about the text it refused: an edit makes it stale
+        if self.budget is None:
+            return
+        if self.advice_timer is None:  # the first change of a burst is shown at once
+            self._show_budget()
+            self.advice_timer = self.set_timer(ADVICE_EVERY, self._advice_due)
+        else:  # the rest at most every ADVICE_EVERY: a 3,000-key paste took 40 s scoring each draft
+            self.advice_stale = True
+
+    def _advice_due(self) -> None:
+        self.advice_timer = None
+        if self.advice_stale:
+            self.advice_stale = False
+            self._draft_changed()
+
+    def _burst_over(self) -> None:
+        """The advice for the draft now, and the next change's at once."""
+        if self.advice_timer is not None:
+            self.advice_timer.stop()
+            self.advice_timer = None
+        if self.advice_stale:
+            self.advice_stale = False
+            self._show_budget()
+
+    def _show_budget(self) -> None:
+        """The gauge and advice for the draft as it is now (the budget scores it against every entry)."""
         if self.budget is None:
             return
         budget = self.budget(self.draft)
@@ -413,6 +442,7 @@ class EditDialog(Dialog[bool]):
 
     def action_save(self) -> None:
         if self.conflict is None and self.editing:
+            self._burst_over()  # (the advice beside a save is the saved text's)
             self._run(self.draft)
 
     def action_cancel(self) -> None:
@@ -510,7 +540,7 @@ class EditDialog(Dialog[bool]):
         else:
             self.refused = message.text
             self.show_error(outcome)
-            self._draft_changed()
+            self._show_budget()
 
     def show_wait(self, text: str | None) -> None:
         """A lock this dialog's save waits for, said in its error line (``None``: the wait is over,
