@@ -226,12 +226,16 @@ def test_malformed_tool_arguments_go_back_to_the_model(home, endpoint):
     assert endpoint.requests[1]["body"]["messages"][-2]["tool_calls"][0]["function"]["arguments"] == "{not json"
 
 
-def test_config_and_flags_choose_the_endpoint(home):
+def test_config_and_flags_choose_the_endpoint(home, monkeypatch):
+    monkeypatch.delenv("MY_KEY", raising=False)
     home.config_path.write_text(
         "model:\n  backend: openai\n  base_url: http://127.0.0.1:9/v1\n  name: from-config\n  api_key_env: MY_KEY\n",
         encoding="utf-8",
     )
     home.reload_config()
+    with pytest.raises(ModelError, match=r"\$MY_KEY is not set, and model.api_key_env in config.yaml names it"):
+        make_model(home)  # (as the TUI's Run screen makes it: said there, nothing run)
+    monkeypatch.setenv("MY_KEY", "sk-1")
     model = make_model(home)
     assert (model.base_url, model.name, model.api_key_env) == ("http://127.0.0.1:9/v1", "from-config", "MY_KEY")
     flagged = make_model(home, "openai", base_url="http://localhost:11434/v1/", model_name="llama3")

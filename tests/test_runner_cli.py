@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
+import sqlite3
 import subprocess
 
 from engine import open_home
@@ -136,6 +138,45 @@ def test_openai_streaming_prints_the_answer_as_it_arrives(tmp_path, capsys):
     finally:
         endpoint.close()
     assert code == 0 and "agent> Hello there.\n" in out and out.count("Hello there.") == 1
+
+
+def _stored_sessions(home) -> int:
+    with contextlib.closing(sqlite3.connect(home / "state.db")) as db:
+        return db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+
+
+def test_a_key_variable_named_but_not_set_is_refused_and_a_local_server_needs_none(tmp_path, capsys, monkeypatch):
+    """``--api-key-env UNSET_VAR`` ran on with no key and said nothing. A named variable that is not set
+    is a usage error (from config.yaml a refusal), before anything runs or is stored; with no variable
+    named, an endpoint that needs no key (a local server) is still asked, with no key."""
+    from tests.test_models_openai import FakeEndpoint
+
+    monkeypatch.delenv("WB_UNSET_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # (model.api_key_env's default)
+    home = tmp_path / "h"
+    endpoint = FakeEndpoint()
+    try:
+        endpoint.answer("Hello.")
+        asked = ("run", "--home", str(home), "--model", "openai", "--base-url", endpoint.base_url, "--model-name", "m")
+        code, _, err = _run(capsys, *asked, "--api-key-env", "WB_UNSET_KEY", "-m", "hi")
+        assert code == 2 and "$WB_UNSET_KEY is not set, and --api-key-env names it" in err
+        assert not home.exists() and endpoint.requests == []  # nothing run, nothing stored
+        home.mkdir()
+        (home / "config.yaml").write_text("model:\n  api_key_env: WB_UNSET_KEY\n", encoding="utf-8")
+        code, out, _ = _run(capsys, *asked, "--json", "-m", "hi")
+        assert (
+            code == 1
+            and "$WB_UNSET_KEY is not set, and model.api_key_env in config.yaml names it" in json.loads(out)["error"]
+        )
+        assert endpoint.requests == [] and _stored_sessions(home) == 0
+        (home / "config.yaml").unlink()
+        code, out, err = _run(capsys, *asked, "-m", "hi")
+    finally:
+        endpoint.close()
+    assert code == 0 and "agent> Hello." in out, err
+    [request] = endpoint.requests
+    assert _stored_sessions(home) == 1
+    assert "Authorization" not in request["headers"]
 
 
 def test_run_waits_for_its_background_reviews_before_it_exits(tmp_path):

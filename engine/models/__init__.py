@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from .base import Model, ModelError, ModelReply, ToolCall
 from .offline import OfflineModel
 from .scripted import ScriptedModel
@@ -31,12 +33,29 @@ def make_model(
         return OpenAIModel(
             base_url=base_url or config.str("model.base_url"),
             model=model_name or config.str("model.name"),
-            api_key_env=api_key_env if api_key_env is not None else config.str("model.api_key_env"),
+            api_key_env=(
+                key_variable(api_key_env, "--api-key-env")
+                if api_key_env is not None
+                else key_variable(config.str("model.api_key_env"), "model.api_key_env in config.yaml")
+                if config.is_set("model.api_key_env")
+                else config.str("model.api_key_env")  # (the default: unset, no key is sent)
+            ),
             timeout=config.seconds("model.timeout"),
             max_retries=config.int("model.max_retries"),
             stream=config.bool("model.stream") if stream is None else stream,
         )
     raise ModelError(f"Unknown model {backend!r}. Use one of: {', '.join(BACKENDS)}.")
+
+
+def key_variable(name: str, where: str) -> str:
+    """``name``, the variable ``where`` names as holding the API key, refused when it is not set: a run
+    went on without a key and said nothing. An empty name sends no key (a local server needs none)."""
+    if name and not os.environ.get(name):
+        raise ModelError(
+            f"${name} is not set, and {where} names it as holding the API key. Set it, or make {where} "
+            "empty for an endpoint that needs no key. Nothing was run."
+        )
+    return name
 
 
 def make_auxiliary_model(home, task: str) -> Model | None:
@@ -63,6 +82,7 @@ def make_auxiliary_model(home, task: str) -> Model | None:
 
 __all__ = [
     "BACKENDS",
+    "key_variable",
     "Model",
     "ModelError",
     "ModelReply",

@@ -13,7 +13,7 @@ from engine.errors import WorkbenchError
 from engine.events import RunnerEvent
 from engine.home import Home
 from engine.kept import when_stored
-from engine.models import BACKENDS, make_model
+from engine.models import BACKENDS, ModelError, key_variable, make_model
 from engine.runner import RequestLog
 from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_scenario
 from engine.textsafety import visible
@@ -54,7 +54,11 @@ def register(subparsers, common) -> None:
     )
     run.add_argument("--base-url", help="openai: endpoint root, e.g. http://localhost:11434/v1 (else model.base_url)")
     run.add_argument("--model-name", help="openai: model name (else model.name)")
-    run.add_argument("--api-key-env", help="openai: environment variable holding the API key (else model.api_key_env)")
+    run.add_argument(
+        "--api-key-env",
+        type=_key_variable,
+        help="openai: environment variable holding the API key, which must be set ('': none; else model.api_key_env)",
+    )
     run.add_argument(
         "--stream",
         action=argparse.BooleanOptionalAction,
@@ -67,6 +71,14 @@ def register(subparsers, common) -> None:
     sub = scenarios.add_subparsers(dest="scenarios_command", metavar="ACTION", required=True)
     listing = sub.add_parser("list", parents=[common], help="list the built-in scenarios")
     listing.set_defaults(handler=scenarios_list, no_home=True)  # the built-in scenarios: no home needed
+
+
+def _key_variable(name: str) -> str:
+    """A variable named but not set is a usage error, said before the home is opened."""
+    try:
+        return key_variable(name, "--api-key-env")
+    except ModelError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
 
 
 def scenarios_list(home: Home, args) -> Output:
