@@ -339,6 +339,41 @@ async def test_a_failing_model_is_reported_not_fatal(home, tmp_path):
         assert screen.query_one("#run-input", Input).value == ""  # stored: not offered twice
 
 
+async def test_the_model_menu_starts_at_the_model_config_names(home, tmp_path):
+    """`workbench run` used config.yaml's model.backend, the Run screen's menu began at offline whatever
+    it said: a home set up for an OpenAI-compatible endpoint ran the offline model in the TUI."""
+    home.config_path.write_text(
+        "model:\n  backend: OpenAI\n  base_url: http://127.0.0.1:9/v1\n  name: none\n  max_retries: 0\n  timeout: 1\n",
+        encoding="utf-8",
+    )
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        assert screen.model_name == "openai"
+        await send_turn(pilot, screen, "hello")
+        await wait_for(
+            pilot,
+            lambda: any(
+                i.content.startswith("turn error: Cannot connect to the model")
+                for i in screen.query_one(Transcript).items
+            ),
+            what="the configured endpoint's failure",
+        )
+
+
+async def test_a_configured_model_that_is_none_starts_the_menu_at_offline_and_says_so(home, tmp_path):
+    home.config_path.write_text('model:\n  backend: "gpt\\u202e"\n', encoding="utf-8")  # (a real U+202E)
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        assert screen.model_name == "offline"
+        said = [n.message for n in app._notifications]
+        assert any("model.backend in config.yaml is 'gpt\\u202e', not one of offline" in m for m in said), said
+        assert not any("\u202e" in m for m in said)  # (shown escaped, never as the override itself)
+
+
 async def test_a_failed_turn_whose_reason_is_in_the_transcript_gets_a_one_line_notice(home, tmp_path):
     """At 80x24 the whole reason, said again in a 30 s notice, covered half the transcript whose last
     line already gave it; and the reread of the session as the turn ended took that line away."""

@@ -22,7 +22,7 @@ def make_model(
 ) -> Model:
     """The model named by ``backend`` (else config ``model.backend``), flags overriding config."""
     config = home.config
-    backend = (backend or config.str("model.backend") or "offline").lower()
+    backend = (backend or configured_backend(home)).lower()
     if backend == "offline":
         return OfflineModel()
     if backend == "scripted":
@@ -45,6 +45,13 @@ def make_model(
             stream=config.bool("model.stream") if stream is None else stream,
         )
     raise ModelError(f"Unknown model {backend!r}. Use one of: {', '.join(BACKENDS)}.")
+
+
+def configured_backend(home) -> str:
+    """The model a run uses when none is named: config's ``model.backend``, else ``offline``. The
+    CLI and the Run screen's model menu both start from it (the menu once began at offline whatever
+    config.yaml said)."""
+    return home.config.str("model.backend").strip().lower() or "offline"
 
 
 def key_variable(name: str, where: str) -> str:
@@ -82,6 +89,7 @@ def make_auxiliary_model(home, task: str) -> Model | None:
 
 __all__ = [
     "BACKENDS",
+    "configured_backend",
     "key_variable",
     "Model",
     "ModelError",

@@ -29,7 +29,7 @@ from engine.db import DatabaseBusyError, in_app_words, stored_advice_note
 from engine.errors import said, said_in_app
 from engine.events import Event, RunnerEvent, SessionChanged
 from engine.kept import cause, of_session, when_stored
-from engine.models import BACKENDS, make_model
+from engine.models import BACKENDS, configured_backend, make_model
 from engine.runner.session import CLOSE_REASON, REVIEW_CLOSE_WAIT_S, end_reason_said
 from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_scenario
 from widgets.transcript import Transcript, TranscriptItem
@@ -300,7 +300,7 @@ class RunScreen(WorkbenchScreen):
             # no type-to-search: a letter typed in an open dropdown goes to the message box (on_key)
             yield Select(
                 [(name, name) for name in BACKENDS],
-                value="offline",
+                value=self._first_model(),
                 allow_blank=False,
                 id="run-model",
                 type_to_search=False,
@@ -320,8 +320,23 @@ class RunScreen(WorkbenchScreen):
             select_on_focus=False,
         )
 
+    def _first_model(self) -> str:
+        """The menu starts at the model config.yaml names, as `workbench run` does; a name that is no
+        model starts it at offline, said when the screen opens."""
+        configured = configured_backend(self.home)
+        return configured if configured in BACKENDS else "offline"
+
     def on_mount(self) -> None:
         self.workbench.run_screen = self
+        configured = configured_backend(self.home)
+        if configured not in BACKENDS:
+            self.notify(
+                f"model.backend in config.yaml is {configured!r}, not one of {', '.join(BACKENDS)}: "
+                "the Run screen starts at offline.",
+                title="Model",
+                severity="warning",
+                markup=False,
+            )
         transcript = self.query_one(Transcript)
         self._title("New session")
         transcript.set_placeholder("Type a message below, or pick a scenario and press ctrl+g.")
