@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import subprocess
 
 from workbench.cli import main
 
@@ -22,3 +23,8 @@ def printed(*args: str) -> str:
     status, out, err = ran(*args)
     assert status == 0, err
     return out
+
+
+def completed(*args: str) -> subprocess.CompletedProcess:
+    """``ran`` answered as ``subprocess.run`` answers, for tests written against a process's result."""
+    return subprocess.CompletedProcess(["workbench", *args], *ran(*args))

@@ -118,14 +118,10 @@ def wb(tmp_path):
 def cli(tmp_path, monkeypatch):
     """The same command on the same home as ``wb``, answered the same way, but run in this process
     (``tests/cli_support.py``): for a test whose subject is what it says rather than the process."""
-    from tests.cli_support import ran
+    from tests.cli_support import completed
 
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
-
-    def run(*args):
-        return subprocess.CompletedProcess(["workbench", *args], *ran(*args))
-
-    return run
+    return completed
 
 
 @pytest.fixture(scope="session")

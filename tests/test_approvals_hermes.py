@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import time
 
 import pytest
@@ -22,7 +21,8 @@ from engine.session_writes import session_wrote
 from engine.skills.manage import skill_manage_tool
 from engine.timeline import Timeline
 from engine.tools import ToolContext
-from tests.hermes_support import MEMORY_TURNS, workbench_cmd
+from tests.cli_support import completed
+from tests.hermes_support import MEMORY_TURNS
 from tests.tui_support import make_app, wait_for
 
 pytestmark = pytest.mark.slow
@@ -101,9 +101,8 @@ def _skill_files(root):
 
 
 def _workbench(root, *args):
-    return subprocess.run(
-        workbench_cmd(*args, "--home", str(root), "--json"), capture_output=True, text=True, timeout=60
-    )
+    """The CLI's JSON, run in this process: what it says of Hermes's records is the subject, not the process."""
+    return completed(*args, "--home", str(root), "--json")
 
 
 def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approval(hermes, tmp_path):
@@ -124,7 +123,7 @@ def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approv
             assert row["summary"] == record["summary"], (row, record["summary"])
     assert len(ids) == len(staged) + len(skills)
     assert {(row["actor"], row["staged_by"]) for row in rows} == {("agent", "hermes")}
-    listed = subprocess.run(workbench_cmd("pending", "list", "--home", str(root)), capture_output=True, text=True)
+    listed = completed("pending", "list", "--home", str(root))
     assert listed.stdout.count("agent (Hermes)") == len(ids), listed.stdout
     preview = json.loads(_workbench(root, "pending", "show", staged[1]["pending_id"]).stdout)
     assert preview["error"] is None
@@ -348,16 +347,12 @@ def test_what_hermes_stages_and_decides_reaches_the_timeline_with_its_session(he
     assert (write["action"], write["session"]) == ("add", "hermes-tea")
     assert write["summary"] == "MEMORY + 'Kettle descales monthly' (proposed by Hermes agent)"
     approved_write = write["id"]
-    shown = subprocess.run(  # the entry's origin, as `memory show` prints it
-        workbench_cmd("memory", "show", "--target", "memory", "--home", str(root)), capture_output=True, text=True
-    ).stdout
+    shown = completed("memory", "show", "--target", "memory", "--home", str(root)).stdout  # the entry's origin
     assert (
         "↳ external (approved, proposed by Hermes agent) · " in shown
         and f"session hermes-tea · message {calls['kettle']}" in shown
     ), shown
-    listed = subprocess.run(  # and `memory history` names the same message on the write's line
-        workbench_cmd("memory", "history", "--home", str(root)), capture_output=True, text=True
-    ).stdout
+    listed = completed("memory", "history", "--home", str(root)).stdout  # names the message on the write's line
     [line] = [line for line in listed.splitlines() if line.startswith(f"#{approved_write} ")]
     assert f"session hermes-tea msg {calls['kettle']}" in line, listed
     home = open_home(root)
@@ -455,9 +450,7 @@ def test_skill_proposals_hermes_decides_are_journaled_as_decided_and_keep_their_
     skills = {s["name"]: s for s in json.loads(_workbench(root, "skills", "list").stdout)["skills"]}
     assert (skills["tidy-imports"]["provenance"], skills["tidy-imports"]["proposed_by"]) == ("user", "Hermes review")
     assert skills["brew"]["proposed_by"] is None and "steep" not in skills
-    shown = subprocess.run(
-        workbench_cmd("skills", "list", "--home", str(root)), capture_output=True, text=True, timeout=60
-    ).stdout
+    shown = completed("skills", "list", "--home", str(root)).stdout
     assert "tidy-imports  -  active          user (approved, proposed by Hermes review)" in shown, shown
 
 
@@ -480,9 +473,7 @@ def test_a_hermes_patch_found_only_loosely_is_refused_saying_where_it_may_apply(
         "escapes) in SKILL.md as it reads now, and may still apply it; the workbench applies only the exact text, "
         "so approve it there or reject it."
     ), shown
-    printed = subprocess.run(
-        workbench_cmd("pending", "show", pid, "--home", str(root)), capture_output=True, text=True, timeout=60
-    ).stdout
+    printed = completed("pending", "show", pid, "--home", str(root)).stdout
     assert "it asks to replace: Steep  for 3   minutes." in printed and "with: Steep for 4 minutes." in printed
     assert "(no textual change)" not in printed, printed
     before = _skill_files(root)
