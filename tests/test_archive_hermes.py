@@ -14,7 +14,8 @@ import pytest
 
 from engine import open_home
 from tests.archive_support import fts_state, old_workbench_archive, schema_of
-from tests.hermes_support import MEMORY_TURNS, workbench_cmd
+from tests.cli_support import completed
+from tests.hermes_support import MEMORY_TURNS
 
 # Hermes's SessionDB opened on HERMES_HOME/state.db, with a spy on its FTS rebuild path.
 OPEN = """
@@ -312,30 +313,18 @@ def test_a_cjk_search_first_in_a_home_hermes_wrote_leaves_every_read_working(her
     folder = tmp_path / "hermes"
     folder.mkdir()
     hermes_writes(hermes, folder)
-    found = subprocess.run(
-        [*workbench_cmd("--home", str(folder), "--json", "sessions", "search", "数据库迁移")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    found = completed("--home", str(folder), "--json", "sessions", "search", "数据库迁移")
     assert found.returncode == 0 and json.loads(found.stdout)["count"] == 1, found.stdout + found.stderr
     assert (folder / "workbench.db").exists()
     for command in (["memory", "show"], ["timeline"], ["sessions", "show", "h1"], ["pending", "list"]):
-        shown = subprocess.run(
-            [*workbench_cmd("--home", str(folder), "--json", *command)], capture_output=True, text=True, timeout=120
-        )
+        shown = completed("--home", str(folder), "--json", *command)
         assert shown.returncode == 0, (command, shown.stdout, shown.stderr)
         assert json.loads(shown.stdout)
 
 
 def searched(folder, query: str) -> list[dict]:
-    """The results of ``workbench sessions search QUERY --json`` on ``folder``, run in a process of its own."""
-    result = subprocess.run(
-        [*workbench_cmd("--home", str(folder), "--json", "sessions", "search", query)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """The results of ``workbench sessions search QUERY --json`` on ``folder`` (run in this process)."""
+    result = completed("--home", str(folder), "--json", "sessions", "search", query)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)["results"]
 
@@ -387,7 +376,7 @@ db.append_message("solo", "user", "what time is it")
 print(json.dumps({}))
 """,
     )
-    first = subprocess.run(workbench_cmd("timeline", "--home", str(folder), "--json"), capture_output=True, text=True)
+    first = completed("timeline", "--home", str(folder), "--json")
     assert first.returncode == 0 and json.loads(first.stdout)["rows"] == []  # the first look journals nothing
     hermes.json(
         folder,
@@ -396,11 +385,7 @@ print(json.dumps({}))
 print(json.dumps([db.set_session_archived("d2", True), db.delete_session("solo")]))
 """,
     )
-    listed = subprocess.run(
-        workbench_cmd("timeline", "--subsystem", "sessions", "--home", str(folder), "--json"),
-        capture_output=True,
-        text=True,
-    )
+    listed = completed("timeline", "--subsystem", "sessions", "--home", str(folder), "--json")
     rows = json.loads(listed.stdout)["rows"]
     assert [(r["actor"], r["action"], r["target"], r["summary"]) for r in rows] == [
         ("external", "delete", "solo", "deleted session 'Quick question', 1 message"),
@@ -411,9 +396,7 @@ print(json.dumps([db.set_session_archived("d2", True), db.delete_session("solo")
             "archived session 'Deploy API' with 1 more of its conversation: hidden from lists and session_search",
         ),
     ]
-    revert = subprocess.run(
-        workbench_cmd("revert", str(rows[1]["id"]), "--home", str(folder), "--json"), capture_output=True, text=True
-    )
+    revert = completed("revert", str(rows[1]["id"]), "--home", str(folder), "--json")
     assert json.loads(revert.stdout)["success"]
     home = open_home(folder, read_only=True)
     try:
@@ -435,14 +418,10 @@ db.append_message("t1", "user", "tool run")
 print(json.dumps({}))
 """
     hermes.json(folder, OPEN + DEPLOY + setup)
-    assert subprocess.run(workbench_cmd("timeline", "--home", str(folder)), capture_output=True).returncode == 0
+    assert completed("timeline", "--home", str(folder)).returncode == 0
     archived = hermes.json(folder, OPEN + 'print(json.dumps(db.set_session_archived("d1", True)))')
     assert archived is True
-    listed = subprocess.run(
-        workbench_cmd("timeline", "--subsystem", "sessions", "--home", str(folder), "--json"),
-        capture_output=True,
-        text=True,
-    )
+    listed = completed("timeline", "--subsystem", "sessions", "--home", str(folder), "--json")
     rows = json.loads(listed.stdout)["rows"]
     assert [(r["action"], r["target"], r["summary"]) for r in rows] == [
         (
@@ -451,9 +430,7 @@ print(json.dumps({}))
             "archived session 'Deploy API' with 2 more of its conversation: hidden from lists and session_search",
         )
     ]
-    revert = subprocess.run(
-        workbench_cmd("revert", str(rows[0]["id"]), "--home", str(folder), "--json"), capture_output=True, text=True
-    )
+    revert = completed("revert", str(rows[0]["id"]), "--home", str(folder), "--json")
     assert json.loads(revert.stdout)["success"]
     home = open_home(folder, read_only=True)
     try:
@@ -492,9 +469,7 @@ db.close()
         (hit,) = searched(folder, query)
         assert (hit["session_id"], hit["title"]) == (segment, "数据库迁移")
         assert hit["segments"] == ["hz-chain-1", "hz-chain-2"]
-        shown = subprocess.run(
-            [*workbench_cmd("--home", str(folder), "sessions", "search", query)], capture_output=True, text=True
-        )
+        shown = completed("--home", str(folder), "sessions", "search", query)
         assert shown.returncode == 0 and f"{segment}  " in shown.stdout and "数据库迁移\n" in shown.stdout
         assert "“" not in shown.stdout  # no quoted first message in place of the title
 
@@ -509,12 +484,7 @@ def test_archiving_a_live_session_is_refused_without_force_as_hermes_goes_on_wri
     hermes.json(folder, OPEN + DEPLOY + "print(json.dumps({}))")
 
     def archive(*flags):
-        done = subprocess.run(
-            workbench_cmd("sessions", "archive", "d1", *flags, "--home", str(folder), "--json"),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = completed("sessions", "archive", "d1", *flags, "--home", str(folder), "--json")
         return done.returncode, json.loads(done.stdout)
 
     state = (folder / "state.db").read_bytes()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -19,7 +18,8 @@ import pytest
 from engine import open_home
 from engine.session_writes import session_wrote
 from engine.timeline import Source, Timeline
-from tests.hermes_support import MEMORY_TURNS, workbench_cmd
+from tests.cli_support import completed
+from tests.hermes_support import MEMORY_TURNS
 from tests.screens_seed import open_mode
 from tests.tui_support import landed_on, make_app, settle, wait_for
 from widgets.entry_list import EntryList
@@ -62,9 +62,7 @@ def hermes_home(hermes, tmp_path):
 
 def test_every_pre_existing_entry_gets_its_hermes_message_or_present_before(hermes_home):
     root, ids = hermes_home
-    show = subprocess.run(
-        workbench_cmd("memory", "show", "--home", str(root), "--json"), capture_output=True, text=True, timeout=60
-    )
+    show = completed("memory", "show", "--home", str(root), "--json")
     assert show.returncode == 0, show.stderr
     data = json.loads(show.stdout)
     memory, user = data["memory"], data["user"]
@@ -272,9 +270,7 @@ def test_an_external_timeline_row_names_the_hermes_call_that_wrote_its_entry(wat
         "Staging host is staging-3": Source("hermes-summer", ids["batch"], "archive", "add"),
         "Drinks café au lait": Source("hermes-spring", ids["coffee"], "archive", "add"),
     }
-    shown = subprocess.run(
-        workbench_cmd("timeline", "--home", str(home.root)), capture_output=True, text=True, timeout=60
-    )
+    shown = completed("timeline", "--home", str(home.root))
     assert shown.returncode == 0, shown.stderr
     assert f"← session hermes-summer · message {ids['moved']} (Hermes's memory replace call" in shown.stdout
     memory_md = home.root / "memories" / "MEMORY.md"
@@ -322,12 +318,7 @@ def test_the_session_filter_finds_the_rows_of_hermess_writes_in_that_session(wat
     assert timeline.page(session_id="hermes-summer", actor="user") == []  # other filters still apply
 
     def listed(session, *more):
-        shown = subprocess.run(
-            workbench_cmd("timeline", "--home", str(home.root), "--session", session, *more),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        shown = completed("timeline", "--home", str(home.root), "--session", session, *more)
         assert shown.returncode == 0, shown.stderr
         return shown.stdout
 
@@ -349,19 +340,10 @@ def test_hermess_first_writes_into_a_home_the_workbench_watched_empty_are_outsid
     home.memory.catch_up()  # the first look: no files yet
     assert Timeline(home).page() == [] and home.memory.history() == []  # a look is no change
     ids = hermes.json(root, HERMES_WRITES)
-    listed = subprocess.run(  # no TUI, no memory history: the listing itself catches up first
-        workbench_cmd("timeline", "--home", str(root), "--session", "hermes-spring"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    # no TUI, no memory history: the listing itself catches up first
+    listed = completed("timeline", "--home", str(root), "--session", "hermes-spring")
     assert listed.returncode == 0 and "USER + 'Drinks café au lait ☕ every morning'" in listed.stdout, listed
-    history = subprocess.run(
-        workbench_cmd("memory", "history", "--home", str(root), "--target", "user", "--json"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    history = completed("memory", "history", "--home", str(root), "--target", "user", "--json")
     [coffee] = json.loads(history.stdout)["events"]  # an outside row, with the session of the call behind it
     assert (coffee["actor"], coffee["session_id"], coffee["message_id"]) == ("agent", "hermes-spring", ids["coffee"])
     timeline = Timeline(home)
@@ -609,8 +591,6 @@ def test_an_add_that_found_its_entry_there_is_not_the_call_behind_it(hermes, tmp
     row = _external_row(timeline, "The VPN needs the new certificate")
     assert timeline.source(row) == Source("hermes-late", ids["hermes-late"], "archive", "add")
     home.close()
-    show = subprocess.run(
-        workbench_cmd("memory", "show", "--home", str(root), "--json"), capture_output=True, text=True, timeout=60
-    )
+    show = completed("memory", "show", "--home", str(root), "--json")
     origin = json.loads(show.stdout)["memory"]["origins"][-1]  # the entry's origin in Memory, as in the Timeline
     assert (origin["session_id"], origin["message_id"]) == ("hermes-late", ids["hermes-late"])

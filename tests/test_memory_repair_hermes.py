@@ -6,11 +6,10 @@ it, Hermes reads the entries a person sees and its remove takes only the one ent
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
-from tests.hermes_support import workbench_cmd
+from tests.cli_support import completed
 
 pytestmark = pytest.mark.slow
 
@@ -28,13 +27,8 @@ print(json.dumps({{"seen": seen, "remove": store.remove("memory", "gamma") if {r
 
 
 def repair(home, *args: str) -> dict:
-    """``workbench memory repair ARGS --json`` as a separate process."""
-    proc = subprocess.run(
-        workbench_cmd("memory", "repair", *args, "--home", str(home), "--json"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    """``workbench memory repair ARGS --json``, run in this process (what it answers is the subject)."""
+    proc = completed("memory", "repair", *args, "--home", str(home), "--json")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(proc.stdout)
 
@@ -129,28 +123,19 @@ def test_a_byte_order_mark_that_makes_hermes_block_entry_one_is_found_and_remove
     memory.write_bytes(b"\xef\xbb\xbfNever deploy on Fridays\n\xc2\xa7\nsecond entry")
     before = hermes.json(home, HERMES_BLOCK)["block"]
     assert "Never deploy on Fridays" not in before and "BLOCKED" in before and "second entry" in before
-    frozen = subprocess.run(
-        workbench_cmd("memory", "show", "--frozen", "--json", "--home", str(home)),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    frozen = completed("memory", "show", "--frozen", "--json", "--home", str(home))
     ours = json.loads(frozen.stdout)["memory"]  # what a new session gets: the same block as Hermes's
     assert ours["blocked"] == 1 and "Never deploy on Fridays" not in ours["rendered"]
     listed = repair(home)
     assert [r["kind"] for r in listed["memory"]["reasons"]] == ["bom"]
     assert listed["memory"]["repairs"][0]["option"] == "--remove-bom"
-    doctor = subprocess.run(workbench_cmd("doctor", "--home", str(home)), capture_output=True, text=True, timeout=60)
+    doctor = completed("doctor", "--home", str(home))
     assert "starts with a byte-order mark" in doctor.stdout + doctor.stderr
-    fixed = subprocess.run(
-        workbench_cmd("doctor", "--fix", "--home", str(home)), capture_output=True, text=True, timeout=60
-    )
+    fixed = completed("doctor", "--fix", "--home", str(home))
     assert "Removed the byte-order mark of MEMORY.md" in fixed.stdout + fixed.stderr
     assert memory.read_bytes() == b"Never deploy on Fridays\n\xc2\xa7\nsecond entry"
     assert "Never deploy on Fridays" in hermes.json(home, HERMES_BLOCK)["block"]
-    history = subprocess.run(
-        workbench_cmd("memory", "history", "--home", str(home)), capture_output=True, text=True, timeout=60
-    )
+    history = completed("memory", "history", "--home", str(home))
     assert "- <U+FEFF>Never deploy on Fridays" in history.stdout  # shown, never an invisible character
 
 
@@ -187,12 +172,7 @@ def test_a_write_to_a_crlf_file_gives_the_bytes_hermes_gives(hermes, tmp_path, e
         if who == "hermes":
             assert hermes.json(home, HERMES_WRITES.format(call=call))["success"]
         else:
-            proc = subprocess.run(
-                workbench_cmd("memory", *args, "--home", str(home), "--json"),
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
+            proc = completed("memory", *args, "--home", str(home), "--json")
             assert proc.returncode == 0, proc.stdout + proc.stderr
             assert "written back with LF" in json.loads(proc.stdout)["line_endings"]
         files[who] = (home / "memories" / "MEMORY.md").read_bytes()
@@ -210,16 +190,11 @@ def test_a_crlf_file_freezes_and_checks_as_hermes_reads_it(hermes, tmp_path):
     (home / "memories" / "MEMORY.md").write_bytes(CRLF + b"\r\n\xc2\xa7\r\nDeploys on Thursdays\r\nafter standup")
     block = hermes.json(home, HERMES_BLOCK)["block"]
     assert "BLOCKED" not in block and "Deploys on Thursdays\nafter standup" in block
-    frozen = subprocess.run(
-        workbench_cmd("memory", "show", "--frozen", "--json", "--home", str(home)),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    frozen = completed("memory", "show", "--frozen", "--json", "--home", str(home))
     ours = json.loads(frozen.stdout)["memory"]
     assert ours["blocked"] == 0 and "Deploys on Thursdays\nafter standup" in ours["rendered"]
     assert all(entry in ours["rendered"] for entry in ("Name is Sam", "Works in UTC"))
-    doctor = subprocess.run(workbench_cmd("doctor", "--home", str(home)), capture_output=True, text=True, timeout=60)
+    doctor = completed("doctor", "--home", str(home))
     assert "CRLF line endings" in doctor.stdout + doctor.stderr
     assert "blocked from every prompt" not in doctor.stdout + doctor.stderr
 
@@ -296,9 +271,7 @@ def test_hermes_loads_a_file_that_was_not_utf8_once_its_bytes_are_replaced(herme
     data = "Name is Sam\n§\n".encode() + b"Lives in K\xf6ln\n\xa7\nbroken \xff\xfe bytes"
     user.write_bytes(data)
     assert "can't decode byte 0xf6" in hermes.json(home, HERMES_LOADS)["failed"]
-    fixed = subprocess.run(
-        workbench_cmd("doctor", "--fix", "--home", str(home)), capture_output=True, text=True, timeout=60
-    )
+    fixed = completed("doctor", "--fix", "--home", str(home))
     assert "fixed: Replaced the bytes that are not UTF-8 of USER.md" in fixed.stdout, fixed.stdout + fixed.stderr
     after = hermes.json(home, HERMES_LOADS)
     assert after["user"] == ["Name is Sam", "Lives in K\ufffdln", "broken \ufffd\ufffd bytes"]  # (A7: a Latin-1 '§')
