@@ -17,6 +17,7 @@ from engine.doctor import load_checks, run_doctor
 from engine.health import CHECKS
 from engine.tools import ToolContext
 from tests.archive_support import deepen_fts
+from tests.cli_support import completed
 from tests.hermes_support import workbench_cmd
 from tests.test_skills_support import tree_state
 
@@ -25,9 +26,7 @@ HOUR = 3600
 
 
 def cli(root, *args):
-    proc = subprocess.run(
-        workbench_cmd("doctor", *args, "--home", str(root), "--json"), capture_output=True, text=True, timeout=60
-    )
+    proc = completed("doctor", *args, "--home", str(root), "--json")
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout)
 
@@ -175,13 +174,11 @@ def test_an_unreadable_config_is_a_finding_and_every_other_check_runs(home):
     assert "Fix config.yaml where it says" in config["fix"] and "default settings" in config["fix"]
     found = {(f["area"], f["severity"]) for f in data["findings"]}
     assert {("pending", "error"), ("files", "warning"), ("memory", "info"), ("database", "info")} <= found
-    proc = subprocess.run(workbench_cmd("doctor", "--home", str(home.root)), capture_output=True, text=True, timeout=60)
+    proc = completed("doctor", "--home", str(home.root))
     assert proc.returncode == 1 and proc.stderr == ""  # the report, on stdout, as for any error finding
     assert "malformed YAML" in proc.stdout and "deadbeef" in proc.stdout and "fix:" in proc.stdout
     # every other command still refuses the home, with the same words
-    other = subprocess.run(
-        workbench_cmd("memory", "show", "--home", str(home.root)), capture_output=True, text=True, timeout=60
-    )
+    other = completed("memory", "show", "--home", str(home.root))
     assert other.returncode == 1 and other.stdout == ""
     assert other.stderr.startswith(f"error: {home.config_path} line 2, column 1: malformed YAML")
 
@@ -318,7 +315,7 @@ def test_text_output_is_plain_and_never_a_traceback(home, args):
     break_home(home)
     (home.memories_dir / "MEMORY.md").write_text("User likes tea\n§\nevil \x1b[2J entry \u202e", encoding="utf-8")
     home.close()
-    proc = subprocess.run(
+    proc = subprocess.run(  # a process of its own: nothing it prints, stderr included, is a traceback
         workbench_cmd("doctor", *args, "--home", str(home.root)), capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
@@ -455,9 +452,7 @@ def test_an_over_deep_search_index_is_reported_and_rebuilt_by_fix(home, levels, 
         with pytest.raises(sqlite3.DatabaseError):
             other.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', 'x', 0)")
         other.close()
-        listed = subprocess.run(
-            workbench_cmd("sessions", "list", "--home", str(home.root)), capture_output=True, text=True, timeout=60
-        )
+        listed = completed("sessions", "list", "--home", str(home.root))
         assert listed.returncode != 0 and "Traceback" not in listed.stderr
         assert "messages are intact" in listed.stderr and "workbench doctor --fix" in listed.stderr
     code, data = cli(home.root)
@@ -620,17 +615,15 @@ def test_a_skill_the_prompt_index_would_block_is_named_by_doctor_and_skills_list
     assert finding.severity == "warning" and "invisible_unicode_U+001B" in finding.what
     assert "skills/clear-screen/SKILL.md" in finding.what and "workbench skills archive clear-screen" in finding.fix
     assert not [f for f in run_doctor(home).findings if "'fine'" in f.what]
-    shown = subprocess.run(workbench_cmd("skills", "list", "--home", str(home.root)), capture_output=True, text=True)
+    shown = completed("skills", "list", "--home", str(home.root))
     assert shown.returncode == 0, shown.stderr
     line = next(x for x in shown.stdout.splitlines() if x.startswith("clear-screen"))
     assert "⚠ Clears ␛[2J" in line and "\x1b" not in shown.stdout and "\u202e" not in shown.stdout
     assert "⚠ clear-screen: Its description holds threat pattern(s) invisible_unicode_U+001B" in shown.stdout
-    listed = subprocess.run(
-        workbench_cmd("skills", "list", "--json", "--home", str(home.root)), capture_output=True, text=True
-    )
+    listed = completed("skills", "list", "--json", "--home", str(home.root))
     problems = {s["name"]: s["index_problem"] for s in json.loads(listed.stdout)["skills"]}
     assert problems["fine"] is None and "invisible_unicode_U+202E" in problems["clear-screen"]
-    doctor = subprocess.run(workbench_cmd("doctor", "--home", str(home.root)), capture_output=True, text=True)
+    doctor = completed("doctor", "--home", str(home.root))
     assert "skill 'clear-screen' (skills/clear-screen/SKILL.md)" in doctor.stdout and "\x1b" not in doctor.stdout
 
 
@@ -680,20 +673,12 @@ def immutable(tmp_path):
 
 def test_an_unwritable_memories_folder_is_a_finding_and_an_add_says_the_next_step(immutable):
     """Every add failed with "Operation not permitted. Nothing was changed." and doctor said all was well."""
-    add = subprocess.run(
-        [sys.executable, "-m", "workbench", "memory", "add", "User likes jazz", "--home", str(immutable), "--json"],
-        capture_output=True,
-        text=True,
-    )
+    add = completed("memory", "add", "User likes jazz", "--home", str(immutable), "--json")
     said = json.loads(add.stdout)["error"]
     assert add.returncode == 1 and "Operation not permitted. Nothing was changed." in said
     assert f"The folder {immutable / 'memories'} cannot be written: it has the immutable attribute" in said
     assert f"chattr -i '{immutable / 'memories'}'" in said  # quoted, as a shell word
-    doctor = subprocess.run(
-        [sys.executable, "-m", "workbench", "doctor", "--home", str(immutable), "--json"],
-        capture_output=True,
-        text=True,
-    )
+    doctor = completed("doctor", "--home", str(immutable), "--json")
     report = json.loads(doctor.stdout)
     found = {f["area"]: f for f in report["findings"] if "cannot be written" in f["what"]}
     assert not report["ok"] and set(found) == {"memory", "skills"}
@@ -724,7 +709,7 @@ def test_doctor_is_quiet_about_the_segments_of_a_small_archive_hermes_wrote(herm
         assert max(home.archive.fragmentation().values()) >= 8 and home.archive.merge_work()
     finally:
         home.close()
-    done = subprocess.run(workbench_cmd("doctor", "--home", str(root), "--json"), capture_output=True, text=True)
+    done = completed("doctor", "--home", str(root), "--json")
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["ok"], report
     [archive] = [f for f in report["findings"] if f["area"] == "archive"]

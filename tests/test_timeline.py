@@ -27,6 +27,7 @@ from engine.timeline import (
     summarize,
 )
 from engine.tools import ToolContext
+from tests.cli_support import completed
 from tests.hermes_support import hermes_record
 from tests.test_curator_cli import wb
 
@@ -76,17 +77,11 @@ def test_the_session_filter_takes_an_id_or_the_start_of_one(home):
     home.memory.add("memory", "From s10", ToolContext(actor="agent", session_id="s10"))
     assert [r.session_id for r in timeline.page(session_id="s1")] == ["s1"]  # a whole id is that session's alone
     assert [r.session_id for r in timeline.page(session_id="s")] == ["s10", "s1"]
-    listed = subprocess.run(
-        [sys.executable, "-m", "workbench", "timeline", "--session", "s", "--home", str(home.root)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout
+    listed = completed("timeline", "--session", "s", "--home", str(home.root)).stdout
     assert "From s10'  (session s10)" in listed and "From s1'  (session s1)" in listed  # which is whose
 
     def text(session: str) -> str:
-        command = [sys.executable, "-m", "workbench", "timeline", "--session", session, "--home", str(home.root)]
-        return subprocess.run(command, capture_output=True, text=True, timeout=60).stdout
+        return completed("timeline", "--session", session, "--home", str(home.root)).stdout
 
     assert f"(session {long_id})" in text("20261130_10")  # the start of an id: the whole one is said
     assert "From s1'" in text("s1") and "(session" not in text("s1")  # exactly the session asked for
@@ -271,16 +266,9 @@ def test_cli_timeline_and_revert(tmp_path, home):
         "session",  # the row's own session, else its source's
     }
     assert listed["rows"][0]["source"] is None and listed["rows"][0]["session"] == "s1"
-    text = subprocess.run(
-        [sys.executable, "-m", "workbench", "timeline", "--home", str(home.root)], capture_output=True, text=True
-    ).stdout
+    text = completed("timeline", "--home", str(home.root)).stdout
     assert "MEMORY + 'Project uses Postgres 16'  (session s1)" in text  # every row says its session
-    proc = subprocess.run(
-        [sys.executable, "-m", "workbench", "revert", "review:s1:7", "--home", str(home.root), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = completed("revert", "review:s1:7", "--home", str(home.root), "--json")
     result = json.loads(proc.stdout)
     assert proc.returncode == 0 and result["success"] and len(result["reverted"]) == 2
     code, refused = wb(home.root, "revert", str(listed["rows"][0]["id"]))
@@ -289,11 +277,7 @@ def test_cli_timeline_and_revert(tmp_path, home):
     listed_now = {r["id"]: r for r in wb(home.root, "timeline")[1]["rows"]}
     undoers = {r["reverted_by"] for r in after["rows"]}  # each row names its own undo row, of the revert's group
     assert len(undoers) == 2 and {listed_now[i]["revert_of"] for i in undoers} == {"review:s1:7"}
-    text = subprocess.run(
-        [sys.executable, "-m", "workbench", "timeline", "--home", str(home.root), "--group", "review:s1:7"],
-        capture_output=True,
-        text=True,
-    ).stdout
+    text = completed("timeline", "--home", str(home.root), "--group", "review:s1:7").stdout
     assert all(f"  ↶ reverted by row {r['reverted_by']}" in text for r in after["rows"])
     code, bad = wb(home.root, "timeline", "--since", "soon")
     assert code == 2 and "is not a time" in bad["error"]  # a usage error, as every malformed option
@@ -322,9 +306,7 @@ def test_the_text_timeline_names_the_next_page_with_this_listings_home_and_filte
     (tmp_path / "a home with spaces").symlink_to(home.root)
 
     def listing(*args: str) -> str:
-        proc = subprocess.run(
-            [sys.executable, "-m", "workbench", "timeline", *args], capture_output=True, text=True, timeout=60
-        )
+        proc = completed("timeline", *args)
         assert proc.returncode == 0, proc.stderr
         return proc.stdout
 
@@ -378,30 +360,14 @@ def test_a_dry_run_on_a_record_row_says_why_as_the_revert_refuses_it(tmp_path, h
     assert preview["refused"] and "a record of a decision" in preview["refused"][0]["error"]
     assert Timeline(home).revert(str(row.id))["refused"][0]["error"] == preview["refused"][0]["error"]
     home.close()
-    proc = subprocess.run(
-        [sys.executable, "-m", "workbench", "revert", str(row.id), "--dry-run", "--home", str(home.root)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = completed("revert", str(row.id), "--dry-run", "--home", str(home.root))
     assert f"would refuse row {row.id} ({row.summary}): a record of a decision, not a change" in proc.stdout
-    real = subprocess.run(
-        [sys.executable, "-m", "workbench", "revert", str(row.id), "--home", str(home.root)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    real = completed("revert", str(row.id), "--home", str(home.root))
     assert proc.returncode == real.returncode == 1  # the dry run exits as the revert would
     said = [
-        json.loads(
-            subprocess.run(
-                [sys.executable, "-m", "workbench", "revert", str(row.id), *dry, "--json", "--home", str(home.root)],
-                capture_output=True,
-                text=True,
-                timeout=60,
-            ).stdout
-            or "{}"
-        ).get("error")
+        json.loads(completed("revert", str(row.id), *dry, "--json", "--home", str(home.root)).stdout or "{}").get(
+            "error"
+        )
         for dry in (["--dry-run"], [])
     ]
     assert said == [
@@ -899,11 +865,7 @@ def test_a_failed_approval_says_why_in_the_row_the_listing_and_json(home, clock)
     home.close()
     code, listed = wb(home.root, "timeline", "--subsystem", "approvals")
     assert [r["why"] for r in listed["rows"] if r["action"] == "approve_failed"] == [r.why for r in failed]
-    text = subprocess.run(
-        [sys.executable, "-m", "workbench", "timeline", "--home", str(home.root), "--subsystem", "approvals"],
-        capture_output=True,
-        text=True,
-    ).stdout.splitlines()
+    text = completed("timeline", "--home", str(home.root), "--subsystem", "approvals").stdout.splitlines()
     row = next(i for i, line in enumerate(text) if "approval failed: skills proposal 0000bb01" in line)
     assert text[row + 1] == f"{'':>9}why: {failed[0].why}"
 
@@ -1098,12 +1060,7 @@ def test_timeline_show_prints_what_the_screens_detail_shows(home, clock):
     home.close()
 
     def show(row: int) -> list[str]:
-        done = subprocess.run(
-            [sys.executable, "-m", "workbench", "timeline", "show", str(row), "--home", str(home.root)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = completed("timeline", "show", str(row), "--home", str(home.root))
         assert done.returncode == 0, done.stderr
         return done.stdout.splitlines()
 
