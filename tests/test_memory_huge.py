@@ -134,21 +134,21 @@ def test_the_keep_repair_of_a_file_far_over_its_limit_and_its_undo(home):
     assert home.memory.path("memory").read_bytes() == original
 
 
-def test_memory_show_of_a_file_far_over_its_limit_says_so_and_lists_its_first_entries(wb, tmp_path):
+def test_memory_show_of_a_file_far_over_its_limit_says_so_and_lists_its_first_entries(cli, tmp_path):
     folder = tmp_path / "home" / "memories"
     folder.mkdir(parents=True)
     items = entries(15_000)
     (folder / "MEMORY.md").write_text(ENTRY_DELIMITER.join(items), encoding="utf-8")
-    shown = wb("memory", "show", "--target", "memory")
+    shown = cli("memory", "show", "--target", "memory")
     assert shown.returncode == 0
     said = " ".join(shown.stdout.split())
     assert "MEMORY.md is 3.3 MB, far over its 2,200-char limit: Hermes puts all of it" in said
     assert "Only the first 200 of its 15,000 entries are listed." in said
     assert "chars · 15,000 entries" in said  # (the gauge's count as the note's: grouped)
     assert f"{LISTED}. {items[LISTED - 1]}" in shown.stdout and items[LISTED] not in shown.stdout
-    data = json.loads(wb("memory", "show", "--target", "memory", "--json").stdout)
+    data = json.loads(cli("memory", "show", "--target", "memory", "--json").stdout)
     assert (len(data["entries"]), len(data["origins"]), data["entry_count"]) == (LISTED, LISTED, 15_000)
-    added = wb("memory", "add", "one more")
+    added = cli("memory", "add", "one more")
     assert added.returncode == 1 and "over its limit by itself" in " ".join(added.stderr.split())
     assert added.stderr.count("\n") < LISTED + 20, "the current entries are listed up to the cap"
     assert (
@@ -212,11 +212,11 @@ async def test_the_memory_screen_scans_only_the_entries_it_lists(home, tmp_path,
     assert set(scanned) <= set(items[:LISTED]), f"{len(set(scanned) - set(items[:LISTED])):,} unlisted entries scanned"
 
 
-def test_doctor_names_a_file_far_over_its_limit_and_the_repair_that_fits(wb, tmp_path):
+def test_doctor_names_a_file_far_over_its_limit_and_the_repair_that_fits(cli, tmp_path):
     folder = tmp_path / "home" / "memories"
     folder.mkdir(parents=True)
     (folder / "MEMORY.md").write_text(ENTRY_DELIMITER.join(entries(1_000)), encoding="utf-8")
-    said = " ".join(wb("doctor").stdout.split())
+    said = " ".join(cli("doctor").stdout.split())
     assert "MEMORY.md is 217.9 KB, far over its 2,200-char limit: Hermes puts all of it" in said
     assert "--keep-first" in said
 

@@ -43,20 +43,20 @@ def test_a_page_reads_at_most_so_many_candidates_and_says_where_it_stopped(home)
     assert len(timeline.page(actor="external", limit=50)) == 50 and timeline.reach is None  # a page that filled
 
 
-def test_the_cli_says_how_far_it_read_and_its_older_command_reads_on(home, wb):
+def test_the_cli_says_how_far_it_read_and_its_older_command_reads_on(home, cli):
     journal(home)
     home.close()
-    data = json.loads(wb("timeline", "--actor", "agent", "--json").stdout)
+    data = json.loads(cli("timeline", "--actor", "agent", "--json").stdout)
     stopped = data["stopped"]  # (the listing's catch-up journals a first look at MEMORY.md: one row more)
     assert data["rows"] == [] and stopped["examined"] == EXAMINED and stopped["oldest_id"] > HAND_EDITS - EXAMINED
-    first = wb("timeline", "--actor", "agent")
+    first = cli("timeline", "--actor", "agent")
     *_, note, older = first.stdout.splitlines()
     assert first.returncode == 0 and note == stopped["note"]
     assert note.startswith(f"None of the 5,000 rows read (down to row {stopped['oldest_id']:,})")
     assert older == f"Older: workbench timeline --actor agent --before {stopped['oldest_id']}"
-    second = wb(*older.split()[2:])
+    second = cli(*older.split()[2:])
     assert second.stdout.startswith("None of the 5,000 rows read") and "The agent's note" not in second.stdout
-    third = wb(*second.stdout.splitlines()[-1].split()[2:])
+    third = cli(*second.stdout.splitlines()[-1].split()[2:])
     assert "The agent's note" in third.stdout and "rows read" not in third.stdout and "Older:" not in third.stdout
 
 
