@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -12,6 +10,7 @@ from engine import open_home
 from engine.errors import ReadOnlyError, WorkbenchError
 from engine.events import PendingChanged
 from engine.tools import FOREGROUND
+from tests.cli_support import completed
 
 
 def _stage(home, content, subsystem="memory"):
@@ -143,12 +142,7 @@ def test_the_row_that_dropped_an_unreadable_file_says_so_and_shows_its_text(home
     home.close()
     code, data = wb(home.root, "timeline", "show", row_id)
     assert code == 0 and data["kept_text"] == '{"id": "0badc0de", "content": "tea\x1b[31m", \\xff'
-    shown = subprocess.run(
-        [sys.executable, "-m", "workbench", "--home", str(home.root), "timeline", "show", row_id],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    shown = completed("--home", str(home.root), "timeline", "show", row_id)
     assert shown.returncode == 0 and "\x1b" not in shown.stdout
     assert shown.stdout.endswith(
         'kept in this row (--json gives it as kept):\n{"id": "0badc0de", "content": "tea␛[31m", \\xff\n'
@@ -302,17 +296,11 @@ def test_reject_all_refuses_what_changed_kind_since_its_question(home):
 
 def test_pending_reject_all_names_the_unreadable_file_it_left_and_how_to_drop_it(home):
     """It printed only "Rejected 0 pending write(s)." and left the file unnamed."""
-    import subprocess
-
-    from tests.hermes_support import workbench_cmd
-
     (home.pending_dir / "memory").mkdir(parents=True, exist_ok=True)
     broken = home.pending_dir / "memory" / "0badc0de.json"
     broken.write_bytes(b"{broken")
     home.close()
-    done = subprocess.run(
-        workbench_cmd("pending", "reject", "all", "--home", str(home.root)), capture_output=True, text=True
-    )
+    done = completed("pending", "reject", "all", "--home", str(home.root))
     assert done.returncode == 0 and "Rejected 0 pending write(s)." in done.stdout
     assert (
         f"Left as it is: {broken} cannot be read (not valid JSON" in done.stdout

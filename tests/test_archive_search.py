@@ -7,7 +7,6 @@ import json
 import os
 import random
 import sqlite3
-import subprocess
 import time
 
 import pytest
@@ -20,7 +19,7 @@ from engine.archive.filters import SearchFilters, read_filters
 from engine.archive.query import parse
 from engine.errors import BadSearchFilter
 from tests.archive_support import copy_database
-from tests.hermes_support import workbench_cmd
+from tests.cli_support import completed
 
 CHINESE = ["部署", "服务器", "数据库", "迁移", "半夜", "日志", "数据", "回滚", "配置", "超时", "的", "了"]
 JAPANESE = ["デプロイ", "サーバー", "データベース", "ログ", "ロールバック", "設定", "の", "は", "です"]
@@ -358,17 +357,10 @@ def test_a_query_with_nothing_to_search_is_refused_not_answered_no_matches(home,
     home.archive.append_messages("s1", [{"role": "user", "content": "rotate the near replica"}])
     assert home.archive.nothing_searched("near") is None and home.archive.nothing_searched('"NEAR"') is None
     home.close()
-    proc = subprocess.run(
-        workbench_cmd("sessions", "search", query, "--home", str(home.root)), capture_output=True, text=True, timeout=60
-    )
+    proc = completed("sessions", "search", query, "--home", str(home.root))
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
     assert f"workbench sessions search: error: {said}" in proc.stderr and "no matches" not in proc.stderr
-    proc = subprocess.run(
-        workbench_cmd("sessions", "search", query, "--json", "--home", str(home.root)),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = completed("sessions", "search", query, "--json", "--home", str(home.root))
     data = json.loads(proc.stdout)
     assert proc.returncode == 2 and data["success"] is False and data["usage"] is True
     assert data["error"].startswith(said)
@@ -948,18 +940,11 @@ def test_half_width_katakana_that_find_nothing_say_to_try_the_full_width_form(ho
     assert home.archive.search("ﾀﾜｰ") == [] and [h.session_id for h in home.archive.search("タワー")] == ["jp"]
     assert home.archive.no_match_hint("タワー") is None and home.archive.no_match_hint("tower") is None
     home.close()
-    proc = subprocess.run(
-        workbench_cmd("sessions", "search", "ﾀﾜｰ", "--home", str(home.root)), capture_output=True, text=True, timeout=60
-    )
+    proc = completed("sessions", "search", "ﾀﾜｰ", "--home", str(home.root))
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
     assert (
         "no matches for 'ﾀﾜｰ'; half-width katakana are searched as typed, so only text written half-width "
         "matches: try 'タワー'" in proc.stdout
     )
-    proc = subprocess.run(
-        workbench_cmd("sessions", "search", "ﾀﾜｰ", "--json", "--home", str(home.root)),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = completed("sessions", "search", "ﾀﾜｰ", "--json", "--home", str(home.root))
     assert json.loads(proc.stdout)["hint"].endswith("try 'タワー'")

@@ -12,6 +12,7 @@ import pytest
 from engine.diffs import WHITESPACE_ONLY
 from engine.timeline import Timeline, has_skill_diff, outcome_lines, summarize
 from engine.tools import ToolContext
+from tests.cli_support import completed
 from tests.hermes_support import workbench_cmd
 from workbench.cli.timeline_cmds import show_row
 
@@ -358,7 +359,7 @@ print(json.dumps(json.loads(skill_manage(**patch))))
 """
 
 
-@pytest.mark.slow  # Hermes's own skill tool, and the CLI, in their own processes
+@pytest.mark.slow  # Hermes's own skill tool in its own process
 def test_a_patch_hermes_made_of_trailing_spaces_shows_them(home, hermes):
     """A patch that only added trailing spaces showed ``- Boil water.`` and ``+ Boil water.`` alike."""
     _create_brew(home)
@@ -366,9 +367,7 @@ def test_a_patch_hermes_made_of_trailing_spaces_shows_them(home, hermes):
     assert hermes.json(home.root, HERMES_PADS)["success"]
     row = home.skills.outside.record()[0]
     home.close()
-    shown = subprocess.run(
-        workbench_cmd("timeline", "show", str(row), "--home", str(home.root)), capture_output=True, text=True
-    )
+    shown = completed("timeline", "show", str(row), "--home", str(home.root))
     out = shown.stdout.splitlines()
     assert shown.returncode == 0 and out[-7:] == [
         WHITESPACE_ONLY,
@@ -381,7 +380,7 @@ def test_a_patch_hermes_made_of_trailing_spaces_shows_them(home, hermes):
     ], shown.stdout
 
 
-@pytest.mark.slow  # Hermes's own skill tool, and the CLI, in their own processes
+@pytest.mark.slow  # Hermes's own skill tool in its own process
 def test_a_patch_or_delete_hermes_made_shows_its_diff_and_reverts(home, hermes):
     _create_brew(home)
     assert home.skills.manage({"action": "create", "name": "tidy-imports", "content": TIDY})["success"]
@@ -397,7 +396,7 @@ def test_a_patch_or_delete_hermes_made_shows_its_diff_and_reverts(home, hermes):
     home.close()
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(workbench_cmd(*args, "--home", str(home.root)), capture_output=True, text=True)
+        return completed(*args, "--home", str(home.root))
 
     shown = cli("timeline", "show", str(ids[0]))
     assert shown.returncode == 0 and shown.stdout.splitlines()[-3:] == [
@@ -587,7 +586,7 @@ def test_what_hermes_changed_while_no_workbench_watched_is_journaled_at_the_next
     clock.advance(3600)
     results = hermes.json(root, HERMES_WRITES_SKILLS % TIDY)  # no workbench running
     assert [r["success"] for r in results] == [True, True], json.dumps(results)
-    shown = subprocess.run(workbench_cmd("timeline", "--home", str(root)), capture_output=True, text=True, timeout=60)
+    shown = completed("timeline", "--home", str(root))
     assert shown.returncode == 0, shown.stderr
     assert "skill 'tidy-imports' created outside the workbench (tidy-imports/SKILL.md)" in shown.stdout
     assert "skill 'brew' edited outside the workbench (brew/SKILL.md)" in shown.stdout
@@ -1002,7 +1001,7 @@ def test_a_skill_made_by_hand_beside_its_twin_is_refused_naming_its_own_folder(h
         "archive it: `workbench skills archive ops/brew` (or a in Skills; restorable)"
     )
     command = refused.split("`")[1].split()[1:]  # the command it names does it, in another process
-    done = subprocess.run(workbench_cmd(*command, "--home", str(home.root)), capture_output=True, text=True)
+    done = completed(*command, "--home", str(home.root))
     assert done.returncode == 0, done.stderr
     assert not (home.skills_dir / "ops" / "brew").exists()
     assert (home.skills_dir / "devops" / "brew" / "SKILL.md").read_text(encoding="utf-8") == BREW  # (its twin stays)
