@@ -214,18 +214,24 @@ os.environ.pop("NO_COLOR", None)
 # near the end (the soak is in test_soak.py, after most of the suite) keeps one worker busy
 # after the other has run out: the whole run waits for it. Run first, the longest ones
 # overlap the rest of the suite on the other worker. Node-id prefixes, longest first
-# (``--durations=80`` of a full run); the order of every other test is unchanged.
+# (``--durations=80`` of a full run, 2026-12-06); the order of every other test is unchanged.
 LONGEST_FIRST = (
     "tests/test_soak.py::test_a_small_soak_leaves_the_home_whole",
-    "tests/test_threat_corpus.py::test_hostile_texts_never_reach_a_prompt_unseen",
+    "tests/test_tui_mash.py::test_random_keys_never_stop_the_app",
+    "tests/test_hermes_provenance.py::test_a_hermes_agent_turn_shows_live_with_its_origin_message",
+    "tests/test_config_hermes.py::test_what_we_say_hermes_does_with_a_replaced_value_is_what_it_does",
+    "tests/test_fuzz_files.py::",
+    "tests/test_tui_app.py::test_demo_plays_in_the_app_and_the_screens_follow",
+    "tests/test_hostile_files.py::test_a_100000_operation_batch_is_refused_when_staged_and_when_approved",
+    "tests/test_timeline_reach.py::test_the_timeline_screen_says_how_far_it_read_and_m_reads_on",
+    "tests/test_skill_commands.py::test_refusals_suggest_commands_that_work",
+    "tests/test_cli_width.py::test_sessions_list_and_timeline_fit_the_terminal_and_json_keeps_the_text",
+    "tests/test_config_hermes.py::test_a_quoted_limit_of_an_empty_store_leaves_the_block_hermes_injects",
+    "tests/test_config_hermes.py::test_defaults_we_call_hermes_are_hermes_0_19_0",
+    "tests/test_config_hermes.py::test_the_reader_table_is_what_the_real_hermes_does",
+    "tests/test_config_hermes.py::test_a_nudge_interval_neither_program_can_use_leaves_hermes_without_memory",
     "tests/test_tui_focus.py::test_every_focusable_pane_shows_a_focus_ring",
     "tests/test_threat_corpus.py::test_benign_texts_are_never_refused_and_rarely_flagged",
-    "tests/test_tui_reloads.py::test_no_worker_calls_back_with_call_from_thread",
-    "tests/test_archive_hermes.py::test_a_cjk_search_first_in_a_home_hermes_wrote_leaves_every_read_working",
-    "tests/test_tui_sessions.py::test_typing_in_the_search_box_relays_out_nothing_and_long_text_scrolls",
-    "tests/test_memory_cli.py::test_history_of_",
-    "tests/test_tui_mash.py::test_random_keys_never_stop_the_app",
-    "tests/test_fuzz_files.py::",
 )
 
 
