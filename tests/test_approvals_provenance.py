@@ -10,7 +10,6 @@ workbench, the write must be journaled as the user's approval of that Hermes mes
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
@@ -18,7 +17,7 @@ from engine import open_home
 from engine.memory import history
 from engine.skills.manage import skill_manage_tool
 from engine.tools import ToolContext
-from tests.hermes_support import workbench_cmd
+from tests.cli_support import completed
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own process
 
@@ -82,7 +81,8 @@ def staged(hermes, tmp_path):
 
 
 def _workbench(root, *args):
-    proc = subprocess.run(workbench_cmd(*args, "--home", str(root)), capture_output=True, text=True, timeout=60)
+    """What the CLI prints, run in this process: its words about Hermes's records are the subject."""
+    proc = completed(*args, "--home", str(root))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
