@@ -5,6 +5,7 @@ from __future__ import annotations
 import compileall
 import gc
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from engine import FixedClock, open_home
+from engine.demo import seed_demo_home
 
 # Times people read are in the machine's zone (``engine.clock.shown_time``): the suite pins UTC, so
 # screens and snapshots read the same on every machine (and in every process the tests start).
@@ -98,6 +100,24 @@ def home(tmp_path, clock):
     h = open_home(tmp_path / "home", clock=clock)
     yield h
     h.close()
+
+
+@pytest.fixture(scope="session")
+def _demo_template(tmp_path_factory):
+    root = tmp_path_factory.mktemp("demo") / "home"
+    home = open_home(root, clock=FixedClock(FIXED_NOW))
+    seed_demo_home(home)
+    home.close()
+    return root
+
+
+@pytest.fixture
+def demo_root(_demo_template, tmp_path):
+    """A closed demo home at ``tmp_path/home``, as ``seed_demo_home`` leaves it on the fixed clock: seeded
+    once per worker and copied for each test (seeding takes about 0.1 s, a copy a few ms)."""
+    root = tmp_path / "home"
+    shutil.copytree(_demo_template, root)
+    return root
 
 
 @pytest.fixture

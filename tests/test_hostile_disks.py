@@ -16,8 +16,7 @@ import subprocess
 
 import pytest
 
-from engine import FixedClock, open_home
-from engine.demo import seed_demo_home
+from engine import open_home
 from engine.errors import ReadOnlyError
 from workbench.cli import main
 
@@ -38,13 +37,9 @@ def cli(root, *argv):
 
 
 @pytest.fixture
-def seeded(tmp_path, monkeypatch):
+def seeded(demo_root, tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CONFIG_DIR", str(tmp_path / "config"))
-    root = tmp_path / "seed"
-    home = open_home(root, clock=FixedClock(1796040000.0))
-    seed_demo_home(home)
-    home.close()
-    return root
+    return demo_root
 
 
 def test_reindex_of_a_read_only_home_is_refused(seeded):

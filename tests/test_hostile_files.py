@@ -14,9 +14,8 @@ import sqlite3
 
 import pytest
 
-from engine import FixedClock, open_home
+from engine import open_home
 from engine.curator.ledger import columns
-from engine.demo import seed_demo_home
 from engine.errors import WorkbenchError
 from engine.memory.tool import memory_tool
 from engine.tools import ToolContext
@@ -24,13 +23,9 @@ from workbench.cli import main
 
 
 @pytest.fixture
-def root(tmp_path, monkeypatch):
+def root(demo_root, tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CONFIG_DIR", str(tmp_path / "config"))
-    home_root = tmp_path / "home"
-    home = open_home(home_root, clock=FixedClock(1796040000.0))
-    seed_demo_home(home)
-    home.close()
-    return home_root
+    return demo_root
 
 
 def cli(root, *argv):
