@@ -9,7 +9,9 @@ workbench, the write must be journaled as the user's approval of that Hermes mes
 
 from __future__ import annotations
 
+import copy
 import json
+import shutil
 
 import pytest
 
@@ -66,10 +68,9 @@ print(memory_tool(store=load_on_disk_store(), action="add", target="memory", con
 """
 
 
-@pytest.fixture
-def staged(hermes, tmp_path):
-    """A home whose Hermes session en-stage staged four writes (three memory, one skill)."""
-    root = tmp_path / "home"
+@pytest.fixture(scope="module")
+def _staged_template(hermes, tmp_path_factory):
+    root = tmp_path_factory.mktemp("staged") / "home"
     home = open_home(root)
     user = ToolContext(actor="user")
     for entry in ("User likes tea", "Old laptop runs Debian 11"):
@@ -78,6 +79,17 @@ def staged(hermes, tmp_path):
     home.config_path.write_text("memory:\n  write_approval: true\nskills:\n  write_approval: true\n")
     home.close()
     return root, hermes.json(root, HERMES_STAGES_IN_A_SESSION)
+
+
+@pytest.fixture
+def staged(_staged_template, tmp_path):
+    """A home whose Hermes session en-stage staged four writes (three memory, one skill), with the ids
+    Hermes gave them: staged once per module (a Hermes process), copied for each test (its files name
+    no path of their own)."""
+    template, ids = _staged_template
+    root = tmp_path / "home"
+    shutil.copytree(template, root)
+    return root, copy.deepcopy(ids)
 
 
 def _workbench(root, *args):
