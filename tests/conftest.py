@@ -252,6 +252,10 @@ LONGEST_FIRST = (
     "tests/test_config_hermes.py::test_a_nudge_interval_neither_program_can_use_leaves_hermes_without_memory",
     "tests/test_tui_focus.py::test_every_focusable_pane_shows_a_focus_ring",
     "tests/test_threat_corpus.py::test_benign_texts_are_never_refused_and_rarely_flagged",
+    # Under a second each when a worker starts, 10-23 s late in a run: each parses all of workbench/
+    # and widgets/ (a million AST nodes) while the worker's heap is large.
+    "tests/test_tui_reloads.py::test_no_worker_calls_back_with_call_from_thread",
+    "tests/test_tui_reloads.py::test_exclusive_workers_answer_through_post_result",
 )
 
 
