@@ -100,6 +100,31 @@ def test_a_write_refused_for_any_reason_after_the_editor_keeps_the_text_and_says
     assert Path(json.loads(refused.stdout)["kept"]).read_text() == FIXED
 
 
+@pytest.mark.parametrize(
+    "editors",
+    [{"VISUAL": "", "EDITOR": ""}, {"VISUAL": "no-such-editor-here"}, {"VISUAL": "false"}],
+    ids=["unset", "missing", "quits-writing-nothing"],
+)
+def test_an_editor_that_never_changed_the_copy_leaves_no_copy_behind(tmp_path, editors):
+    """An unset or missing editor (or one quit with an error, nothing written) left a temp copy of the
+    unchanged SKILL.md each time, and the error called it "your text"."""
+    root = tmp_path / "home"
+    skill_md = made(root)
+    refused = workbench(root, "skills", "edit", "deploy", "--json", env=editors)
+    assert refused.returncode == 1 and skill_md.read_text() == SKILL
+    assert "kept" not in json.loads(refused.stdout)
+    assert not list(tmp_path.glob("workbench-skill-*"))
+
+
+def test_an_editor_that_wrote_then_failed_keeps_what_it_wrote(tmp_path):
+    root = tmp_path / "home"
+    skill_md = made(root)
+    quits = editor(tmp_path, f"path.write_text({FIXED!r}); sys.exit(1)")
+    refused = workbench(root, "skills", "edit", "deploy", "--json", env={"VISUAL": quits})
+    assert refused.returncode == 1 and skill_md.read_text() == SKILL
+    assert Path(json.loads(refused.stdout)["kept"]).read_text() == FIXED
+
+
 def test_the_save_rereads_the_file_under_the_lock(tmp_path):
     """The engine's own check, for the TUI too: a change after the editor opened is refused whole."""
     skill_md = made(tmp_path / "home")

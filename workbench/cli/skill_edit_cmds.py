@@ -47,8 +47,19 @@ def edit_skill(home: Home, args) -> Output:
     try:
         text = _edit(copy)
     except WorkbenchError as exc:
+        if _untouched(copy, opened):  # (the editor never ran, or wrote nothing: no text of theirs to keep)
+            shutil.rmtree(copy.parent, ignore_errors=True)
+            raise
         raise WorkbenchError(f"{exc.message} {_kept(copy, opened)}", kept=str(copy)) from None
     return _saved(home, opened, text, copy)
+
+
+def _untouched(copy: Path, opened: Opened) -> bool:
+    """Whether the editor's copy still holds the text it was made with."""
+    try:
+        return copy.read_text(encoding="utf-8") == opened.text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _saved(home: Home, opened: Opened, text: str, copy: Path | None) -> Output:
