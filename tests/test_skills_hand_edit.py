@@ -171,6 +171,25 @@ def test_an_archived_skill_is_refused_before_the_editor_opens_saying_how_to_rest
     assert "`workbench skills restore deploy`" in refused.stderr
 
 
+def test_the_skills_screens_on_disk_check_reads_the_skill_opened_by_its_folder(tmp_path):
+    """The editor's check of the file as skills change found the skill by its name: with two folders
+    declaring it, every check said the file "cannot be read now" (ambiguous), though nothing changed."""
+    from workbench.screens.skill_edit import SkillEdit
+
+    made(tmp_path / "home")
+    twin = tmp_path / "home" / "skills" / "ops" / "deploy" / "SKILL.md"
+    twin.parent.mkdir(parents=True)
+    twin.write_text(SKILL)
+    home = open_home(tmp_path / "home")
+    try:
+        edit = SkillEdit(home.skills, open_skill_md(home.skills, "ops/deploy"))
+        assert edit.recheck().note is None
+        twin.write_text(FIXED)
+        assert "Changed on disk" in (edit.recheck().note or "")
+    finally:
+        home.close()
+
+
 def test_what_the_agent_may_not_write_a_person_may_not_save_either(tmp_path):
     root = tmp_path / "home"
     skill_md = made(root)

@@ -39,7 +39,7 @@ class SkillEdit:
     def recheck(self) -> DiskCheck:
         """Worker thread, as skills change: whether the file is still the version the draft is based on."""
         try:
-            now = open_skill_md(self.library, self.opened.name).text
+            now = open_skill_md(self.library, self.opened.rel).text  # (by its folder: a name may be shared)
         except WorkbenchError as exc:
             return DiskCheck(f"{self.opened.path} cannot be read now: {exc.in_app}")
         if now == self.opened.text:
