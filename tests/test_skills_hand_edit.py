@@ -33,6 +33,15 @@ def made(root: Path) -> Path:
     return root / "skills" / "deploy" / "SKILL.md"
 
 
+def made_twins(root: Path) -> Path:
+    """``made``, and a second folder, ops/deploy, declaring the same name; returns its SKILL.md."""
+    made(root)
+    twin = root / "skills" / "ops" / "deploy" / "SKILL.md"
+    twin.parent.mkdir(parents=True)
+    twin.write_text(SKILL)
+    return twin
+
+
 def editor(tmp_path: Path, code: str) -> str:
     """An $EDITOR command: a Python script run on the file to edit (``path``), as a real editor process."""
     script = tmp_path / "editor.py"
@@ -147,10 +156,7 @@ def test_the_save_rereads_the_file_under_the_lock(tmp_path):
 def test_a_skill_sharing_its_name_with_another_is_edited_by_its_folder(tmp_path):
     """Two active folders declaring one name (as Hermes can leave them): the save found the skill by name,
     which is ambiguous, so the skill opened by its folder could not be saved."""
-    made(tmp_path / "home")
-    twin = tmp_path / "home" / "skills" / "ops" / "deploy" / "SKILL.md"
-    twin.parent.mkdir(parents=True)
-    twin.write_text(SKILL)
+    twin = made_twins(tmp_path / "home")
     home = open_home(tmp_path / "home")
     try:
         opened = open_skill_md(home.skills, "ops/deploy")
@@ -176,10 +182,7 @@ def test_the_skills_screens_on_disk_check_reads_the_skill_opened_by_its_folder(t
     declaring it, every check said the file "cannot be read now" (ambiguous), though nothing changed."""
     from workbench.screens.skill_edit import SkillEdit
 
-    made(tmp_path / "home")
-    twin = tmp_path / "home" / "skills" / "ops" / "deploy" / "SKILL.md"
-    twin.parent.mkdir(parents=True)
-    twin.write_text(SKILL)
+    twin = made_twins(tmp_path / "home")
     home = open_home(tmp_path / "home")
     try:
         edit = SkillEdit(home.skills, open_skill_md(home.skills, "ops/deploy"))
