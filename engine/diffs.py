@@ -107,6 +107,12 @@ def shown_diff(lines: Iterable[DiffLine], context: int = 2) -> list[DiffLine | N
     return [marked(line) for line in in_context(lines, context)]
 
 
+def changed_lines(before: str, after: str) -> list[str]:
+    """What changed from ``before`` to ``after`` as text lines, ``- old`` and ``+ new`` among two kept lines
+    (``  ⋯`` for those left out): how a save refused over another writer's change says it."""
+    return ["  ⋯" if line is None else f"{line[0]} {line[1]}" for line in shown_diff(line_diff(before, after))]
+
+
 def whitespace_only(lines: Iterable[DiffLine]) -> bool:
     """True when a diff changes something, but only whitespace (spaces, tabs, line ends): what a view
     then says (``WHITESPACE_ONLY``), as such a change is easily read as none."""

@@ -277,6 +277,34 @@ async def test_the_skills_screen_edits_skill_md_and_keeps_the_draft_over_a_chang
 
 
 @pytest.mark.anyio
+async def test_a_conflict_shown_follows_another_write_and_keep_mine_is_based_on_it(home, tmp_path):
+    """A second write while the conflict was shown left its diff saying the first ("+ now" no longer
+    was), and Keep mine, based on that, was refused again with a new conflict."""
+    from tests.hermes_support import write_from_another_process
+    from tests.tui_support import make_app, settle, wait_for
+    from workbench.screens.dialogs import EditDialog
+
+    home.skills.manage({"action": "create", "name": "deploy", "content": SKILL})
+    skill_md = home.skills_dir / "deploy" / "SKILL.md"
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(100, 40)) as pilot:
+        draft = await open_editor(pilot)
+        draft.text = FIXED
+        write_from_another_process(skill_md, SKILL.replace("make deploy.", "make deploy ENV=prod."))
+        await pilot.press("ctrl+s")
+        dialog = app.screen
+        shown = dialog.query_one("#conflict-text")
+        await wait_for(pilot, lambda: "+ 1. Run make deploy ENV=prod." in str(shown.render()), what="the conflict")
+        write_from_another_process(skill_md, SKILL.replace("make deploy.", "make deploy ENV=staging."))
+        await wait_for(pilot, lambda: "+ 1. Run make deploy ENV=staging." in str(shown.render()), what="the new diff")
+        assert "ENV=prod" not in str(shown.render())
+        await pilot.click("#keep-mine")
+        await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the editor to close")
+        await settle(pilot)
+    assert skill_md.read_text() == FIXED
+
+
+@pytest.mark.anyio
 async def test_the_skills_screen_shows_a_refusal_in_the_editor(home, tmp_path):
     from tests.tui_support import make_app, settle
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..diffs import line_diff, shown_diff
+from ..diffs import changed_lines
 from ..tools import ToolContext
 from .frontmatter import validate_skill_md
 from .threats import warning_message
@@ -92,9 +92,7 @@ def changed_since(opened: Opened, current: str | None) -> ChangedSinceOpened:
             None,
             [],
         )
-    changes = [
-        "  ⋯" if line is None else f"{line[0]} {line[1]}" for line in shown_diff(line_diff(opened.text, current))
-    ]
+    changes = changed_lines(opened.text, current)
     return ChangedSinceOpened(
         f"{opened.path} changed since you opened it (Hermes, an editor or another workbench wrote it); nothing "
         "was saved. What changed on disk (- as you opened it, + now):\n" + "\n".join(changes),

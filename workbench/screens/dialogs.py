@@ -30,6 +30,7 @@ from textual.widgets import Button, Input, Static, TextArea
 
 from engine import lock_waits
 from engine.approvals.editing import batch_draft
+from engine.diffs import changed_lines
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory.format import size_of, split_pieces
 from engine.memory.ops import too_long_message
@@ -73,7 +74,7 @@ class Conflict:
 
     original: str
     theirs: str | None
-    changes: tuple[str, ...] = ()  # what changed from original to theirs, as diff lines, where a whole file is edited
+    whole_file: bool = False  # a whole file is edited: what changed from original to theirs is shown, as diff lines
 
 
 Outcome = None | str | Conflict
@@ -581,9 +582,9 @@ class EditDialog(Dialog[bool]):
         parts = (  # a whole file: what changed in it, not both versions whole
             [
                 ("what changed on disk (- as you opened it, + now):\n", "bold $mark-changed"),
-                ("\n".join(conflict.changes) + "\n\n", ""),
+                ("\n".join(changed_lines(conflict.original, theirs)) + "\n\n", ""),
             ]
-            if conflict.changes
+            if conflict.whole_file
             else [
                 ("theirs (now on disk):\n", "bold $mark-changed"),
                 (theirs + "\n\n", ""),

@@ -44,8 +44,10 @@ class SkillEdit:
             return DiskCheck(f"{self.opened.path} cannot be read now: {exc.in_app}")
         if now == self.opened.text:
             return DiskCheck(None)
-        return DiskCheck(
-            "Changed on disk since you opened it: another writer changed SKILL.md. Saving will show what changed first."
+        return DiskCheck(  # (theirs: a conflict shown follows it, so Keep mine is based on what it shows)
+            "Changed on disk since you opened it: another writer changed SKILL.md. "
+            "Saving will show what changed first.",
+            theirs=(now,),
         )
 
     def submit(self, text: str) -> Outcome:
@@ -55,7 +57,7 @@ class SkillEdit:
         except ChangedSinceOpened as exc:
             if exc.current is None:  # (gone: nothing to keep the draft over)
                 return exc.in_app
-            return Conflict(self.opened.text, exc.current, tuple(exc.details["changes"]))
+            return Conflict(self.opened.text, exc.current, whole_file=True)
         except WorkbenchError as exc:
             return exc.in_app
         self.said = " ".join(part for part in (result["message"], result.get("warning")) if part)
