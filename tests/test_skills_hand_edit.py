@@ -268,6 +268,8 @@ async def test_the_skills_screen_edits_skill_md_and_keeps_the_draft_over_a_chang
         assert dialog.draft == FIXED  # the draft is kept
         conflict, buttons = dialog.query_one("#conflict").region, dialog.query_one(".dialog-buttons").region
         assert conflict.height >= 4 and conflict.bottom <= buttons.y  # what changed has room at 80x24
+        assert not note.display  # (the conflict says it, and "saving will show what changed" is done)
+        assert draft.region.height >= 4  # the draft, to merge by hand, keeps some room too
         await pilot.click("#keep-mine")
         await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the editor to close")
         await settle(pilot)

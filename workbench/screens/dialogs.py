@@ -377,7 +377,7 @@ class EditDialog(Dialog[bool]):
         self.disk_note = check.note
         note = self.query_one("#on-disk", Static)
         note.update(literal(check.note or ""))
-        note.display = bool(check.note)
+        note.display = bool(check.note) and self.conflict is None  # (a conflict shown says it, and more)
 
     @on(TextArea.Changed, "#draft")
     def _draft_changed(self) -> None:
@@ -564,6 +564,7 @@ class EditDialog(Dialog[bool]):
             self.query_one(selector).display = shown
         for hint in self.query(".hint"):  # its room goes to what changed (at 80x24 there was none left for it)
             hint.display = not shown
+        self.query_one("#on-disk").display = bool(self.disk_note) and not shown  # (its "saving will show" is done)
         self.query_one("#error-box").can_focus = not shown  # its note is short; tab goes on to Keep mine
         self.query_one("#save").display = not shown
         if conflict is None:
