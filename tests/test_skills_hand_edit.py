@@ -134,6 +134,17 @@ def test_an_editor_that_wrote_then_failed_keeps_what_it_wrote(tmp_path):
     assert Path(json.loads(refused.stdout)["kept"]).read_text() == FIXED
 
 
+def test_ctrl_c_while_the_editor_runs_is_the_editors_and_its_text_is_kept(tmp_path):
+    """A ^C at the terminal reaches the workbench as well as the editor: it exited 130 at once, the editor
+    killed, and the text the editor had written was left in a temp folder no message named."""
+    root = tmp_path / "home"
+    skill_md = made(root)
+    code = f"import os, signal\npath.write_text({FIXED!r})\nos.kill(os.getppid(), signal.SIGINT)\nsys.exit(1)"
+    refused = workbench(root, "skills", "edit", "deploy", "--json", env={"VISUAL": editor(tmp_path, code)})
+    assert refused.returncode == 1 and skill_md.read_text() == SKILL
+    assert Path(json.loads(refused.stdout)["kept"]).read_text() == FIXED
+
+
 def test_the_save_rereads_the_file_under_the_lock(tmp_path):
     """The engine's own check, for the TUI too: a change after the editor opened is refused whole."""
     skill_md = made(tmp_path / "home")

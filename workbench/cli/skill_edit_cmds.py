@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -99,12 +100,16 @@ def _edit(copy: Path) -> str:
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor or not editor.strip():
         raise WorkbenchError("No editor is set: set $VISUAL or $EDITOR, or give the text with --from FILE.")
+    ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)  # (as git does: a ^C at the terminal is the editor's)
     try:
         status = subprocess.run([*shlex.split(editor), str(copy)], check=False).returncode
     except (OSError, ValueError) as exc:
         raise WorkbenchError(f"The editor ({inline(editor)}) could not be started: {exc}.") from None
+    finally:
+        signal.signal(signal.SIGINT, ignored)
     if status != 0:
-        raise WorkbenchError(f"The editor ({inline(editor)}) exited with status {status}; nothing was saved.")
+        how = f"was stopped by signal {-status}" if status < 0 else f"exited with status {status}"
+        raise WorkbenchError(f"The editor ({inline(editor)}) {how}; nothing was saved.")
     return _file_text(copy)
 
 
