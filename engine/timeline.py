@@ -194,6 +194,11 @@ def lost_files(lost: list[str] | None) -> str:
     return f"{', '.join(visible(f) for f in lost)} {'is' if len(lost) == 1 else 'are'} lost (no copy was kept)"
 
 
+def _offered(plan: dict[str, Any]) -> dict[str, Any]:
+    """What a refused row's plan offers instead (``skill_md_only``: its SKILL.md alone), for its refusal."""
+    return {"skill_md_only": plan["skill_md_only"]} if "skill_md_only" in plan else {}
+
+
 class SupportFilesLost(TimelineError):
     """A skill removed outside with support files no copy was kept of: only its SKILL.md can come back,
     which a revert does when asked to (``skill_md_only``). ``lost``: those files (None: not known)."""
@@ -1995,8 +2000,7 @@ class Timeline:
             "ref": str(ref),
             "changes": [p for p in planned if "undo" in p and "refused" not in p],
             "refused": [
-                {"id": p["id"], "summary": p["summary"], "error": p.get("refused") or p["skip"]}
-                | ({"skill_md_only": p["skill_md_only"]} if "skill_md_only" in p else {})
+                {"id": p["id"], "summary": p["summary"], "error": p.get("refused") or p["skip"]} | _offered(p)
                 for p in planned
                 if "refused" in p or (single and "skip" in p)
             ],
@@ -2029,7 +2033,7 @@ class Timeline:
                 )
                 continue
             if "refused" in plan:
-                refused.append({"id": row.id, "summary": row.summary, "error": plan["refused"]})
+                refused.append({"id": row.id, "summary": row.summary, "error": plan["refused"]} | _offered(plan))
                 continue
             earlier = set(self.home.journal.undos_of(row.id))
             with tagged(actor, **group, undo_of=row.id):

@@ -418,6 +418,22 @@ def test_a_patch_or_delete_hermes_made_shows_its_diff_and_reverts(home, hermes):
     assert again.returncode == 1 and "undid it already" in again.stdout + again.stderr
 
 
+def test_a_revert_refused_for_lost_support_files_offers_skill_md_alone_as_its_dry_run_does(home):
+    """docs/cli-contract.md has revert's refused row carry ``skill_md_only: {lost}``; only --dry-run's did,
+    so a script reading the revert itself had to parse the error's words to learn SKILL.md could come back."""
+    standup = "---\nname: standup\ndescription: Daily notes\n---\n\nThree lines.\n"
+    assert home.skills.manage({"action": "create", "name": "standup", "content": standup})["success"]
+    written = {"action": "write_file", "name": "standup", "file_path": "references/team.md", "file_content": "x\n"}
+    assert home.skills.manage(written)["success"]
+    home.skills.outside.record()
+    shutil.rmtree(home.skills_dir / "standup")  # (as Hermes's skill_manage delete does)
+    [removal] = home.skills.outside.record()
+    timeline = Timeline(home)
+    [previewed] = timeline.preview(str(removal))["refused"]
+    [refused] = timeline.revert(str(removal))["refused"]
+    assert refused == previewed and refused["skill_md_only"] == {"lost": ["references/team.md"]}
+
+
 @pytest.mark.slow  # Hermes's own skill tool, and the CLI, in their own processes
 def test_a_skill_hermes_deleted_with_support_files_comes_back_as_its_skill_md_alone_when_asked(home, hermes):
     """F11: the revert refused whole, offering no way to bring SKILL.md back alone."""
