@@ -418,16 +418,23 @@ def test_a_patch_or_delete_hermes_made_shows_its_diff_and_reverts(home, hermes):
     assert again.returncode == 1 and "undid it already" in again.stdout + again.stderr
 
 
-def test_a_revert_refused_for_lost_support_files_offers_skill_md_alone_as_its_dry_run_does(home):
-    """docs/cli-contract.md has revert's refused row carry ``skill_md_only: {lost}``; only --dry-run's did,
-    so a script reading the revert itself had to parse the error's words to learn SKILL.md could come back."""
+def removed_with_support_files(home) -> int:
+    """Skill ``standup`` made with references/team.md and looked at, then its folder deleted outside, as
+    Hermes's skill_manage delete does: the look's removal row, which no copy of team.md backs."""
     standup = "---\nname: standup\ndescription: Daily notes\n---\n\nThree lines.\n"
     assert home.skills.manage({"action": "create", "name": "standup", "content": standup})["success"]
     written = {"action": "write_file", "name": "standup", "file_path": "references/team.md", "file_content": "x\n"}
     assert home.skills.manage(written)["success"]
     home.skills.outside.record()
-    shutil.rmtree(home.skills_dir / "standup")  # (as Hermes's skill_manage delete does)
+    shutil.rmtree(home.skills_dir / "standup")
     [removal] = home.skills.outside.record()
+    return removal
+
+
+def test_a_revert_refused_for_lost_support_files_offers_skill_md_alone_as_its_dry_run_does(home):
+    """docs/cli-contract.md has revert's refused row carry ``skill_md_only: {lost}``; only --dry-run's did,
+    so a script reading the revert itself had to parse the error's words to learn SKILL.md could come back."""
+    removal = removed_with_support_files(home)
     timeline = Timeline(home)
     [previewed] = timeline.preview(str(removal))["refused"]
     [refused] = timeline.revert(str(removal))["refused"]

@@ -909,15 +909,9 @@ async def test_a_timeline_revert_is_a_revert_in_the_memory_history_too(home, tmp
 
 async def test_a_skill_removed_with_its_support_files_is_offered_back_as_its_skill_md_alone(home, tmp_path):
     """F11: `r` on such a removal only said it was refused; now it asks, naming what stays lost."""
-    import shutil
+    from tests.test_skills_outside import removed_with_support_files
 
-    text = "---\nname: standup\ndescription: Daily notes\n---\n\nThree lines.\n"
-    assert home.skills.manage({"action": "create", "name": "standup", "content": text})["success"]
-    files = {"action": "write_file", "name": "standup", "file_path": "references/team.md", "file_content": "Ann\n"}
-    assert home.skills.manage(files)["success"]
-    home.skills.outside.record()
-    shutil.rmtree(home.skills_dir / "standup")  # (as Hermes's skill_manage delete does)
-    home.skills.outside.record()
+    removed_with_support_files(home)
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         assert "references/team.md is lost (no copy was kept)" in await revert_question(
