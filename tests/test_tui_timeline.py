@@ -856,32 +856,6 @@ async def test_an_outside_skill_edit_shows_its_diff_and_reverts_after_confirming
         await wait_for(pilot, lambda: skill_md.read_text(encoding="utf-8") == before, what="the text put back")
 
 
-async def test_r_on_a_skill_removed_with_its_files_asks_to_bring_back_skill_md_alone(home, tmp_path):
-    """The question r asks where only SKILL.md can come back had no test: it names what stays lost (a
-    name from disk as symbols, never reordered by its bidi override) and y brings back SKILL.md alone."""
-    import shutil
-
-    folder = write_skill(home, "standup", files={"references/\u202eteam.md": "x\n"})
-    home.skills.outside.record()
-    before = (folder / "SKILL.md").read_text(encoding="utf-8")
-    shutil.rmtree(folder)  # (as Hermes's skill_manage delete does)
-    home.skills.outside.record()
-    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
-        screen = await open_mode(pilot, "6", TimelineScreen)
-        await cursor_to(pilot, screen, "skill 'standup' removed outside the workbench")
-        await pilot.press("r")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the question")
-        question = pilot.app.screen
-        assert question.question == "Bring back its SKILL.md alone?"
-        assert "references/<U+202E>team.md is lost (no copy was kept)" in question.detail
-        assert "\u202e" not in screen_text(pilot.app)
-        await pilot.press("y")
-        await wait_for(pilot, lambda: (folder / "SKILL.md").is_file(), what="SKILL.md back")
-        await settle(pilot)
-    assert (folder / "SKILL.md").read_text(encoding="utf-8") == before
-    assert [p.name for p in folder.iterdir()] == ["SKILL.md"]
-
-
 async def test_a_timeline_revert_is_a_revert_in_the_memory_history_too(home, tmp_path):
     """The Memory screen's history called the row a Timeline revert wrote "undo" while the Timeline
     called it "revert of row N": both say revert now (the Memory screen's own u stays an undo)."""
