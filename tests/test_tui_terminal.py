@@ -112,3 +112,39 @@ def test_a_session_typed_in_ends_when_the_terminal_hangs_up(tmp_path):
         if child:
             os.kill(child, 9)
             os.waitpid(child, 0)
+
+
+def test_a_message_sent_with_ctrl_q_quits_at_once_and_ends_the_session(tmp_path):
+    """A trial: enter and ctrl+q typed together in a session already talked in left a blank terminal
+    for a minute, then the session open in state.db: Textual dropped the turn's worker at the quit
+    before it ran, and the close waited for that worker, which would never say it was done, for its
+    60 s bound, then gave up ending the session. The close now waits only for the worker before it."""
+    home = tmp_path / "home"
+    open_home(home).close()
+    env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(tmp_path / "config"), "COLUMNS": "100", "LINES": "30"}
+    child, master = pty.fork()
+    if child == 0:
+        os.execve(sys.executable, [sys.executable, "-m", "workbench", "--home", str(home)], env)
+    try:
+        assert b"Memory" in _read_until(master, b"Memory", 60)
+        os.write(master, b"5")
+        assert b"enter sends" in _read_until(master, b"enter sends", 60)
+        time.sleep(1)
+        os.write(master, b"hello there\r")
+        assert b"Hello" in _read_until(master, b"Hello", 60)  # the first turn's reply
+        time.sleep(1)
+        os.write(master, b"remember that I drink decaf\r\x11")  # enter, then ctrl+q at once
+        deadline = time.monotonic() + 30  # (the bug waited 60 s)
+        while _alive(child) and time.monotonic() < deadline:
+            _read_until(master, b"\0", 0.2)
+        assert not _alive(child), "the quit still waits for a turn that never ran"
+        _, status = os.waitpid(child, 0)
+        child = 0
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        with closing(open_home(home, read_only=True)) as look:
+            [session] = look.archive.list_sessions()
+            assert session.end_reason == "cli_close" and session.ended_at is not None
+    finally:
+        if child:
+            os.kill(child, 9)
+            os.waitpid(child, 0)

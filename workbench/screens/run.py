@@ -69,8 +69,9 @@ class Handover:
     once the turn has stopped; a turn over before the close leaves it to the close
     (``RunScreen.on_unmount``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, before: threading.Event | None = None) -> None:
         self._lock = threading.Lock()
+        self._before = before  # a turn's: the worker before it (an opening's is None)
         self._closed = False
         self._over = False
         self.agent: Conversation | None = None  # the turn's (the screen may not have heard of it yet)
@@ -101,6 +102,11 @@ class Handover:
             self._closed = True
             self.left_running = self._begun and not self._over
             return self.left_running
+
+    def unrun(self) -> threading.Event | None:
+        """UI thread, once closed: for a turn that never began, the worker before it, which is all the close
+        waits for (Textual may drop the turn's worker at the quit before it starts: it never says it is done)."""
+        return None if self._begun else self._before
 
 
 class TurnNotBegun(Exception):
@@ -510,11 +516,12 @@ class RunScreen(WorkbenchScreen):
                 agent.cancel()
             return
         running = self.running and turn is None  # (a scenario: its runs end their own sessions)
+        idle = (turn.unrun() if turn is not None else None) or self._idle
         if agent is not None:
             agent.cancel()  # (a switch waiting for a background review goes on at once)
             if self._leaving_unstored:  # the user chose to quit without what state.db would not take
                 agent.leave()
-            elif not running and not self._idle.wait(REVIEW_CLOSE_WAIT_S):  # a switch still going on
+            elif not running and not idle.wait(REVIEW_CLOSE_WAIT_S):  # a switch still going on
                 log.warning("session %s was not ended at exit: a switch of session was still going on", agent.id)
             elif not running:  # as Hermes's CLI does on exit; `ctrl+o` (resume) reopens it
                 owed = self._switch or (turn.owed if turn is not None else None)  # (its TurnEnded not heard yet)
@@ -894,9 +901,10 @@ class RunScreen(WorkbenchScreen):
         self._cancel.clear()
         switch, self._switch = self._switch, None  # (made already, or owed: the turn makes it first)
         said_at = self.home.clock.now()  # (said now, stored later: after a switch still going on, say)
-        self._turn = Handover()
+        before, done = self._queue()
+        self._turn = Handover(before)
         opening = self._opening  # (an agent being opened for a resume: the turn goes on with it)
-        self.run_turn(text, said_at, self.model_name, self.agent, switch, self._turn, opening, *self._queue())
+        self.run_turn(text, said_at, self.model_name, self.agent, switch, self._turn, opening, before, done)
 
     def action_play(self) -> None:
         scenario = str(self.query_one("#run-scenario", Select).value)
