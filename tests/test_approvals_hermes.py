@@ -630,3 +630,40 @@ def test_a_json_object_with_no_id_is_said_to_break_hermess_pending_list(hermes, 
     home.close()
     assert problem.hermes == "unnamed" and "/memory pending list stops with an error" in problem.remedy
     assert hermes.json(root, HERMES_PENDING_LIST) == "KeyError"
+
+
+HERMES_REWRITES_ENTRY = (
+    MEMORY_TURNS
+    + r"""
+db.create_session("hermes-rewrite", source="cli", model="m")
+turn("hermes-rewrite", "rewrite", {"action": "replace", "target": "memory", "old_text": "PostgreSQL 16",
+     "content": "Project uses PostgreSQL 16 on db.internal"}, user="the database moved")
+print(json.dumps(ids))
+"""
+)
+
+
+def test_an_entry_hermess_agent_rewrote_after_staging_is_said_to_be_the_agents(hermes, tmp_path):
+    """A trial: approving a replace Hermes staged, after Hermes's agent rewrote the entry it hits, was refused
+    naming the rewrite's writer `external`, where the entry's history and the Timeline name the agent and
+    its message. The refusal and `pending show` now name the agent too."""
+    from types import SimpleNamespace
+
+    from tests.cli_support import ran
+    from tests.hermes_support import hermes_record
+
+    root = tmp_path / "home"
+    (root / "memories").mkdir(parents=True)
+    (root / "memories" / "MEMORY.md").write_text("Project uses PostgreSQL 16\n§\nProject uses uv", encoding="utf-8")
+    home = open_home(root)
+    home.memory.catch_up()  # the workbench has seen the file
+    home.close()
+    payload = {"action": "replace", "target": "memory", "old_text": "PostgreSQL 16", "content": "Uses PostgreSQL 17"}
+    hermes_record(SimpleNamespace(pending_dir=root / "pending"), "0000cc09", payload, created_at=time.time() - 30)
+    hermes.json(root, HERMES_REWRITES_ENTRY)
+    code, out, err = ran("pending", "approve", "0000cc09", "--home", str(root))
+    assert code == 1 and "written after this was staged" in err
+    assert ", agent, event " in err and "external" not in err, err
+    code, out, _ = ran("pending", "show", "0000cc09", "--home", str(root), "--json")
+    [hit] = json.loads(out)["targets"]
+    assert hit["written_after"]["actor"] == "agent"

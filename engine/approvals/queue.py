@@ -842,6 +842,8 @@ class ApprovalQueue:
         (``written_after``), since it cannot be the entry the proposal was made against. An
         outside edit found late is known only to lie between the journal's row before it
         (``not_before``) and the file's mtime: ``surely`` False when staging fell in between."""
+        from ..memory.history import with_calls  # (here: memory.history imports the approvals package)
+
         journal = self.home.journal
         for hit in staged.get("targets") or []:
             if hit.get("pinned") is not None or hit.get("entry") is None:
@@ -849,6 +851,7 @@ class ApprovalQueue:
             rows = journal.about("memory", staged["target"], hit["entry"], limit=20)
             newer = next((r for r in rows if r.after == hit["entry"] and r.at > record.created_at), None)
             if newer is not None:
+                newer = with_calls(self.home.memory, [newer])[0]  # a Hermes call's row: the agent's, as history says
                 earliest = newer.detail.get("not_before")
                 hit["written_after"] = {
                     "at": iso_time(newer.at),
