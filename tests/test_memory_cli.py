@@ -455,3 +455,22 @@ def test_an_old_text_only_the_other_store_holds_is_pointed_there(cli, tmp_path, 
     finally:
         home.close()
     assert "other_target" not in agent and agent["error"].startswith("No entry matched 'terse'.")
+
+
+def test_add_and_replace_give_the_editors_duplicate_advice_once_written(cli, tmp_path):
+    """The CLI says of a written text what the Memory editor says of the same draft (one rule,
+    ``engine.memory.budget``): the entry it nearly duplicates, in the text and in ``--json``."""
+    from engine.memory.budget import draft_budget
+
+    staging = "Staging server is stage.example.com; prod is behind a VPN"
+    assert cli("memory", "add", staging).returncode == 0
+    assert cli("memory", "add", "PDF extraction uses pdfplumber").returncode == 0
+    near = "Staging server is stage.example.com and prod is behind the VPN"
+    editor = draft_budget([staging, "PDF extraction uses pdfplumber"], 2200, threshold=85)(near).advice()
+    assert editor == [f"Nearly the same as: {staging}"]
+    added = cli("memory", "add", "--json", near)
+    assert as_json(added)["advice"] == editor
+    replaced = cli("memory", "replace", "--old", "PDF", "The staging server is stage.example.com; prod is behind a VPN")
+    assert replaced.returncode == 0 and "⚠ Nearly the same as: Staging server is" in replaced.stdout
+    plain = cli("memory", "add", "--json", "Deploys never happen on Fridays")
+    assert "advice" not in as_json(plain)

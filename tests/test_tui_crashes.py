@@ -7,6 +7,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Select
 from textual.widgets._select import SelectOverlay
 
+from engine.memory.budget import draft_budget
 from tests.screens_seed import open_mode, seed_skills
 from tests.tui_support import make_app, settle
 from widgets import textual_fixes
@@ -14,7 +15,7 @@ from widgets.skill_list import SkillList
 from workbench import app as app_module
 from workbench.app import WorkbenchApp
 from workbench.cli import main, tui_cmds
-from workbench.screens.dialogs import ConfirmDialog, EditDialog, draft_budget
+from workbench.screens.dialogs import ConfirmDialog, EditDialog
 from workbench.screens.help import HelpScreen
 from workbench.screens.memory import MemoryScreen
 from workbench.screens.resume import ResumeDialog

@@ -13,6 +13,7 @@ from textual.widgets import Static, TextArea
 
 from engine import lock_waits
 from engine.events import MemoryChanged, RunnerEvent
+from engine.memory.budget import draft_budget, hermes_blocked
 from engine.memory.format import render_block
 from engine.memory.snapshot import snapshot_from_prompt
 from engine.memory.threats import entry_flags
@@ -25,7 +26,7 @@ from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList, row_content
 from widgets.gauge import CapacityGauge
 from workbench.messages import JumpToMessage
-from workbench.screens.dialogs import ConfirmDialog, EditDialog, draft_budget, hermes_blocked
+from workbench.screens.dialogs import ConfirmDialog, EditDialog
 
 pytestmark = pytest.mark.anyio
 

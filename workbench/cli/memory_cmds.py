@@ -12,6 +12,7 @@ from engine.approvals.records import proposed
 from engine.clock import shown_time
 from engine.home import Home
 from engine.memory import FILE_NAMES, TARGETS, Usage, history, render_block
+from engine.memory.budget import written_advice
 from engine.memory.format import BOM, LISTED, far_over_note, has_crlf, line_endings, listed
 from engine.memory.targets import HEADINGS
 from engine.memory.threats import prompt_note
@@ -223,6 +224,7 @@ def result_text(result: dict) -> str:
         for key in ("warning", "line_endings", "byte_order_mark"):
             if result.get(key):
                 lines.append(f"⚠ {textwrap.fill(result[key], 100, subsequent_indent='  ')}")
+        lines.extend(f"⚠ {textwrap.fill(line, 100, subsequent_indent='  ')}" for line in result.get("advice", []))
         return "\n".join(lines)
     lines = [f"error: {textwrap.fill(str(result.get('error')), 100, subsequent_indent='  ')}"]  # (the contract's)
     if result.get("matches"):
@@ -267,8 +269,20 @@ def _text(args, replaced: str = "") -> str:
     return stdin_text("the entry", "echo 'text' | workbench memory add -")
 
 
+def _advised(home: Home, target: str, text: str, result: dict) -> Output:
+    """The write's result, with the advice the Memory editor gives about the same text once it is
+    saved (``engine.memory.budget``): the entries it nearly duplicates, what Hermes's prompts block."""
+    store = home.memory
+    if result.get("success") and (
+        advice := written_advice(store.entries(target), store.limit(target), text, store.duplicate_threshold())
+    ):
+        result = {**result, "advice": advice}
+    return _write(result)
+
+
 def add_entry(home: Home, args) -> Output:
-    return _write(home.memory.add(args.target, _text(args), _user()))
+    text = _text(args)
+    return _advised(home, args.target, text, home.memory.add(args.target, text, _user()))
 
 
 def _old(args) -> str:
@@ -281,7 +295,8 @@ def _old(args) -> str:
 
 def replace_entry(home: Home, args) -> Output:
     removing = "; to delete the entry, use `workbench memory remove --old OLD`"
-    return _write(home.memory.replace(args.target, _old(args), _text(args, removing), _user()))
+    text = _text(args, removing)
+    return _advised(home, args.target, text, home.memory.replace(args.target, _old(args), text, _user()))
 
 
 def remove_entry(home: Home, args) -> Output:

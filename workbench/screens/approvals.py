@@ -33,6 +33,7 @@ from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory import FILE_NAMES
+from engine.memory.budget import batch_budget, draft_budget
 from engine.memory.similar import closest, strongest
 from engine.textsafety import inline
 from widgets.cursor_in_view import CursorList
@@ -42,7 +43,7 @@ from widgets.literal import age, assemble, literal, one_line
 
 from ..messages import ShowProposal
 from .base import WorkbenchScreen, clauses
-from .dialogs import ConfirmDialog, DiskCheck, EditDialog, Outcome, batch_budget, draft_budget
+from .dialogs import ConfirmDialog, DiskCheck, EditDialog, Outcome
 
 AGE_TICK = 5.0  # seconds between redraws of the ages ("12s", "3m ago"), which change with nothing reloaded
 

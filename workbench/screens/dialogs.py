@@ -29,15 +29,11 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Static, TextArea
 
 from engine import lock_waits
-from engine.approvals.editing import batch_draft
 from engine.diffs import changed_lines
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
-from engine.memory.format import size_of, split_pieces
-from engine.memory.ops import too_long_message
-from engine.memory.similar import closest, near_duplicates, strongest
-from engine.memory.threats import hermes_characters
+from engine.memory.budget import Budget
 from widgets.gauge import CapacityGauge
-from widgets.literal import assemble, literal, one_line, visible
+from widgets.literal import assemble, literal, visible
 from widgets.symbol_editor import SymbolTextArea
 from widgets.textual_fixes import DismissOnce
 
@@ -84,33 +80,6 @@ ADVICE_EVERY = 0.2  # seconds: while keys keep coming, the budget and advice are
 
 
 @dataclass(frozen=True)
-class Budget:
-    """What the store would hold with the draft saved, and entries it could be merged into."""
-
-    chars: int
-    limit: int
-    similar: tuple[str, ...] = ()  # the closest entries, to merge into when over the limit
-    pending: int = 0  # what proposals waiting for approval would add (the gauge's ghost)
-    duplicates: tuple[str, ...] = ()  # the entries the draft most nearly duplicates (the approval preview's rule)
-    more_duplicates: int = 0  # how many others it nearly duplicates too
-    problem: str = ""  # why saving the draft as it stands would be refused (a batch's count of texts, say)
-    blocked: str = ""  # what the prompts make of a text Hermes's scan blocks: saved, it shows there as [BLOCKED]
-
-
-def hermes_blocked(texts: list[str]) -> str:
-    """A warning for each text Hermes's prompts would show as ``[BLOCKED]`` (``engine.memory.threats``):
-    the store saves it all the same, and a Hermes agent would never read it."""
-    warnings = []
-    for number, text in enumerate(texts, 1):
-        if found := hermes_characters(text):
-            which = f"text {number}" if len(texts) > 1 else "this entry"
-            warnings.append(
-                f"Hermes's prompts will show {which} as [BLOCKED]: its scan blocks {', '.join(found)} wherever it is."
-            )
-    return " ".join(warnings)
-
-
-@dataclass(frozen=True)
 class DiskCheck:
     """What an open editor learns when the files change: a note to show (None: nothing that
     matters to this edit changed) and the budget against what is on disk now."""
@@ -118,54 +87,6 @@ class DiskCheck:
     note: str | None
     budget: Callable[[str], Budget] | None = None
     theirs: tuple[str | None] | None = None  # what the edited entry is now, once another writer moved it
-
-
-def draft_budget(
-    entries: list[str], limit: int, replacing: str | None = None, pending: int = 0, threshold: float | None = None
-) -> Callable[[str], Budget]:
-    """A memory store's budget once a draft is added to ``entries`` (or put in place of ``replacing``),
-    with ``pending`` characters of staged additions shown beside it; with a ``threshold``, also the
-    entries the draft nearly duplicates."""
-
-    def budget(draft: str) -> Budget:
-        text = draft.strip()
-        after = [text if entry == replacing else entry for entry in entries]
-        if replacing is None and text:
-            after.append(text)
-        others = [e for e in entries if e != replacing]
-        named, more = strongest(near_duplicates([text], others, threshold)) if threshold and text else ([], 0)
-        same = tuple(d["existing"] for d in named)
-        similar = tuple(closest(text, others, n=2))
-        problem = ""
-        if text and text in others:  # (an exact copy: the store's own rule refuses it, or adds nothing)
-            kept = "it would be stored twice, so saving is refused" if replacing is not None else "saving adds nothing"
-            problem = f"Already entry {entries.index(text) + 1}: {kept}."
-        elif len(text) > limit:  # no merging of other entries makes room: said as saving would say it
-            problem = too_long_message(text, limit)
-        shown = [e for e in dict.fromkeys(after) if e]
-        return Budget(size_of(shown), limit, similar, pending, same, more, problem, hermes_blocked([text]))
-
-    return budget
-
-
-def batch_budget(
-    payload: dict, entries: list[str], limit: int, threshold: float | None = None
-) -> Callable[[str], Budget]:
-    """A memory batch's budget once approved with a draft for its texts (``engine.approvals.editing``);
-    a draft that would be refused leaves the store as it is, and says why."""
-
-    def budget(draft: str) -> Budget:
-        found = batch_draft(payload, entries, draft, threshold)
-        after = entries if found.entries is None else found.entries
-        named, more = strongest(found.duplicates)
-        texts = split_pieces(draft)
-        longest = max(texts, key=len, default="")
-        kept = [e for e in after if e not in texts]
-        similar = tuple(closest(longest, kept, n=2)) if longest else ()
-        same = tuple(d["existing"] for d in named)
-        return Budget(size_of(after), limit, similar, 0, same, more, found.problem, hermes_blocked(texts))
-
-    return budget
 
 
 @dataclass
@@ -415,18 +336,7 @@ class EditDialog(Dialog[bool]):
         gauge = self.query_one("#draft-budget", CapacityGauge)
         gauge.used, gauge.limit, gauge.ghost = budget.chars, budget.limit, budget.pending
         advice = self.query_one("#draft-advice", Static)
-        over = budget.chars - budget.limit
-        lines = [budget.blocked] if budget.blocked else []
-        if budget.problem:
-            lines.insert(0, budget.problem)
-        elif over > 0:
-            similar = "; ".join(one_line(e, 60) for e in budget.similar) or "none close"
-            lines.insert(
-                0, f"Over the limit by {over:,}: shorten it, or merge entries first. Similar entries: {similar}"
-            )
-        elif budget.duplicates:
-            more = f" (and {budget.more_duplicates} more)" if budget.more_duplicates else ""
-            lines.insert(0, "Nearly the same as: " + "; ".join(one_line(e, 60) for e in budget.duplicates) + more)
+        lines = budget.advice()
         lines = [line for line in lines if line != self.error_said]  # (a refusal of the same words says it)
         advice.update(literal("\n".join(lines)))
         advice.display = bool(lines)

@@ -31,6 +31,7 @@ from engine.errors import WorkbenchError
 from engine.events import ConfigChanged, Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged
 from engine.memory import MemoryFileUnreadable, history
 from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, UNLISTED, align
+from engine.memory.budget import Budget, draft_budget
 from engine.memory.format import Usage, listed
 from engine.memory.ops import ALREADY_THERE
 from engine.memory.snapshot import MemorySnapshot
@@ -47,7 +48,7 @@ from widgets.literal import assemble, literal, one_line
 
 from ..messages import JumpToMessage, ShowEntry
 from .base import WorkbenchScreen
-from .dialogs import Budget, ConfirmDialog, Conflict, DiskCheck, EditDialog, Outcome, draft_budget
+from .dialogs import ConfirmDialog, Conflict, DiskCheck, EditDialog, Outcome
 from .help import HelpSection, binding_rows, working_bindings
 from .memory_facts import FactsPane
 from .repair import DriftExamined, DriftRepair

@@ -1,0 +1,115 @@
+"""The budget advice for a memory draft: what the store would hold with it saved, the entries it nearly
+duplicates, and what saving would refuse. One rule for the TUI's editors (as the user types) and the
+CLI's ``memory add`` / ``replace`` (once written), so both say the same of the same text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..approvals.editing import batch_draft
+from ..textsafety import one_line
+from .format import size_of, split_pieces
+from .ops import too_long_message
+from .similar import closest, near_duplicates, strongest
+from .threats import hermes_characters
+
+QUOTED = 60  # characters of an entry the advice names
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What the store would hold with the draft saved, and entries it could be merged into."""
+
+    chars: int
+    limit: int
+    similar: tuple[str, ...] = ()  # the closest entries, to merge into when over the limit
+    pending: int = 0  # what proposals waiting for approval would add (the gauge's ghost)
+    duplicates: tuple[str, ...] = ()  # the entries the draft most nearly duplicates (the approval preview's rule)
+    more_duplicates: int = 0  # how many others it nearly duplicates too
+    problem: str = ""  # why saving the draft as it stands would be refused (a batch's count of texts, say)
+    blocked: str = ""  # what the prompts make of a text Hermes's scan blocks: saved, it shows there as [BLOCKED]
+
+    def advice(self) -> list[str]:
+        """The lines said beside the draft: what saving refuses, else how far over the limit it goes, else
+        what it nearly duplicates; and whether Hermes's prompts would block it."""
+        lines = [self.blocked] if self.blocked else []
+        over = self.chars - self.limit
+        if self.problem:
+            lines.insert(0, self.problem)
+        elif over > 0:
+            similar = "; ".join(one_line(e, QUOTED) for e in self.similar) or "none close"
+            lines.insert(
+                0, f"Over the limit by {over:,}: shorten it, or merge entries first. Similar entries: {similar}"
+            )
+        elif self.duplicates:
+            more = f" (and {self.more_duplicates} more)" if self.more_duplicates else ""
+            lines.insert(0, "Nearly the same as: " + "; ".join(one_line(e, QUOTED) for e in self.duplicates) + more)
+        return lines
+
+
+def hermes_blocked(texts: list[str]) -> str:
+    """A warning for each text Hermes's prompts would show as ``[BLOCKED]`` (``engine.memory.threats``):
+    the store saves it all the same, and a Hermes agent would never read it."""
+    warnings = []
+    for number, text in enumerate(texts, 1):
+        if found := hermes_characters(text):
+            which = f"text {number}" if len(texts) > 1 else "this entry"
+            warnings.append(
+                f"Hermes's prompts will show {which} as [BLOCKED]: its scan blocks {', '.join(found)} wherever it is."
+            )
+    return " ".join(warnings)
+
+
+def draft_budget(
+    entries: list[str], limit: int, replacing: str | None = None, pending: int = 0, threshold: float | None = None
+) -> Callable[[str], Budget]:
+    """A memory store's budget once a draft is added to ``entries`` (or put in place of ``replacing``),
+    with ``pending`` characters of staged additions shown beside it; with a ``threshold``, also the
+    entries the draft nearly duplicates."""
+
+    def budget(draft: str) -> Budget:
+        text = draft.strip()
+        after = [text if entry == replacing else entry for entry in entries]
+        if replacing is None and text:
+            after.append(text)
+        others = [e for e in entries if e != replacing]
+        named, more = strongest(near_duplicates([text], others, threshold)) if threshold and text else ([], 0)
+        same = tuple(d["existing"] for d in named)
+        similar = tuple(closest(text, others, n=2))
+        problem = ""
+        if text and text in others:  # (an exact copy: the store's own rule refuses it, or adds nothing)
+            kept = "it would be stored twice, so saving is refused" if replacing is not None else "saving adds nothing"
+            problem = f"Already entry {entries.index(text) + 1}: {kept}."
+        elif len(text) > limit:  # no merging of other entries makes room: said as saving would say it
+            problem = too_long_message(text, limit)
+        shown = [e for e in dict.fromkeys(after) if e]
+        return Budget(size_of(shown), limit, similar, pending, same, more, problem, hermes_blocked([text]))
+
+    return budget
+
+
+def batch_budget(
+    payload: dict, entries: list[str], limit: int, threshold: float | None = None
+) -> Callable[[str], Budget]:
+    """A memory batch's budget once approved with a draft for its texts (``engine.approvals.editing``);
+    a draft that would be refused leaves the store as it is, and says why."""
+
+    def budget(draft: str) -> Budget:
+        found = batch_draft(payload, entries, draft, threshold)
+        after = entries if found.entries is None else found.entries
+        named, more = strongest(found.duplicates)
+        texts = split_pieces(draft)
+        longest = max(texts, key=len, default="")
+        kept = [e for e in after if e not in texts]
+        similar = tuple(closest(longest, kept, n=2)) if longest else ()
+        same = tuple(d["existing"] for d in named)
+        return Budget(size_of(after), limit, similar, 0, same, more, found.problem, hermes_blocked(texts))
+
+    return budget
+
+
+def written_advice(entries: list[str], limit: int, text: str, threshold: float) -> list[str]:
+    """The editor's advice about ``text`` once it is written among ``entries`` (the store now): the entries
+    it nearly duplicates and whether Hermes's prompts would block it."""
+    return draft_budget(entries, limit, text.strip(), threshold=threshold)(text).advice()
