@@ -153,3 +153,17 @@ def test_a_late_recap_falls_back_to_the_excerpt_without_holding_the_search(home)
     by_title = _search(home, server, "    timeout: 0.5\n")
     assert by_title["Docs site"]["recap_source"] == "excerpt" and by_title["Docs site"]["recap_error"]
     assert by_title["Billing deploy"]["recap_source"] == "model"
+
+
+def test_a_key_variable_named_but_not_set_gives_excerpts_that_name_it_and_sends_nothing(home, monkeypatch):
+    """``auxiliary.session_search.api_key_env`` naming an unset variable is refused as ``model.api_key_env``
+    is: no recap request goes out without its key; each result keeps its excerpt and says why."""
+    monkeypatch.delenv("WB_RECAP_KEY_UNSET", raising=False)
+    server = RecapServer()
+    by_title = _search(home, server, "    api_key_env: WB_RECAP_KEY_UNSET\n")
+    assert server.bodies == []
+    for result in by_title.values():
+        assert result["recap_source"] == "excerpt" and result["recap"].startswith("USER: how do we deploy")
+        assert result["recap_error"].startswith(
+            "$WB_RECAP_KEY_UNSET is not set, and auxiliary.session_search.api_key_env in config.yaml names it"
+        )

@@ -203,14 +203,19 @@ def _excerpt_text(result: dict[str, Any]) -> str:
 
 def add_recaps(home, query: str, results: list[dict[str, Any]]) -> None:
     """Give each result a ``recap`` from ``auxiliary.session_search`` (nothing when it is not set)."""
-    from ..models import make_auxiliary_model
+    from ..models import ModelError, make_auxiliary_model
 
-    model = make_auxiliary_model(home, "session_search")
+    texts = [_excerpt_text(r) for r in results]
+    try:
+        model = make_auxiliary_model(home, "session_search")
+    except ModelError as exc:  # (a key variable named but not set, say): every result keeps its excerpt
+        for result, text in zip(results, texts, strict=True):
+            _excerpt_recap(result, text, exc.message)
+        return
     if model is None:
         return
     config = home.config
     bound = max(1, min(config.int("auxiliary.session_search.max_concurrency"), 5))
-    texts = [_excerpt_text(r) for r in results]
     pool = ThreadPoolExecutor(max_workers=min(bound, len(results)), thread_name_prefix="recap")
     futures = [pool.submit(model.recap, query, text[:RECAP_INPUT_CHARS]) for text in texts]
     wait(futures, timeout=config.seconds("auxiliary.session_search.timeout"))
@@ -226,10 +231,15 @@ def add_recaps(home, query: str, results: list[dict[str, Any]]) -> None:
         if recap:
             result.update(recap=recap, recap_source="model")
         else:
-            log.warning("session_search recap of %s failed (%s); using the raw excerpt", result["session_id"], why)
-            excerpt = text[:EXCERPT_CHARS] + ("\u2026" if len(text) > EXCERPT_CHARS else "")
-            result.update(recap=excerpt or "No preview available.", recap_source="excerpt", recap_error=why)
+            _excerpt_recap(result, text, why)
     model.close()
+
+
+def _excerpt_recap(result: dict[str, Any], text: str, why: str) -> None:
+    """A result whose recap failed: the raw excerpt in its place, and why (``recap_error``)."""
+    log.warning("session_search recap of %s failed (%s); using the raw excerpt", result["session_id"], why)
+    excerpt = text[:EXCERPT_CHARS] + ("\u2026" if len(text) > EXCERPT_CHARS else "")
+    result.update(recap=excerpt or "No preview available.", recap_source="excerpt", recap_error=why)
 
 
 def _scroll(archive, session_id: str, around: Any, window: Any, current: str | None) -> dict[str, Any]:

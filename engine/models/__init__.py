@@ -36,9 +36,7 @@ def make_model(
             api_key_env=(
                 key_variable(api_key_env, "--api-key-env")
                 if api_key_env is not None
-                else key_variable(config.str("model.api_key_env"), "model.api_key_env in config.yaml")
-                if config.is_set("model.api_key_env")
-                else config.str("model.api_key_env")  # (the default: unset, no key is sent)
+                else configured_key_variable(config, "model.api_key_env")
             ),
             timeout=config.seconds("model.timeout"),
             max_retries=config.int("model.max_retries"),
@@ -65,9 +63,17 @@ def key_variable(name: str, where: str) -> str:
     return name
 
 
+def configured_key_variable(config, key: str) -> str:
+    """The variable config.yaml's ``key`` names, refused (``key_variable``) when config.yaml sets it and it
+    is not set; the default may be unset (no key is sent)."""
+    name = config.str(key)
+    return key_variable(name, f"{key} in config.yaml") if config.is_set(key) else name
+
+
 def make_auxiliary_model(home, task: str) -> Model | None:
     """The model ``auxiliary.<task>.backend`` names (offline or openai, with its own model, base_url,
-    api_key_env and timeout), or None when the key is empty (the task then runs without a model)."""
+    api_key_env and timeout), or None when the key is empty (the task then runs without a model).
+    Refused (``ModelError``) as ``make_model`` refuses: a named key variable that is not set, say."""
     config = home.config
     backend = config.str(f"auxiliary.{task}.backend").strip().lower()
     if not backend:
@@ -80,7 +86,7 @@ def make_auxiliary_model(home, task: str) -> Model | None:
         return OpenAIModel(
             base_url=config.str(f"auxiliary.{task}.base_url") or config.str("model.base_url"),
             model=config.str(f"auxiliary.{task}.model") or config.str("model.name"),
-            api_key_env=config.str(f"auxiliary.{task}.api_key_env"),
+            api_key_env=configured_key_variable(config, f"auxiliary.{task}.api_key_env"),
             timeout=config.seconds(f"auxiliary.{task}.timeout"),
             max_retries=0,
         )
