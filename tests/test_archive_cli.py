@@ -482,7 +482,15 @@ def test_sessions_show_names_a_session_as_the_transcript_does(tmp_path):
         capture_output=True,
         text=True,
     )
-    assert shown.stdout.startswith("alone  “how long to steep?”  [cli, 1 msgs]")
+    assert shown.stdout.startswith("alone  “how long to steep?”  [cli, 1 msg]")
+    listed = subprocess.run(
+        [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "sessions", "list"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "120"},
+    )
+    row = next(line for line in listed.stdout.splitlines() if " alone " in line)
+    assert "    1 msg   " in row and "msgs" not in row  # (the count's column keeps its width)
 
 
 def test_a_markdown_export_titles_a_session_as_sessions_show_heads_it(tmp_path):

@@ -133,6 +133,11 @@ def _when(value: str | None) -> str:
     return shown_time(value) or ""
 
 
+def msgs(count: int) -> str:
+    """The word after a message count: ``1 msg``, as the Sessions screen's tree says, ``2 msgs``."""
+    return "msg" if count == 1 else "msgs"
+
+
 def list_sessions(home: Home, args) -> Output:
     rows = home.archive.list_sessions(
         limit=args.limit, offset=args.offset, source=args.source, include_archived=args.all
@@ -159,7 +164,7 @@ def list_sessions(home: Home, args) -> Output:
             "start": (f"{LISTED_BY:<{when}}  ", lambda s, shown: f"{_when(s.to_dict()['started_at'])}  "),
             "id": (f"{'id':<{width}}  ", lambda s, shown: f"{shown}{' ' * (width - cell_len(shown))}  "),
             "source": (f"{'source':<9} ", lambda s, shown: f"{s.source:<9} "),
-            "messages": (f"{'messages':>10}  ", lambda s, shown: f"{s.message_count:>5} msgs  "),
+            "messages": (f"{'messages':>10}  ", lambda s, shown: f"{s.message_count:>5} {msgs(s.message_count):<4}  "),
             "state": (f"{'state':<5}  ", lambda s, shown: f"{s.state:<5}  "),
         }
         columns = terminal_width()  # (a title gives way first, then the line's end: --json has them whole)
@@ -256,7 +261,8 @@ def show_session(home: Home, args) -> Output:
     heading = data["heading"] = archive.heading(session)  # (the title, else the chain's or its first message)
 
     def text() -> str:
-        head = f"{session.id}  {heading or '(untitled)'}  [{session.source}, {session.message_count} msgs]"
+        count = session.message_count
+        head = f"{session.id}  {heading or '(untitled)'}  [{session.source}, {count} {msgs(count)}]"
         lines = [head]
         for m in messages:
             lines.append(
