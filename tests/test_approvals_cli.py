@@ -439,3 +439,17 @@ def test_an_edited_approval_says_the_edit_was_applied(tmp_path):
     code, out, _ = ran("pending", "approve", rid, "--edit", "Edited fact beta", "--home", str(home))
     assert code == 0 and f"  {rid}  add to memory: Hermes fact alpha  (approved with your edit)" in out
     assert python(home, "print(home.memory.entries('memory'))") == "['Edited fact beta']"
+
+
+def test_approve_or_reject_all_of_an_empty_queue_says_what_pending_list_says(tmp_path):
+    """`approve all` on an empty queue said "Approved 0 pending write(s)."; it says what `pending list`
+    says (nothing waits, which gates are on), exit 0, as `reject all` does."""
+    home = tmp_path / "h"
+    (home).mkdir()
+    (home / "config.yaml").write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    listed = ran("--home", str(home), "pending", "list")
+    assert listed[0] == 0 and listed[1].startswith("Nothing waits for approval. memory.write_approval is on")
+    for verb in ("approve", "reject"):
+        assert ran("--home", str(home), "pending", verb, "all") == listed
+    skills = ran("--home", str(home), "pending", "reject", "all", "--subsystem", "skills")
+    assert skills[0] == 0 and skills[1].startswith("No pending skill writes.")

@@ -192,6 +192,8 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
         )
     if args.id != "all" and failed:  # one proposal refused: said as every refusal is
         return Output(data, text=f"error: {data['error']}")
+    if not (done or failed or outcome.get("left_unreadable")):  # `all` of an empty queue: as `pending list` says it
+        return Output(data, text=home.approvals.empty_note(args.subsystem))
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
     lines += [f"  {item['id']}  {summary_line(item.get('summary'))}{_how(item)}" for item in done]
     lines += [item["message"] for item in outcome.get("left_unreadable", ())]  # (files it could not take)
