@@ -220,11 +220,12 @@ async def test_two_active_folders_declaring_one_name_open_each_its_own(home, tmp
             assert body in text and "Ambiguous" not in text
 
 
-async def test_a_key_that_cannot_act_on_the_selected_skill_is_dimmed_and_says_why(home, tmp_path):
+async def test_a_key_that_cannot_act_on_the_selected_skill_is_not_offered_and_says_why(home, tmp_path):
     """r Restore showed on an active skill, and pressing it said "Could not restore …: No archived skill
     named …"; a and p showed on an archived one, which the engine refuses as well. Now r takes a's
     place on an archived skill (with p Unpin, a dimmed r did not leave ? Help room at 80 columns);
-    p, dimmed there, said nothing when pressed (a trial took it for broken): it says why."""
+    p, dimmed there, said nothing when pressed (a trial took it for broken): it says why. The footer
+    offered p Pin there, dimmed, a key that cannot act on the row: it leaves it, and p still says why."""
     seed_skills(home)
     home.curator.archive("docker-prune")
     app = make_app(home, tmp_path, watch_files=False)
@@ -237,7 +238,7 @@ async def test_a_key_that_cannot_act_on_the_selected_skill_is_dimmed_and_says_wh
         await settle(pilot)
         assert not app._notifications and state_of(home, active) == "active"
         await select(pilot, screen, "docker-prune")
-        assert await footer_keys(pilot, "a", "r", "p") == {"r": True, "p": False}
+        assert await footer_keys(pilot, "a", "r", "p") == {"r": True}
         await pilot.press("p", "a")  # (a is hidden there: r is in its place)
         await settle(pilot)
         assert [n.message for n in app._notifications] == [
@@ -291,7 +292,7 @@ async def test_archive_and_restore_through_the_screen(home, tmp_path):
         await wait_for(
             pilot, lambda: screen.current is not None and screen.current.state == "archived", what="archived row"
         )
-        assert await footer_labels(pilot, "a", "r", "p") == {"r": "Restore", "p": "Pin"}  # (p dimmed)
+        assert await footer_labels(pilot, "a", "r", "p") == {"r": "Restore"}  # (p cannot act: not offered)
         assert state_of(home, "docker-prune") == "archived"
         await pilot.press("r")
         await wait_for(
@@ -689,7 +690,7 @@ async def test_an_archived_copy_sharing_an_active_skills_name_is_its_own_row(hom
             ),
             what="the refusal",
         )
-        assert await footer_keys(pilot, "a", "r", "p") == {"r": True, "p": False}  # pin, archive cannot act on a copy
+        assert await footer_keys(pilot, "a", "r", "p") == {"r": True}  # pin, archive cannot act on a copy
         await pilot.press("p", "a", "y")  # nothing happens: never the live skill of its name
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmDialog)

@@ -248,8 +248,8 @@ class SkillsScreen(WorkbenchScreen):
         # p says what it does to the selected skill: one of the two is hidden (check_action)
         Binding("p", "pin", "Pin", tooltip="Pin: a pinned skill is never archived"),
         Binding("p", "unpin", "Unpin", tooltip="Unpin: the curator may mark it stale and archive it again"),
-        # below FOOTER_ROOM the footer leaves out, on a pinned skill, the key that does nothing to it (a on an
-        # active one, p on an archived one), so c Curate fits beside p Unpin: these twins answer it there
+        # the footer leaves out p on an archived skill, and below FOOTER_ROOM a on a pinned one (so c Curate
+        # fits beside p Unpin): these twins answer those keys there
         Binding("a", "unlisted('archive')", "Archive", show=False),
         Binding("p", "unlisted('pin')", "Pin", show=False),
         Binding("p", "unlisted('unpin')", "Unpin", show=False),
@@ -444,12 +444,13 @@ class SkillsScreen(WorkbenchScreen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         """The footer says what each key will do to the selected skill: ``a Archive`` on one that is not
         archived, ``r Restore`` in its place on one that is (the other hidden, and doing nothing), ``p``
-        Unpin on a pinned skill and Pin on any other, dimmed on an archived one (the engine refuses it
-        all the same); with none selected, ``a`` and ``p`` dimmed. ``a`` on a pinned skill stays: it
-        says how to unpin it. (Hidden, not dimmed: at 80 columns the footer has no room for both.) Below
-        ``FOOTER_ROOM`` columns, on a pinned skill, the key that does nothing to it leaves the footer to an
-        unlisted twin (``unlisted``), so ``c Curate`` keeps its place. While a filter is set, ``esc Clear``
-        is shown, in the place of ``/ Filter`` below ``FILTER_ROOM`` columns (its unlisted twin answers)."""
+        Unpin on a pinned skill and Pin on any other; with none selected, ``a`` and ``p`` dimmed. On an
+        archived skill ``p`` leaves the footer (the engine refuses it all the same) to an unlisted twin
+        (``unlisted``) that says why when pressed. ``a`` on a pinned skill stays: it says how to unpin
+        it. (Hidden, not dimmed: at 80 columns the footer has no room for both.) Below ``FOOTER_ROOM``
+        columns, ``a`` on a pinned skill leaves it to its twin too, so ``c Curate`` keeps its place. While
+        a filter is set, ``esc Clear`` is shown, in the place of ``/ Filter`` below ``FILTER_ROOM`` columns
+        (its unlisted twin answers)."""
         if action == "unlisted":
             return self._key_state(parameters[0]) if self._left_out(parameters[0]) else False
         if action in ("clear_filter", "listed_filter"):
@@ -461,16 +462,15 @@ class SkillsScreen(WorkbenchScreen):
         return False if state is not False and self._left_out(action) else state
 
     def _left_out(self, action: str) -> bool:
-        """Whether the footer leaves ``action``'s key out (``check_action``): a key that does nothing to
-        the pinned skill selected (a refused archive, a dimmed pin), where it is too narrow for it all."""
+        """Whether the footer leaves ``action``'s key out (``check_action``): p on an archived skill, which
+        it cannot pin or unpin, and, where it is too narrow for it all, a on a pinned one (refused)."""
         skill = self.current if self.is_mounted else None
-        if skill is None or not skill.pinned:
+        if skill is None:
             return False
+        if skill.state == "archived":
+            return action in ("pin", "unpin")
         filtered = bool(self.query_one("#skills-filter", Input).value)  # (esc Clear is a cell wider than / Filter)
-        if self.size.width >= FOOTER_ROOM + filtered:
-            return False
-        archived = skill.state == "archived"
-        return action in ("pin", "unpin") if archived else action == "archive"
+        return skill.pinned and action == "archive" and self.size.width < FOOTER_ROOM + filtered
 
     def _key_state(self, action: str) -> bool | None:
         """What a key of ``SKILL_KEYS`` does to the skill selected: True acts, None dimmed, False hidden."""
