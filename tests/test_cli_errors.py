@@ -379,9 +379,15 @@ def test_a_malformed_since_or_purge_bound_is_a_usage_error(tmp_path):
     assert _run(workbench_cmd("--home", str(home), "memory", "add", "a fact"), text=True).returncode == 0
     since = _run(workbench_cmd("--home", str(home), "timeline", "--since", "yesterday"), text=True)
     assert since.returncode == 2 and since.stderr.startswith("usage: workbench timeline")
-    for days in ("0", "36501", "99999999999999999999"):
+    for days in ("36501", "99999999999999999999", "-1"):
         purge = _run(workbench_cmd("--home", str(home), "curator", "purge", "--days", days, "--dry-run"), text=True)
         assert purge.returncode == 2 and "give a whole number of days from 1 to 36,500" in purge.stderr
+    # 0 is no "everything" here (as `sessions prune --days 0` is): Hermes reads it as purging turned off
+    purge = _run(workbench_cmd("--home", str(home), "curator", "purge", "--days", "0", "--dry-run"), text=True)
+    assert purge.returncode == 2 and "argument --days: 0 days is refused: Hermes reads a purge's 0 as purging " in (
+        purge.stderr
+    )
+    assert "give 1 to purge every skill archived a day or more ago." in purge.stderr
     assert _run(workbench_cmd("--home", str(home), "curator", "purge", "--days", "36500", "--dry-run")).returncode == 0
 
 

@@ -87,7 +87,7 @@ def test_skills_and_curator_commands(tmp_path):
         main(["curator", "status", "--home", str(tmp_path / "h")])
     assert "`hermes curator status` says 0 agent-created (0 active, 0 stale, 0 archived)" in out.getvalue()
     code, refused = wb(tmp_path / "h", "curator", "purge", "--days", "0", "--yes")
-    assert code == 2 and "from 1 to 36,500" in refused["error"]  # a usage error, before the engine
+    assert code == 2 and "0 days is refused: Hermes reads" in refused["error"]  # a usage error, before the engine
     code, refused = wb_process(tmp_path / "h", "curator", "purge", "--days", "1")
     assert code == 1 and "--yes" in refused["error"]
     code, rolled = wb_process(tmp_path / "h", "curator", "rollback", archived["ledger_id"])

@@ -417,7 +417,8 @@ async def test_purge_asks_first_and_rollback_brings_it_back(home, tmp_path):
             app.screen.query_one(Input).value = ""
             await pilot.press(*refused, "enter")  # typed: the box drops no character ("1.5" was read as 15)
             assert app.screen.query_one(Input).value == refused
-            assert isinstance(app.screen, DaysDialog) and "from 1 to 36,500" in screen_text(app)
+            said = "0 days is refused: Hermes reads" if refused == "0" else "from 1 to 36,500"
+            assert isinstance(app.screen, DaysDialog) and said in screen_text(app)
         app.screen.query_one(Input).value = "35"
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="purge confirmation")

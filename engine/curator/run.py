@@ -44,11 +44,18 @@ WHERE_RECORDED = (
 )
 
 PURGE_DAYS = (1, 36_500)  # a purge's age bound, in whole days: at least one, at most a hundred years
+# 0 is refused, not read as "everything" (as `sessions prune --days 0` is): Hermes reads it as purging turned off
+NO_ZERO_DAYS = (
+    "0 days is refused: Hermes reads a purge's 0 as purging turned off (curator.archive_ttl_days: 0), not as "
+    f"every archived skill; give {PURGE_DAYS[0]} to purge every skill archived a day or more ago."
+)
 
 
 def purge_days_problem(days: Any) -> str | None:
     """Why ``days`` cannot bound a purge (None when it can): the one rule the CLI and the TUI apply."""
     low, high = PURGE_DAYS
+    if days == 0 and not isinstance(days, bool):
+        return NO_ZERO_DAYS
     if isinstance(days, bool) or not isinstance(days, int) or not low <= days <= high:
         return (
             f"The number of days must be a whole number from {low} to {high:,} (got {days!r}); purge only "

@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import argparse
+
 from engine.clock import stamped
 from engine.curator.ledger import columns
-from engine.curator.run import PURGE_DAYS, counts_lines
+from engine.curator.run import NO_ZERO_DAYS, PURGE_DAYS, counts_lines
 from engine.home import Home
 from engine.textsafety import inline
 
 from . import Output
 from .numbers import ROWS, whole
+
+
+def purge_days(text: str) -> int:
+    """``--days``: the engine's bound, with its reason for refusing 0 (which Hermes reads as "never")."""
+    days = whole(*PURGE_DAYS, "a whole number of days")
+    try:
+        zero = int(text) == 0
+    except ValueError:  # (no number: said as ``whole`` says it)
+        return days(text)
+    if zero:
+        raise argparse.ArgumentTypeError(NO_ZERO_DAYS)
+    return days(text)
 
 
 def register(subparsers, common) -> None:
@@ -39,7 +53,7 @@ def register(subparsers, common) -> None:
     purge = sub.add_parser("purge", parents=[common], help="delete archived skills older than N days (blobs kept)")
     purge.add_argument(
         "--days",
-        type=whole(*PURGE_DAYS, "a whole number of days"),
+        type=purge_days,
         required=True,
         metavar="N",
         help="only skills archived at least N days ago",

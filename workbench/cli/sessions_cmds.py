@@ -107,7 +107,7 @@ def register(subparsers, common) -> None:
         type=number(*PRUNE_DAYS, "a number of days"),
         required=True,
         metavar="N",
-        help="those started more than N days ago (required)",
+        help="those started more than N days ago (required; 0: every ended session, as Hermes's --older-than 0)",
     )
     prune.add_argument("--source", help="only sessions from this source (cli, telegram, workbench, ...)")
     prune.add_argument("--yes", action="store_true", help="confirm the deletion")
