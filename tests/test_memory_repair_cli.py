@@ -110,3 +110,13 @@ def test_a_file_that_is_not_utf8_is_listed_with_its_bytes_repaired_and_undo_name
     row = json.loads(cli("memory", "history", "--json", "--target", "user", "--limit", "1").stdout)["events"][0]
     undo = cli("memory", "undo", str(row["id"]), "--json")
     assert undo.returncode == 1 and f"kept byte for byte in {kept}" in json.loads(undo.stdout)["error"]
+
+
+@pytest.mark.parametrize("ending", ["", "\r\n"])
+def test_a_preview_parts_the_file_from_the_verdict_with_one_blank_line(cli, files, ending):
+    """A file ending in a line break printed two blank lines after the preview of its repair: its own
+    final line break ended the last line, and one more came before the verdict."""
+    (files / "USER.md").write_bytes(CRLF + ending.encode())
+    preview = cli("memory", "repair", "--target", "user", "--normalise-line-endings", "--dry-run")
+    assert preview.returncode == 0
+    assert "USER.md would read:\nName is Sam\n§\nWorks in UTC\n\nUSER.md round-trips" in preview.stdout

@@ -207,7 +207,9 @@ def _preview(found: repair.Diagnosis, fix: repair.Repair) -> Output:
     return Output(
         data,
         text=lambda: (
-            f"{fix.label} (dry run; nothing written). {found.file_name} would read:\n{after}\n\n{verdict}\n"
+            # (the file's own final line break ends its last line: one blank line parts it from the verdict)
+            f"{fix.label} (dry run; nothing written). {found.file_name} would read:\n{after.removesuffix(chr(10))}\n\n"
+            f"{verdict}\n"
             f"To make it: workbench memory repair --target {found.target} {option_of(fix)}{expect}"
         ),
     )
