@@ -13,12 +13,14 @@ Plain data only; the TUI and the CLI render it.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..memory import ops
-from ..memory.format import ENTRY_DELIMITER, split_pieces
-from ..memory.similar import near_duplicates
+from ..memory.budget import Budget, hermes_blocked
+from ..memory.format import ENTRY_DELIMITER, size_of, split_pieces
+from ..memory.similar import closest, near_duplicates, strongest
 from ..skills.library import EDITABLE_SLOTS
 from ..textsafety import one_line
 
@@ -125,3 +127,23 @@ def batch_draft(payload: dict[str, Any], before: list[str], draft: str, threshol
     removed = [entry for entry in before if entry not in after]
     found = near_duplicates(split_pieces(draft), before, threshold, ignore=removed) if threshold else []
     return BatchDraft(list(after), duplicates=found)
+
+
+def batch_budget(
+    payload: dict, entries: list[str], limit: int, threshold: float | None = None
+) -> Callable[[str], Budget]:
+    """A memory batch's budget once approved with a draft for its texts (``batch_draft``);
+    a draft that would be refused leaves the store as it is, and says why."""
+
+    def budget(draft: str) -> Budget:
+        found = batch_draft(payload, entries, draft, threshold)
+        after = entries if found.entries is None else found.entries
+        named, more = strongest(found.duplicates)
+        texts = split_pieces(draft)
+        longest = max(texts, key=len, default="")
+        kept = [e for e in after if e not in texts]
+        similar = tuple(closest(longest, kept, n=2)) if longest else ()
+        same = tuple(d["existing"] for d in named)
+        return Budget(size_of(after), limit, similar, 0, same, more, found.problem, hermes_blocked(texts))
+
+    return budget

@@ -1,15 +1,15 @@
 """The budget advice for a memory draft: what the store would hold with it saved, the entries it nearly
 duplicates, and what saving would refuse. One rule for the TUI's editors (as the user types) and the
-CLI's ``memory add`` / ``replace`` (once written), so both say the same of the same text."""
+CLI's ``memory add`` / ``replace`` (once written), so both say the same of the same text. (A memory
+batch's, for edit-then-approve, is ``engine.approvals.editing.batch_budget``.)"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..approvals.editing import batch_draft
 from ..textsafety import one_line
-from .format import size_of, split_pieces
+from .format import size_of
 from .ops import too_long_message
 from .similar import closest, near_duplicates, strongest
 from .threats import hermes_characters
@@ -85,26 +85,6 @@ def draft_budget(
             problem = too_long_message(text, limit)
         shown = [e for e in dict.fromkeys(after) if e]
         return Budget(size_of(shown), limit, similar, pending, same, more, problem, hermes_blocked([text]))
-
-    return budget
-
-
-def batch_budget(
-    payload: dict, entries: list[str], limit: int, threshold: float | None = None
-) -> Callable[[str], Budget]:
-    """A memory batch's budget once approved with a draft for its texts (``engine.approvals.editing``);
-    a draft that would be refused leaves the store as it is, and says why."""
-
-    def budget(draft: str) -> Budget:
-        found = batch_draft(payload, entries, draft, threshold)
-        after = entries if found.entries is None else found.entries
-        named, more = strongest(found.duplicates)
-        texts = split_pieces(draft)
-        longest = max(texts, key=len, default="")
-        kept = [e for e in after if e not in texts]
-        similar = tuple(closest(longest, kept, n=2)) if longest else ()
-        same = tuple(d["existing"] for d in named)
-        return Budget(size_of(after), limit, similar, 0, same, more, found.problem, hermes_blocked(texts))
 
     return budget
 

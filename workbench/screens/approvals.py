@@ -24,7 +24,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine import lock_waits
-from engine.approvals.editing import edit_draft
+from engine.approvals.editing import batch_budget, edit_draft
 from engine.approvals.labels import summary_line
 from engine.approvals.preview import Seen, refusal_now, seen_entries, seen_in, target_line
 from engine.approvals.queue import NOT_APPLIED, DryRun, NoSuchRecord
@@ -33,7 +33,7 @@ from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory import FILE_NAMES
-from engine.memory.budget import batch_budget, draft_budget
+from engine.memory.budget import draft_budget
 from engine.memory.similar import closest, strongest
 from engine.textsafety import inline
 from widgets.cursor_in_view import CursorList
