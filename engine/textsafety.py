@@ -136,6 +136,14 @@ def one_line(text: str, width: int | None = None) -> str:
     return flat if width is None else cut(flat, width)
 
 
+def preview_line(text: str | None, limit: int | None = 80) -> str:
+    """A single-line preview of an entry as the screens show it: ``visible``, newlines shown as ⏎, cut
+    with … past ``limit`` characters (None: whole). The TUI's ``one_line`` and the budget advice both
+    say, so a multi-line entry reads alike in the editor and in the shell."""
+    flat = visible(text).replace("\r\n", "\n").replace("\n", " ⏎ ").replace("\t", " ")
+    return flat if limit is None or len(flat) <= limit else flat[: max(0, limit - 1)] + "…"
+
+
 def cut(text: str, width: int) -> str:
     """``text`` in at most ``width`` characters, ending in … when cut."""
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -474,3 +474,11 @@ def test_add_and_replace_give_the_editors_duplicate_advice_once_written(cli, tmp
     assert replaced.returncode == 0 and "⚠ Nearly the same as: Staging server is" in replaced.stdout
     plain = cli("memory", "add", "--json", "Deploys never happen on Fridays")
     assert "advice" not in as_json(plain)
+
+
+def test_the_advice_shows_a_line_break_of_an_entry_as_the_editor_did(cli):
+    """Moving the advice into the engine folded an entry's line break into a space, where the editor had
+    shown ⏎: one preview (``engine.textsafety.preview_line``) now serves the editor and the shell."""
+    assert cli("memory", "add", "Deploys run on Fridays\nat noon").returncode == 0
+    added = cli("memory", "add", "--json", "Deploys run on Fridays at noon")
+    assert as_json(added)["advice"] == ["Nearly the same as: Deploys run on Fridays ⏎ at noon"]

@@ -11,9 +11,10 @@ from __future__ import annotations
 from rich.cells import cell_len
 from textual.content import Content
 
-from engine.textsafety import visible
+from engine.textsafety import preview_line, visible
 
 Part = tuple[str, str] | str
+one_line = preview_line  # a single-line preview of an entry, as the CLI's budget advice makes it
 
 
 def literal(text: str | None, style: str = "") -> Content:
@@ -24,12 +25,6 @@ def literal(text: str | None, style: str = "") -> Content:
 def assemble(*parts: Part) -> Content:
     """Join literal pieces, each optionally styled: ``assemble(("+ ", "$mark-added"), entry)``."""
     return Content.assemble(*[(visible(p[0]), p[1]) if isinstance(p, tuple) else visible(p) for p in parts])
-
-
-def one_line(text: str | None, limit: int | None = 80) -> str:
-    """A single-line preview: newlines shown as ⏎, cut with … past ``limit`` characters (None: whole)."""
-    flat = visible(text).replace("\r\n", "\n").replace("\n", " ⏎ ").replace("\t", " ")
-    return flat if limit is None or len(flat) <= limit else flat[: max(0, limit - 1)] + "…"
 
 
 def cut_cells(text: str, cells: int) -> str:
