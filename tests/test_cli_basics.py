@@ -98,7 +98,7 @@ def test_every_help_page_has_a_description_and_every_argument_a_help():
     assert missing == []
     page = run("sessions", "prune", "--help")
     assert page.returncode == 0 and "Delete ended sessions older than N days." in page.stdout
-    assert "those started more than N days ago (required)" in " ".join(page.stdout.split())
+    assert "those started more than N days ago (required; 0: every ended session" in " ".join(page.stdout.split())
 
 
 def test_a_usage_line_shows_an_action_that_may_be_left_out_as_optional():

@@ -316,10 +316,16 @@ def test_a_run_given_its_dry_run_plan_applies_it_or_nothing(home, clock):
     assert applied.marked_stale == ("one", "two")
 
 
-@pytest.mark.parametrize("days", [0, -3, 36_501, 10**20, 2.5, True, "7"])
+@pytest.mark.parametrize("days", [-3, 36_501, 10**20, 2.5, True, "7"])
 def test_purge_refuses_bad_days(home, days):
     with pytest.raises(SkillError, match="a whole number from 1 to 36,500"):
         home.curator.purge(days)
+
+
+def test_purge_refuses_zero_days_as_hermes_reads_it(home):
+    """Hermes reads a purge's 0 as purging turned off, so 0 is refused saying so, not read as everything."""
+    with pytest.raises(SkillError, match="Hermes reads a purge's 0 as purging turned off"):
+        home.curator.purge(0)
 
 
 def test_archiving_twice_says_it_is_already_archived(home):

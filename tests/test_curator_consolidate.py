@@ -540,7 +540,7 @@ def test_deleting_an_absorbed_skill_says_where_it_went(library):
     said = skill_manage_tool(library, {"action": "delete", "name": "git-rebase"}, ToolContext())
     assert (said["archived"], said["absorbed_into"]) == (".archive/git-rebase", "git")
     assert said["error"] == (
-        "Skill 'git-rebase' is archived (consolidated into 'git') in skills/.archive/git-rebase: a delete cannot "
+        "Skill 'git-rebase' is archived (consolidated into 'git') in skills/.archive/git-rebase: this delete cannot "
         "change it, and nothing was changed. Restore it first (`workbench skills restore git-rebase`, or r in "
         "Skills), then try again."  # (not "make the change in 'git'": it holds other skills' content too)
     )
