@@ -456,7 +456,10 @@ async def test_a_refusal_the_advice_already_gives_is_said_once(home, tmp_path):
         await wait_for(pilot, lambda: dialog.query_one("#error").display, what="the refusal")
         said = "This entry alone is 66 chars"
         assert said in str(dialog.query_one("#error", Static).content)
-        assert " ".join(screen_text(app).split()).count(said) == 1
+        shown = lambda: " ".join(screen_text(app).split()).count(said)  # noqa: E731
+        await wait_for(pilot, lambda: shown() > 0, what="the refusal drawn")  # (display set, not yet drawn)
+        await settle(pilot)
+        assert shown() == 1
         dialog.query_one(TextArea).text = "x" * 67  # an edit: the refusal goes, the advice is back
         await settle(pilot)
         assert not dialog.query_one("#error").display
