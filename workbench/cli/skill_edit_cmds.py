@@ -21,7 +21,7 @@ from engine.skills.hand_edit import Opened, open_skill_md, save_skill_md
 from engine.textsafety import inline, shell_word
 
 from . import Output
-from .textin import STDIN_LIMIT, stdin_text
+from .textin import bounded_text, stdin_text
 
 
 def register(sub, common, name_help: str) -> None:
@@ -123,16 +123,8 @@ def _file_text(path: Path) -> str:
     """A file's text, UTF-8, refused (writing nothing) when it cannot be read or is far too large."""
     try:
         with path.open("rb") as handle:
-            data = handle.read(STDIN_LIMIT + 1)
+            return bounded_text(handle, inline(str(path)), "", "nothing was saved")
     except OSError as exc:
         raise WorkbenchError(
             f"{inline(str(path))} cannot be read ({exc.strerror or exc}); nothing was saved."
-        ) from None
-    if len(data) > STDIN_LIMIT:
-        raise WorkbenchError(f"{inline(str(path))} holds more than {STDIN_LIMIT:,} bytes; nothing was saved.")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise WorkbenchError(
-            f"{inline(str(path))} is not UTF-8 text (byte {exc.start:,} cannot be read); nothing was saved."
         ) from None
