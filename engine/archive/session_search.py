@@ -205,17 +205,17 @@ def add_recaps(home, query: str, results: list[dict[str, Any]]) -> None:
     """Give each result a ``recap`` from ``auxiliary.session_search`` (nothing when it is not set)."""
     from ..models import ModelError, make_auxiliary_model
 
-    texts = [_excerpt_text(r) for r in results]
     try:
         model = make_auxiliary_model(home, "session_search")
     except ModelError as exc:  # (a key variable named but not set, say): every result keeps its excerpt
-        for result, text in zip(results, texts, strict=True):
-            _excerpt_recap(result, text, exc.message)
+        for result in results:
+            _excerpt_recap(result, _excerpt_text(result), exc.message)
         return
     if model is None:
         return
     config = home.config
     bound = max(1, min(config.int("auxiliary.session_search.max_concurrency"), 5))
+    texts = [_excerpt_text(r) for r in results]
     pool = ThreadPoolExecutor(max_workers=min(bound, len(results)), thread_name_prefix="recap")
     futures = [pool.submit(model.recap, query, text[:RECAP_INPUT_CHARS]) for text in texts]
     wait(futures, timeout=config.seconds("auxiliary.session_search.timeout"))
