@@ -312,6 +312,14 @@ def run(report: Report) -> None:
             percentile(their_cpu, 50) * 1e6 if theirs else None,
             THIS_RUN,
         )
+        report.figure(  # (beside the p50: work an add does only now and then, a checkpoint, shows here)
+            "add CPU time mean (user + system, no wait)",
+            sum(cpu) / len(cpu) * 1e6,
+            "us",
+            "<= Hermes",
+            sum(their_cpu) / len(their_cpu) * 1e6 if theirs else None,
+            THIS_RUN,
+        )
         report.figure(
             "add bytes written (write_bytes, memory file + workbench.db)",
             written / len(adds) / 1024,
