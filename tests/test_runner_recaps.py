@@ -167,3 +167,17 @@ def test_a_key_variable_named_but_not_set_gives_excerpts_that_name_it_and_sends_
         assert result["recap_error"].startswith(
             "$WB_RECAP_KEY_UNSET is not set, and auxiliary.session_search.api_key_env in config.yaml names it"
         )
+
+
+def test_recaps_failing_for_one_reason_are_one_warning_line_on_the_cli(home, monkeypatch):
+    """Each failed recap was its own warning: a dead or keyless endpoint gave one identical stderr line
+    (one notification in the TUI) per result. Now one line per reason, with how many it failed."""
+    from tests.cli_support import ran
+
+    monkeypatch.delenv("WB_RECAP_KEY_UNSET", raising=False)
+    _seed(home)
+    _configure(home, "auxiliary:\n  session_search:\n    backend: openai\n    api_key_env: WB_RECAP_KEY_UNSET\n")
+    status, out, err = ran("run", "--home", str(home.root), "--message", "what did we discuss about deploy")
+    assert status == 0 and "Here is what we discussed about deploy" in out
+    warned = [line for line in err.splitlines() if "recap" in line]
+    assert len(warned) == 1 and warned[0].startswith("warning: session_search: 3 recap(s) failed ($WB_RECAP_KEY_UNSET")

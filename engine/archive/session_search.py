@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import datetime
 from typing import Any
@@ -208,8 +209,7 @@ def add_recaps(home, query: str, results: list[dict[str, Any]]) -> None:
     try:
         model = make_auxiliary_model(home, "session_search")
     except ModelError as exc:  # (a key variable named but not set, say): every result keeps its excerpt
-        for result in results:
-            _excerpt_recap(result, _excerpt_text(result), exc.message)
+        _say_failures([_excerpt_recap(result, _excerpt_text(result), exc.message) for result in results])
         return
     if model is None:
         return
@@ -220,6 +220,7 @@ def add_recaps(home, query: str, results: list[dict[str, Any]]) -> None:
     futures = [pool.submit(model.recap, query, text[:RECAP_INPUT_CHARS]) for text in texts]
     wait(futures, timeout=config.seconds("auxiliary.session_search.timeout"))
     pool.shutdown(wait=False, cancel_futures=True)  # a late recap is not waited for
+    failed: list[str] = []
     for result, text, future in zip(results, texts, futures, strict=True):
         recap, why = None, "timed out"
         if future.done() and not future.cancelled():
@@ -231,15 +232,23 @@ def add_recaps(home, query: str, results: list[dict[str, Any]]) -> None:
         if recap:
             result.update(recap=recap, recap_source="model")
         else:
-            _excerpt_recap(result, text, why)
+            failed.append(_excerpt_recap(result, text, why))
     model.close()
+    _say_failures(failed)
 
 
-def _excerpt_recap(result: dict[str, Any], text: str, why: str) -> None:
-    """A result whose recap failed: the raw excerpt in its place, and why (``recap_error``)."""
-    log.warning("session_search recap of %s failed (%s); using the raw excerpt", result["session_id"], why)
+def _excerpt_recap(result: dict[str, Any], text: str, why: str) -> str:
+    """A result whose recap failed: the raw excerpt in its place, and why (``recap_error``, returned)."""
     excerpt = text[:EXCERPT_CHARS] + ("\u2026" if len(text) > EXCERPT_CHARS else "")
     result.update(recap=excerpt or "No preview available.", recap_source="excerpt", recap_error=why)
+    return why
+
+
+def _say_failures(whys: list[str]) -> None:
+    """One warning per reason a search's recaps failed, not one per result: a dead endpoint failing
+    five recaps was five identical lines on the CLI and five notifications in the TUI."""
+    for why, count in Counter(whys).items():
+        log.warning("session_search: %d recap(s) failed (%s); the raw excerpts are used", count, why)
 
 
 def _scroll(archive, session_id: str, around: Any, window: Any, current: str | None) -> dict[str, Any]:
