@@ -318,6 +318,33 @@ async def test_a_conflict_shown_follows_another_write_and_keep_mine_is_based_on_
 
 
 @pytest.mark.anyio
+async def test_take_theirs_keeps_the_draft_in_a_file_a_notice_names(home, tmp_path):
+    """Take theirs closed the editor and dropped the user's draft with no way back; now the draft is
+    written to a file in the workbench's own folder (never the home) and a notice says where."""
+    from tests.hermes_support import write_from_another_process
+    from tests.tui_support import make_app, settle, wait_for
+    from workbench.screens.dialogs import EditDialog
+
+    home.skills.manage({"action": "create", "name": "deploy", "content": SKILL})
+    skill_md = home.skills_dir / "deploy" / "SKILL.md"
+    theirs = SKILL.replace("make deploy.", "make deploy ENV=prod.")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        draft = await open_editor(pilot)
+        draft.text = FIXED
+        write_from_another_process(skill_md, theirs)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen.conflict is not None, what="the conflict")
+        await pilot.click("#take-theirs")
+        await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the editor to close")
+        await settle(pilot)
+        [kept] = (tmp_path / "drafts").iterdir()
+        [note] = [n for n in app._notifications if n.title == "Draft kept"]
+        assert f"Your draft is kept in {kept}" in note.message
+    assert kept.read_text(encoding="utf-8") == FIXED and skill_md.read_text() == theirs
+
+
+@pytest.mark.anyio
 async def test_the_skills_screen_shows_a_refusal_in_the_editor(home, tmp_path):
     from tests.tui_support import make_app, settle
 

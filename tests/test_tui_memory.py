@@ -219,7 +219,8 @@ async def draft_of_an_entry_removed_meanwhile(pilot, home):
     return dialog
 
 
-async def test_take_theirs_discards_the_draft(home, tmp_path):
+async def test_take_theirs_leaves_theirs_and_keeps_the_draft_in_a_file(home, tmp_path):
+    """Take theirs dropped the draft with no way back: it is now kept in a file a notice names."""
     home.memory.add("memory", "Old wording")
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 40)) as pilot:
@@ -228,6 +229,9 @@ async def test_take_theirs_discards_the_draft(home, tmp_path):
         await pilot.click("#take-theirs")
         await settle(pilot)
         assert home.memory.entries("memory") == []
+        [kept] = (tmp_path / "drafts").iterdir()
+        assert kept.read_text(encoding="utf-8") == "My wording"
+        assert any(str(kept) in n.message for n in app._notifications if n.title == "Draft kept")
 
 
 async def test_markup_looking_text_is_shown_literally(home, tmp_path):

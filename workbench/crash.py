@@ -28,17 +28,24 @@ def crash_dir() -> Path:
     return Path(folder) / "crashes"
 
 
+def keep_text(text: str, folder: Path, kind: str) -> Path:
+    """Write ``text`` to a new file ``<kind>-<time>-<random>.txt`` in ``folder`` (made if missing); its path.
+    Raises OSError when it cannot be written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix=time.strftime(f"{kind}-%Y%m%d-%H%M%S-"), suffix=".txt", dir=folder)
+    with open(handle, "w", encoding="utf-8") as out:
+        out.write(text)
+    return Path(name)
+
+
 def save_traceback(exc: BaseException, folder: Path | None = None) -> Path | None:
     """Write the traceback of ``exc`` to a new file in ``folder`` (``crash_dir()``); None if that fails."""
-    folder = folder or crash_dir()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(prefix=time.strftime("crash-%Y%m%d-%H%M%S-"), suffix=".txt", dir=folder)
-        with open(handle, "w", encoding="utf-8") as out:
-            out.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        return keep_text(
+            "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)), folder or crash_dir(), "crash"
+        )
     except OSError:
         return None
-    return Path(name)
 
 
 def _saved_where(exc: BaseException) -> str:

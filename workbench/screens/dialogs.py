@@ -37,6 +37,7 @@ from widgets.literal import assemble, literal, visible
 from widgets.symbol_editor import SymbolTextArea
 from widgets.textual_fixes import DismissOnce
 
+from ..crash import keep_text
 from ..messages import ResultsFromWorkers
 
 Result = TypeVar("Result")
@@ -407,6 +408,21 @@ class EditDialog(Dialog[bool]):
 
     @on(Button.Pressed, "#take-theirs")
     def _take_theirs(self) -> None:
+        """Theirs stays, and a draft unlike both versions is kept in a file a notice names (it was dropped
+        with no way back); one that cannot be written keeps the dialog open, saying so."""
+        theirs = self.conflict.theirs if self.conflict is not None else None
+        if self.draft not in (self.original, theirs):
+            try:
+                kept = keep_text(self.draft, self.app.settings_file.parent / "drafts", "draft")
+            except OSError as exc:
+                self.show_error(
+                    f"Your draft could not be kept in a file ({exc.strerror or exc}): copy it from above "
+                    "before taking theirs, or keep mine."
+                )
+                return
+            self.app.notify(
+                visible(f"Took theirs. Your draft is kept in {kept}."), title="Draft kept", markup=False, timeout=20
+            )
         self.dismiss(False)
 
     def _run(self, text: str) -> None:
