@@ -318,6 +318,35 @@ async def test_a_conflict_shown_follows_another_write_and_keep_mine_is_based_on_
 
 
 @pytest.mark.anyio
+async def test_a_long_conflict_scrolls_from_the_keyboard_at_80x24(home, tmp_path):
+    """At 80x24 what changed has 5 lines of room; a longer diff showed its first lines only, and its box
+    took no focus, so no key reached the rest. On the buttons tab reaches, arrows and end scroll it."""
+    from tests.tui_support import make_app, settle, wait_for
+
+    long = SKILL + "".join(f"{i}. Step number {i}.\n" for i in range(2, 30))
+    home.skills.manage({"action": "create", "name": "deploy", "content": long})
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        draft = await open_editor(pilot)
+        draft.text = long.replace("Deploy the app.", "Deploy it.")
+        (home.skills_dir / "deploy" / "SKILL.md").write_text(long.replace("Step number", "Stage"), encoding="utf-8")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen.conflict is not None, what="the conflict")
+        box = app.screen.query_one("#conflict")
+        await pilot.press("tab")
+        assert app.focused.id == "keep-mine" and box.max_scroll_y > 0
+        assert "29. Step number 29." not in app.export_screenshot().replace("&#160;", " ")
+        await pilot.press("down", "down")
+        await settle(pilot)
+        assert box.scroll_y == 2
+        await pilot.press("end")
+        await settle(pilot)
+        assert box.scroll_y == box.max_scroll_y  # the draft's last line, at the end of what the box shows
+        assert "29. Step number 29." in app.export_screenshot().replace("&#160;", " ")
+        assert app.focused.id == "keep-mine" and app.screen.conflict is not None  # (nothing pressed)
+
+
+@pytest.mark.anyio
 async def test_take_theirs_keeps_the_draft_in_a_file_a_notice_names(home, tmp_path):
     """Take theirs closed the editor and dropped the user's draft with no way back; now the draft is
     written to a file in the workbench's own folder (never the home) and a notice says where."""

@@ -205,6 +205,18 @@ class EditDialog(Dialog[bool]):
         Binding("escape", "cancel", "Cancel"),
         # (a modal takes no app binding that is not a priority one: ctrl+q reaches the app through here)
         Binding("ctrl+q", "quit", "Quit", show=False),
+        # keys the draft does not take: on the conflict's buttons they scroll what changed
+        *(
+            Binding(key, f"scroll_conflict('{action}')", show=False)
+            for key, action in (
+                ("up", "scroll_up"),
+                ("down", "scroll_down"),
+                ("pageup", "page_up"),
+                ("pagedown", "page_down"),
+                ("home", "scroll_home"),
+                ("end", "scroll_end"),
+            )
+        ),
     ]
 
     def __init__(
@@ -390,6 +402,14 @@ class EditDialog(Dialog[bool]):
 
         self.app.push_screen(ConfirmDialog("Quit and lose your draft?", "Nothing of it is saved."), quit_anyway)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.conflict is not None if action == "scroll_conflict" else True
+
+    def action_scroll_conflict(self, how: str) -> None:
+        """What changed is often taller than its room (5 lines at 80x24) and its box takes no focus (so tab,
+        then enter, keeps mine): the keys the buttons leave unused scroll it."""
+        getattr(self.query_one("#conflict", VerticalScroll), f"action_{how}")()
+
     @on(Button.Pressed, "#save")
     def _save(self) -> None:
         self.action_save()
@@ -499,11 +519,12 @@ class EditDialog(Dialog[bool]):
             return
         self.show_error(
             "Not saved: another writer removed this entry while you were editing. Keep mine (your draft is "
-            "added back as an entry) or take theirs (it stays removed). Tab reaches the buttons."
+            "added back as an entry) or take theirs (it stays removed). Tab reaches the buttons; there, "
+            "arrows scroll what changed."
             if conflict.theirs is None
             else f"Not saved: another writer changed {self.what} while you were editing. "
             "Keep mine (your draft replaces theirs), take theirs, or merge by hand, then keep mine. "
-            "Tab reaches the buttons."
+            "Tab reaches the buttons; there, arrows scroll what changed."
         )
         theirs = conflict.theirs if conflict.theirs is not None else "(removed)"
         parts = (  # a whole file: what changed in it, not both versions whole
