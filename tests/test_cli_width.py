@@ -68,3 +68,21 @@ def test_a_row_fits_as_printed_with_its_control_characters_shown_as_symbols(tmp_
         listed = workbench(tmp_path / "h", columns, "sessions", "list").splitlines()
         assert all(cell_len(line) <= columns for line in listed), listed
         assert any("“look <U+202E><U+2066>␛[2J␇" in line for line in listed) or columns < 100, listed
+
+
+def test_a_timeline_row_at_30_columns_keeps_its_time_actor_and_a_cut_summary(tmp_path, monkeypatch):
+    """At 30 columns the row's head (id, time to the second, actor: 38 cells) was cut in its time, and
+    the actor never showed; the time now drops its seconds, then its year, to leave the actor whole."""
+    import re
+
+    from tests.cli_support import ran
+
+    home = open_home(tmp_path / "h")
+    home.memory.add("memory", NOTE, ToolContext(actor="agent"))
+    home.close()
+    monkeypatch.setenv("COLUMNS", "30")
+    status, out, _ = ran("--home", str(tmp_path / "h"), "timeline")
+    assert status == 0
+    head, summary = out.splitlines()[:2]
+    assert re.fullmatch(r" {6}1  \d\d-\d\d \d\d:\d\d  agent", head), out
+    assert summary.startswith(" " * 9 + "MEMORY +") and summary.endswith("…") and cell_len(summary) == 30

@@ -149,19 +149,31 @@ def show_timeline(home: Home, args) -> Output:
         lines under it that say where it came from, wrapped."""
         named = not args.session or any(r.session != args.session for r in rows)
         lines = []
-        for r in rows:
+        for r, head in zip(rows, heads(rows, columns), strict=True):
             tail = (
                 (f"  ↶ reverted by row {r.reverted_by}" if r.reverted_by is not None else "")
                 + (f"  [{r.group}]" if r.group else "")
                 + (f"  (session {r.session_id})" if named and r.session_id else "")
             )
-            head = f"{r.id:>7}  {shown_time(r.at, '%Y-%m-%d %H:%M:%S') or '?'}  {r.by:<8} "
             lines += fit_row(head, r.summary, tail, columns, " " * 9)
             lines += wrapped(f"← {r.source.describe()}", columns, " " * 9) if r.source else []
             lines += wrapped(f"why: {r.why}", columns, " " * 9) if r.why else []
         return lines
 
     return Output({"rows": [r.to_dict() for r in rows], **stopped}, text=text)
+
+
+TIMES = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%m-%d %H:%M")  # the longest that leaves the actor whole
+
+
+def heads(rows: list[Row], columns: int) -> list[str]:
+    """Each row's id, time and actor, its time as long as ``columns`` leaves room for: at 30 columns the
+    full head (38 cells) was cut in the actor, so a narrow terminal drops the seconds, then the year."""
+    for stamp in TIMES:
+        shown = [f"{r.id:>7}  {shown_time(r.at, stamp) or '?'}  {r.by:<8} " for r in rows]
+        if all(cell_len(visible(head).rstrip()) <= columns for head in shown):
+            break
+    return shown
 
 
 def show_row(home: Home, args) -> Output:
