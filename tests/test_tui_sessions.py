@@ -120,7 +120,7 @@ async def test_tree_lists_roots_and_loads_children_only_on_expand(home, tmp_path
         assert garden.data.wrote and not tree.node_for(BRANCH).data.wrote
         assert not tree.node_for(BRANCH).allow_expand
         # titles are literal: markup-looking text shows as typed (cut to leave room for the segments and size)
-        assert HOSTILE_TITLE[:16] + "…  #1 → #2  5 msg · live│" in screen_text(app)
+        assert HOSTILE_TITLE[:15] + "…  #1 → #2  5 msgs · live│" in screen_text(app)
 
 
 def tree_rows(tree: LineageTree) -> list[tuple[tuple[str, ...], SessionNode]]:
@@ -185,8 +185,8 @@ async def test_every_parent_relation_appears_exactly_once_with_its_kind(home, tm
         text = screen_text(app)
         # wrote memory: marked before the title, never cut off; a long title is cut to leave room for the segments
         # and the size and state (the date gives way first, in this 44-cell pane)
-        assert "● ✎ " + HOSTILE_TITLE[:16] + "…  #1 → #2  5 msg · live│" in text and "⑂ Garden branch · branch" in text
-        assert "↳ Look up companio… · delegate  0 msg · live" in text and "◦ third part · child" in text
+        assert "● ✎ " + HOSTILE_TITLE[:15] + "…  #1 → #2  5 msgs · live│" in text and "⑂ Garden branch · branch" in text
+        assert "↳ Look up compani… · delegate  0 msgs · live" in text and "◦ third part · child" in text
         # a child arriving live under a loaded parent, then a reload: still exactly once each
         archive.create_session("20261129_150000_iiiiii", source="cli", parent_session_id=TOKYO, title="Tokyo 2")
         await wait_for(
@@ -1299,16 +1299,26 @@ def test_a_label_fits_its_width_cutting_the_title_then_the_date_then_the_size():
     from widgets.lineage_tree import session_label
 
     node = SessionNode(id="a", title="Postgres 16 upgrade plan for the ledger", message_count=4, started_at=1795000000)
-    assert session_label(node).plain == "● Postgres 16 upgrade plan for the ledger  4 msg · 2026-11-18"
-    assert session_label(node, width=44).plain == "● Postgres 16 upgrade p…  4 msg · 2026-11-18"
-    assert session_label(node, width=28).plain == "● Postgres 16 upgrad…  4 msg"  # the date gives way first
+    assert session_label(node).plain == "● Postgres 16 upgrade plan for the ledger  4 msgs · 2026-11-18"
+    assert session_label(node, width=44).plain == "● Postgres 16 upgrade …  4 msgs · 2026-11-18"
+    assert session_label(node, width=28).plain == "● Postgres 16 upgra…  4 msgs"  # the date gives way first
     assert session_label(node, width=16).plain == "● Postgres 16 u…"  # then the size
     live = SessionNode(id="a", title="Postgres 16 upgrade plan for the ledger", message_count=4, state="live")
-    assert session_label(live, width=28).plain == "● Postgres 16…  4 msg · live"
+    assert session_label(live, width=29).plain == "● Postgres 16…  4 msgs · live"
     assert session_label(live, width=20).plain == "● Postgres 16…  live"  # the state outlasts the size
     cjk = SessionNode(id="b", title="发票导出金额问题和退款流程", message_count=4, started_at=1795000000)
     label = session_label(cjk, width=40)  # wide characters count two cells each
-    assert label.plain == "● 发票导出金额问题…  4 msg · 2026-11-18" and label.cell_len == 39
+    assert label.plain == "● 发票导出金额问题…  4 msgs · 2026-11-18" and label.cell_len == 40
+
+
+def test_the_tree_counts_messages_in_the_words_the_cli_uses():
+    """The tree said ``0 msg`` and ``5 msg`` where ``sessions list`` said ``5 msgs``: one rule now
+    (``engine.counts``), in both skins."""
+    from widgets.lineage_tree import session_label
+
+    for count, said in ((0, "0 msgs"), (1, "1 msg"), (5, "5 msgs")):
+        node = SessionNode(id="a", title="Tea", message_count=count, state="ended")
+        assert session_label(node).plain == f"● Tea  {said} · ended"
 
 
 def test_a_long_chain_shows_its_ends_and_the_picked_segment():

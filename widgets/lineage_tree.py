@@ -25,6 +25,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode, UnknownNodeID
 
 from engine.clock import shown_time
+from engine.counts import msgs
 from engine.textsafety import one_line, visible
 
 from .cursor_in_view import CursorInView
@@ -128,7 +129,7 @@ def session_label(node: SessionNode, picked: int | None = None, width: int | Non
                 chain.append(f"#{number + 1}", style="bold underline" if number == picked else "")
     if node.kind != "root":
         chain.append(f" · {node.kind}", style="italic")
-    size = f"  {node.message_count} msg" + (f" · {node.state}" if node.state else "")
+    size = f"  {node.message_count} {msgs(node.message_count)}" + (f" · {node.state}" if node.state else "")
     date = "" if node.started_at is None else " · " + (shown_time(node.started_at, "%Y-%m-%d") or "?")
     if width is None:
         room = 48 if count == 1 else 20  # a chain's segments must fit beside its title in a narrow pane

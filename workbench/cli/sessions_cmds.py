@@ -14,6 +14,7 @@ from rich.cells import cell_len
 from engine.archive import Session
 from engine.archive.sessions import LISTED_BY, PRUNE_DAYS, from_source, titled
 from engine.clock import days, shown_time
+from engine.counts import msgs
 from engine.errors import BadSearchFilter, SessionLive, WorkbenchError
 from engine.export_file import write_export
 from engine.home import Home
@@ -131,11 +132,6 @@ NARROW_DROPS = ("source", "messages", "start", "state")
 
 def _when(value: str | None) -> str:
     return shown_time(value) or ""
-
-
-def msgs(count: int) -> str:
-    """The word after a message count: ``1 msg``, as the Sessions screen's tree says, ``2 msgs``."""
-    return "msg" if count == 1 else "msgs"
 
 
 def list_sessions(home: Home, args) -> Output:
