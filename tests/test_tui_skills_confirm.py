@@ -159,3 +159,25 @@ async def test_a_plan_that_no_longer_holds_anything_applies_nothing_and_says_so(
         await pilot.press("y")
         await wait_for(pilot, lambda: "nothing was applied" in notes(app), what="the note")
         assert "Curator dry run: nothing to change (" in notes(app) and state_of(home, "tomato-care") == "active"
+
+
+async def test_a_purge_bound_is_refused_in_the_same_words_by_both_skins(home, tmp_path):
+    """``curator purge --days`` had a parser of its own beside the engine's rule, which the Skills screen's
+    purge box applies: both refused the same days, but -1 and 'x' in other words. Now the CLI calls the
+    engine's rule too, so a refusal reads the same in both skins."""
+    from tests.cli_support import ran
+
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_mode(pilot, "3", SkillsScreen)
+        for days in ("-1", "x", "0", "36501"):
+            await pilot.press("x")
+            await wait_for(pilot, lambda: isinstance(app.screen, DaysDialog), what="days dialog")
+            app.screen.query_one(Input).value = days
+            await pilot.press("enter")
+            await settle(pilot)
+            said = str(app.screen.query_one("#days-error").render())
+            status, _, err = ran("--home", str(home.root), "curator", "purge", "--days", days, "--dry-run")
+            assert status == 2 and err.splitlines()[-1] == f"workbench curator purge: error: argument --days: {said}"
+            await pilot.press("escape")
+            await settle(pilot)

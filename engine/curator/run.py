@@ -64,6 +64,19 @@ def purge_days_problem(days: Any) -> str | None:
     return None
 
 
+def purge_days_typed(text: str) -> int:
+    """The days a person typed (``curator purge --days``, the Skills screen's purge box), read and checked
+    by the one rule, ``purge_days_problem``: ValueError with its words when they cannot bound a purge."""
+    try:
+        days: int | str = int(text)
+    except ValueError:  # (no number: the rule says what it must be)
+        days = text
+    problem = purge_days_problem(days)
+    if problem:
+        raise ValueError(problem)
+    return int(days)
+
+
 @dataclass(frozen=True)
 class CuratorReport:
     marked_stale: tuple[str, ...]

@@ -6,24 +6,20 @@ import argparse
 
 from engine.clock import stamped
 from engine.curator.ledger import columns
-from engine.curator.run import NO_ZERO_DAYS, PURGE_DAYS, counts_lines
+from engine.curator.run import counts_lines, purge_days_typed
 from engine.home import Home
 from engine.textsafety import inline
 
 from . import Output
-from .numbers import ROWS, whole
+from .numbers import ROWS
 
 
 def purge_days(text: str) -> int:
-    """``--days``: the engine's bound, with its reason for refusing 0 (which Hermes reads as "never")."""
-    days = whole(*PURGE_DAYS, "a whole number of days")
+    """``--days``: the engine's rule, in its words, as the Skills screen's purge box says them."""
     try:
-        zero = int(text) == 0
-    except ValueError:  # (no number: said as ``whole`` says it)
-        return days(text)
-    if zero:
-        raise argparse.ArgumentTypeError(NO_ZERO_DAYS)
-    return days(text)
+        return purge_days_typed(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def register(subparsers, common) -> None:

@@ -25,7 +25,7 @@ from textual.widgets.option_list import Option
 
 from engine.clock import stamped
 from engine.curator.ledger import columns
-from engine.curator.run import WHERE_RECORDED, PlanChanged, pinned_refusal, purge_days_problem
+from engine.curator.run import WHERE_RECORDED, PlanChanged, pinned_refusal, purge_days_typed
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
 from engine.skills.hand_edit import open_skill_md
@@ -168,12 +168,9 @@ class DaysDialog(Dialog[int | None]):
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
         try:
-            days: int | str = int(event.value)
-        except ValueError:
-            days = event.value
-        problem = purge_days_problem(days)
-        if problem:
-            self.query_one("#days-error", Static).update(Content.styled(problem, "$text-error"))
+            days = purge_days_typed(event.value)
+        except ValueError as exc:
+            self.query_one("#days-error", Static).update(Content.styled(str(exc), "$text-error"))
             return
         self.dismiss(days)
 
