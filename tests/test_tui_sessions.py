@@ -824,6 +824,44 @@ async def test_as_label_while_the_picked_sessions_transcript_loads_is_the_picked
         assert await footer_labels(pilot, "a") == {"a": "Unarchive"} and home.archive.get_session(ids[1]).archived
 
 
+async def test_as_label_on_a_conversation_archived_in_part_says_it_archives_the_rest(
+    home, clock, tmp_path, monkeypatch
+):
+    """Hermes archived the first segment of a three-segment chain only. Its search hit (marked archived)
+    made a read Unarchive while its transcript loaded, and a then listed that segment again; once loaded,
+    a read Archive on a transcript titled "archived", and archived the two segments still listed. Now a
+    waits for the read on an archived hit, and on every segment of that chain reads Archive rest."""
+    from workbench.screens import sessions as sessions_module
+
+    ids = ["20261130_150000_00000a", "20261130_150100_00000b", "20261130_150200_00000c"]
+    for n, sid in enumerate(ids):
+        clock.advance(60)
+        home.archive.create_session(
+            sid, source="cli", title="Kettle chat" if n == 0 else None, parent_session_id=ids[n - 1] if n else None
+        )
+        home.archive.append_message(sid, "user", f"kettle talk {'one two three'.split()[n]}")
+        home.archive.end_session(sid, "compression" if n < 2 else "user_exit")
+    home.archive.set_archived(ids[0], only=[ids[0]])  # as Hermes's own archive of one session leaves it
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(130, 30)) as pilot:
+        screen, results = await searched(pilot, "one")
+        await settle(pilot)
+        late = LateFirstAnswer(monkeypatch, sessions_module, "session_items")
+        await pilot.press("down")
+        await wait_for(pilot, late.started.is_set, what="the archived hit's transcript loading")
+        assert results.current.archived and await footer_labels(pilot, "a", settled=False) == {}
+        await late.release(pilot, "transcript")
+        assert str(screen.transcript.border_title).startswith("Transcript · archived · ")
+        assert await footer_labels(pilot, "a") == {"a": "Archive rest"}
+        for word, sid in (("two", ids[1]), ("three", ids[2])):  # the segments still listed say it too
+            await pilot.press("escape", "slash", *word, "down")
+            await wait_for(pilot, lambda sid=sid: screen.shown_session == sid, what=f"segment {word}")
+            assert await footer_labels(pilot, "a") == {"a": "Archive rest"}
+        await pilot.press("a")
+        await wait_for(pilot, lambda: all(home.archive.get_session(s).archived for s in ids), what="the rest archived")
+        assert await footer_labels(pilot, "a") == {"a": "Unarchive"}
+
+
 async def test_a_growing_session_keeps_the_readers_place(home, tmp_path):
     ids = seed_sessions(home)
     app = make_app(home, tmp_path)

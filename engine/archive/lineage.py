@@ -132,6 +132,14 @@ class LineageMixin(ArchiveCore):
             return False
         return not self.conn().execute(f"SELECT {self._live_sql('?', up=True)}", (session_id,)).fetchone()[0]
 
+    def archived_share(self, session_id: str) -> str:
+        """How much of ``session_id``'s conversation is archived, which says what archiving does to it:
+        ``none``; ``part`` (Hermes archived one of its sessions, or went on compressing it after an
+        archive): archiving takes the rest; ``whole``: listing it again is what is left."""
+        if self.archived_whole(session_id):
+            return "whole"
+        return "part" if any(self.archive_flags(session_id).values()) else "none"
+
     def _parent_of(self, session_id: str) -> str | None:
         """The parent's id, or None when there is none or it no longer exists (a dangling reference)."""
         row = (

@@ -28,7 +28,7 @@ from ..messages import ResumeSession
 from .base import WorkbenchScreen
 from .dialogs import LineDialog
 
-ARCHIVING = ("archive", "unarchive")  # a's two labels: what it does to the session shown
+ARCHIVING = ("archive", "unarchive")  # what a does to the conversation shown (its label also says how much)
 PICK_FIRST = "Pick a session first: these keys act on the session the transcript shows."
 ARCHIVED_UNKNOWN = "Wait for the session's transcript: a archives it, or lists it again if it is archived."
 FOOTER_ROOM = 120  # columns from which the footer has room for a, e, D and x beside the transcript's keys
@@ -36,7 +36,8 @@ EXPORT_ROOM = 90  # columns from which it has room for x beside a, e, D and the 
 
 HELP = (
     " On the session shown: a archives it with its conversation (hidden from lists and session_search; "
-    "on an archived one, found by search, a reads Unarchive and lists it again), e renames it, D deletes "
+    "on a conversation partly archived, a reads Archive rest and archives what is still listed; on one "
+    "archived whole, found by search, a reads Unarchive and lists it again), e renames it, D deletes "
     "it (on a chain's row, the segment shown) and its messages after asking (that cannot be undone). An "
     "archive change or a delete is a Timeline row; r there reverts an archive. x exports it to a file you "
     "name (Markdown, or JSON for a name ending .json), asking before it replaces one. R resumes it on the Run "
@@ -83,15 +84,18 @@ class SessionActions(WorkbenchScreen):
     """The Sessions screen's base: the keys act on the session picked last (``wanted_session``)."""
 
     # The footer offers the keys where it has room (x needs more); the unlisted twins answer them at any width. a says
-    # what it will do to the session shown: Archive, or Unarchive on one archived whole (check_action).
+    # what it will do to the conversation shown, by how much of it is archived (its second parameter, check_action):
+    # Archive; Archive rest, on one partly archived; Unarchive, on one archived whole.
     BINDINGS = [
-        Binding("a", "listed_session('archive')", "Archive"),
-        Binding("a", "listed_session('unarchive')", "Unarchive"),
+        Binding("a", "listed_session('archive', 'none')", "Archive"),
+        Binding("a", "listed_session('archive', 'part')", "Archive rest"),
+        Binding("a", "listed_session('unarchive', 'whole')", "Unarchive"),
         Binding("e", "listed_session('rename')", "Rename"),
         Binding("D", "listed_session('delete')", "Delete", key_display="D"),
         Binding("x", "listed_session('export')", "Export"),
-        Binding("a", "session('archive')", "Archive", show=False),
-        Binding("a", "session('unarchive')", "Unarchive", show=False),
+        Binding("a", "session('archive', 'none')", "Archive", show=False),
+        Binding("a", "session('archive', 'part')", "Archive rest", show=False),
+        Binding("a", "session('unarchive', 'whole')", "Unarchive", show=False),
         Binding("e", "session('rename')", "Rename", show=False),
         Binding("D", "session('delete')", "Delete", key_display="D", show=False),
         Binding("x", "session('export')", "Export", show=False),
@@ -99,9 +103,10 @@ class SessionActions(WorkbenchScreen):
     ]
     shown_session: str | None = None
     wanted_session: str | None = None  # the session picked last, its transcript loading or shown
-    # The picked session's whole conversation is archived, as its row showed it and then its transcript read it
-    # (a's label and what a does); None until read where the row did not say (a jump from another screen).
-    picked_archived: bool | None = False
+    # How much of the picked session's conversation is archived (``archived_share``: none, part, whole), as its row
+    # showed it and then its transcript read it (a's label and what a does); None until read where the row could not
+    # say (a jump from another screen; an archived search hit, whose conversation may or may not be archived whole).
+    picked_archived: str | None = "none"
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "listed_session" and self.size.width < FOOTER_ROOM and self._keys_crowd():
@@ -111,8 +116,8 @@ class SessionActions(WorkbenchScreen):
         archiving = bool(parameters) and parameters[0] in ARCHIVING
         if archiving and self.picked_archived is None and self.picked_session is not None:
             return None if action == "session" else False  # (a waits for the transcript's read: said, if pressed)
-        if archiving and (parameters[0] == "unarchive") != self.picked_archived:
-            return False  # (the other of Archive and Unarchive is what a does now)
+        if archiving and parameters[1] != self.picked_archived:
+            return False  # (another of a's labels says what it does now)
         if action in ("listed_session", "session") and self.picked_session is None:
             return None  # dimmed: they act on the session picked, and none is yet
         return super().check_action(action, parameters)
@@ -125,9 +130,9 @@ class SessionActions(WorkbenchScreen):
             return ARCHIVED_UNKNOWN
         return None
 
-    def pick(self, session_id: str, archived: bool | None) -> None:
-        """``session_id`` is the one the keys act on now; ``archived`` is what its row says of its
-        conversation (None: not said), a's label until its transcript reads it."""
+    def pick(self, session_id: str, archived: str | None) -> None:
+        """``session_id`` is the one the keys act on now; ``archived`` is what its row says of how much of
+        its conversation is archived (None: not said), a's label until its transcript reads it."""
         if session_id != self.picked_session or archived is not None:
             self.picked_archived = archived
             self.refresh_bindings()
@@ -141,7 +146,7 @@ class SessionActions(WorkbenchScreen):
     def on_resize(self) -> None:
         self.refresh_bindings()
 
-    def action_listed_session(self, action: str) -> None:
+    def action_listed_session(self, action: str, archived: str = "") -> None:
         self.action_session(action)
 
     @property
@@ -151,7 +156,8 @@ class SessionActions(WorkbenchScreen):
         that then sat over the new one's transcript; before the first transcript came, on none)."""
         return self.wanted_session or self.shown_session
 
-    def action_session(self, action: str) -> None:
+    def action_session(self, action: str, archived: str = "") -> None:
+        """``archived``: which of a's labels was pressed (check_action); what a does is ``action``."""
         picked = self.picked_session
         if picked is None:
             self.show_status(PICK_FIRST)

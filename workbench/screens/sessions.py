@@ -109,7 +109,7 @@ class TranscriptLoaded(Message):
     select_id: int | None
     gone: bool = False  # state.db no longer holds the session (deleted here or by another process)
     archived: bool = False  # the tree no longer lists it, but a/e/D still act on it
-    archived_whole: bool = False  # its whole conversation is archived: a reads Unarchive (lists it again)
+    archived_share: str = "none"  # how much of its conversation is archived (a: Archive, Archive rest, Unarchive)
 
 
 @dataclass
@@ -228,7 +228,7 @@ class SessionsScreen(SessionActions, SessionPrune):
         if node is not None and isinstance(node.data, SessionNode):
             segment = self.tree.picked(node.data)
             if segment != self.wanted_session:
-                self.load_transcript(segment, None, archived=False)  # (the tree lists no conversation archived whole)
+                self.load_transcript(segment, None, archived="none")  # (the tree lists no conversation archived whole)
 
     def action_reload(self) -> None:
         self.load_roots()
@@ -323,9 +323,7 @@ class SessionsScreen(SessionActions, SessionPrune):
         # Only the reader moving the cursor opens a session; a programmatic move (a jump's
         # reveal, a live update) must not replace the transcript being read.
         if message.segment != self.wanted_session and (self.tree.has_focus or self.wanted_session is None):
-            self.load_transcript(
-                message.segment, None, archived=False
-            )  # (the tree lists no conversation archived whole)
+            self.load_transcript(message.segment, None, archived="none")  # (the tree lists none archived whole)
 
     def _tree_nodes(self, chains: Iterable[Chain]) -> list[SessionNode]:
         """Tree rows for compression chains (runs in a worker: asks the journal who wrote memory)."""
@@ -498,15 +496,15 @@ class SessionsScreen(SessionActions, SessionPrune):
         if message.arrived and message.hit.session_id == self.wanted_session:
             return
         if self.query_one(SearchResults).has_focus:
-            self.load_transcript(message.hit.session_id, message.hit.message_id, archived=message.hit.archived)
+            self.load_transcript(message.hit.session_id, message.hit.message_id, archived=hit_share(message.hit))
 
     @on(SearchResults.HitChosen)
     def _hit_chosen(self, message: SearchResults.HitChosen) -> None:
-        self.load_transcript(message.hit.session_id, message.hit.message_id, archived=message.hit.archived)
+        self.load_transcript(message.hit.session_id, message.hit.message_id, archived=hit_share(message.hit))
         self.transcript.focus()
 
     # -- transcript ----------------------------------------------------------------
-    def load_transcript(self, session_id: str, select_id: int | None, archived: bool | None = None) -> None:
+    def load_transcript(self, session_id: str, select_id: int | None, archived: str | None = None) -> None:
         """Show a session (the newest request wins; older loads are dropped); ``archived`` as ``pick`` takes it."""
         self.pick(session_id, archived)
         self.transcript.elsewhere = False
@@ -521,7 +519,7 @@ class SessionsScreen(SessionActions, SessionPrune):
             title = self._transcript_title(session_id, session)
             items = session_items(self.home, session_id, select_id) if session else []
             archived = bool(session and session.archived)
-            whole = bool(session) and self.home.archive.archived_whole(session_id)  # (what a will do: its label)
+            share = self.home.archive.archived_share(session_id) if session else "none"  # (a's label: what it does)
         except WorkbenchError as exc:
             self.report(f"Session {session_id} cannot be read: {exc.in_app}", error=True)
             return
@@ -530,7 +528,7 @@ class SessionsScreen(SessionActions, SessionPrune):
             return
         self.post_result(
             TranscriptLoaded(
-                session_id, title, items, select_id, gone=session is None, archived=archived, archived_whole=whole
+                session_id, title, items, select_id, gone=session is None, archived=archived, archived_share=share
             )
         )
 
@@ -549,7 +547,7 @@ class SessionsScreen(SessionActions, SessionPrune):
         mark = "archived · " if message.archived else ""  # before the title, which a narrow border cuts
         transcript.border_title = Content(f"Transcript · {mark}{one_line(message.title, 60)}")  # (renamed, say)
         self.shown_session = message.session_id
-        self.picked_archived = message.archived_whole
+        self.picked_archived = message.archived_share
         self.refresh_bindings()  # (a, e, D and x act on it; a reads Archive or Unarchive, archived here or elsewhere)
         if live and message.items[:known] == transcript.items:
             for item in message.items[known:]:  # the session grew: append, so place, follow and unseen count hold
@@ -722,6 +720,14 @@ class SessionsScreen(SessionActions, SessionPrune):
         ):  # the conversation read at its end went on in a new segment (Hermes compressed it): follow it there
             self.tree.reveal(grown[-1])
             self.load_transcript(grown[-1], None)
+
+
+def hit_share(hit: Hit) -> str | None:
+    """What a search hit says of how much of its conversation is archived: a listed session's is not
+    archived whole (a archives it); an archived one's may be archived whole or in part, where a does
+    opposite things, so its transcript's read says (an archived hit read Unarchive, and a unarchived it,
+    on a conversation Hermes had archived only in part, until the read turned a into Archive)."""
+    return None if hit.archived else "none"
 
 
 def list_hit(hit: SearchHit) -> Hit:
