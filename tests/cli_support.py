@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import subprocess
 
 from workbench.cli import main
+from workbench.crash import OneLineLog
 
 
 def ran(*args: str) -> tuple[int, str, str]:
     """``workbench ARGS`` run here, as a separate process would run it: its exit status, stdout and stderr
     (about 0.2 s of CPU less than a new interpreter importing the package again)."""
+    for handler in logging.getLogger().handlers:  # a new process has said no warning yet
+        if isinstance(handler, OneLineLog):
+            handler.said.clear()
+            handler.causes.clear()
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = main(list(args))
