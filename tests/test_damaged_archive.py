@@ -374,6 +374,42 @@ async def test_the_sessions_screen_lists_what_a_damaged_state_db_could_read(tmp_
         home.close()
 
 
+def _messages_damaged(tmp_path: Path) -> Path:
+    """A home whose messages table's root page is overwritten, as a truncated copy of a live state.db
+    was: the sessions (the tree's roots) still read, the first user message of each (its title) does not."""
+    root = tmp_path / "messages-damaged"
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    for n in range(3):
+        home.archive.create_session(f"s{n}", source="cli")  # untitled: the tree names it by its first message
+        home.archive.append_messages(f"s{n}", [{"role": "user", "content": f"Talk {n}"}])
+    home.close()
+    db = sqlite3.connect(root / "state.db", isolation_level=None)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
+    db.close()
+    with open(root / "state.db", "r+b") as f:
+        f.seek((page - 1) * PAGE)
+        f.write(b"\xde\xad" * (PAGE // 2))
+    return root
+
+
+@pytest.mark.anyio
+async def test_the_sessions_screen_says_so_when_damage_stops_it_naming_the_sessions(tmp_path):
+    """The roots read, their titles did not: the tree stayed empty, saying only "No session selected."."""
+    from workbench.screens.sessions import SessionsScreen
+
+    home = open_home(_messages_damaged(tmp_path))
+    try:
+        async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+            await pilot.press("2")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen), what="Sessions")
+            transcript = pilot.app.screen.transcript
+            await wait_for(pilot, lambda: "cannot be read" in transcript._placeholder, what="the explanation")
+            assert "state.db is damaged" in transcript._placeholder and ".recover" in transcript._placeholder
+    finally:
+        home.close()
+
+
 @pytest.mark.parametrize("table", ["sessions", "messages_fts_data"])
 def test_a_run_whose_calls_damage_stopped_says_damaged_not_busy(tmp_path, table):
     """`run --message` on a damaged state.db said "ask for those calls again once state.db is free": it is

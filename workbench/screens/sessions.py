@@ -245,13 +245,13 @@ class SessionsScreen(SessionActions, SessionPrune):
             else:
                 chains = self.home.archive.root_chains(limit=ROOTS_PAGE + 1, after=after)
             unlisted = self.home.archive.session_count() if not chains and after is None else 0
+            nodes = self._tree_nodes(chains[:ROOTS_PAGE])  # (reads messages too: damage there is said as well)
         except WorkbenchError as exc:  # a damaged or foreign state.db: said where the sessions would be
             self.post_message(RootsLoaded(after, [], False, exc.in_app))
             return
         except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed: as the CLI says it
             self.post_message(RootsLoaded(after, [], False, self.home.explain(exc)))
             return
-        nodes = self._tree_nodes(chains[:ROOTS_PAGE])
         if after is not None:  # an older page: a change to its rows is found by their stamps (refresh_roots)
             with contextlib.suppress(WorkbenchError):
                 self._stamps.update(self.home.archive.chain_stamps({c.head.id: c.ids for c in chains[:ROOTS_PAGE]}))
