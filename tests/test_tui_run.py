@@ -1012,6 +1012,28 @@ async def test_hermes_reads_the_session_left_as_ended_and_its_own_ends_stay(home
     assert home.archive.get_session(third) is None
 
 
+async def test_deleting_a_live_session_run_resumed_says_hermes_may_still_write_to_it(home, tmp_path):
+    """D on a session Hermes had not ended, resumed on Run, said only "It is the session Run talks in",
+    leaving out that Hermes's next message would create it again (said for any other live session)."""
+    home.archive.create_session("s-open", source="cli", title="Rotate the postgres password")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_run(pilot)
+        await resumed(pilot, screen, "s-open")
+        await pilot.press("escape")  # (out of the message box, where a digit types)
+        sessions = await open_mode(pilot, "2", SessionsScreen)
+        tree = sessions.query_one(LineageTree)
+        await wait_for(pilot, lambda: tree.node_for("s-open") is not None, what="its row")
+        tree.focus()
+        tree.move_cursor(tree.node_for("s-open"))
+        await wait_for(pilot, lambda: sessions.shown_session == "s-open", what="its transcript")
+        await pilot.press("D")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert app.screen.detail.startswith("Session s-open has not ended (it is live): a running Hermes may")
+        assert "It is the session Run talks in: your next message there starts a new session." in app.screen.detail
+        await pilot.press("n")
+
+
 async def test_resuming_a_session_deleted_after_it_was_picked_says_so_as_the_resume_is_made(home, tmp_path):
     """The switch is made as the resume is chosen: a session deleted since the picker listed it is said
     then (the session left still ends), and the next message starts a new session."""

@@ -411,7 +411,7 @@ class RunScreen(WorkbenchScreen):
         next message does: reopen it, or go on in its continuation after a compression."""
         agent = self.agent
         in_it = agent is not None and agent.id == self.session_id
-        live = in_it and agent is not None and agent.live_warning is not None
+        live = self.session_id is not None and self.resumed_live(self.session_id)
         if self.watching:
             note = " (run elsewhere; typing starts a new session)"
         elif in_it and ended_as == "compression":  # (Hermes compressed it: the talk goes on in its child)
@@ -527,6 +527,11 @@ class RunScreen(WorkbenchScreen):
                 owed = self._switch or (turn.owed if turn is not None else None)  # (its TurnEnded not heard yet)
                 with lock_waits.cancellable(self._cancel, asked=False):  # (a busy state.db: kept for later)
                     self.exit_note = _end_at_exit(agent, owed)  # (a switch made already left the session ended)
+
+    def resumed_live(self, session_id: str) -> bool:
+        """Whether Run talks in ``session_id`` having resumed it live: another Hermes may write to it too."""
+        agent = self.agent
+        return agent is not None and agent.id == session_id and agent.live_warning is not None
 
     @property
     def unstored(self) -> int:

@@ -221,10 +221,13 @@ class SessionActions(WorkbenchScreen):
             segment = _segment(message)
             part = f" It is {segment}: only this one goes (a archives the whole conversation)." if segment else ""
             ended = ""
-            if self.workbench.running_session == session.id:
+            ours = self.workbench.running_session == session.id
+            if ours:
                 part += " It is the session Run talks in: your next message there starts a new session."
-            elif message.live:  # (said first: it is why this delete may not last)
-                ended = f"{message.live} Yes deletes it anyway.\n\n"
+            run = self.workbench.run_screen
+            # (one Run started is live only as ours; one it resumed live, Hermes's too)
+            if message.live and (not ours or (run is not None and run.resumed_live(session.id))):
+                ended = f"{message.live} Yes deletes it anyway.\n\n"  # (said first: why this delete may not last)
             if message.cited:  # (memory that came from it stays, naming a message that is gone)
                 part += " " + history.cited_note(message.cited)
             self.confirm(
