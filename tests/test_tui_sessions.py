@@ -878,6 +878,22 @@ async def test_a_growing_session_keeps_the_readers_place(home, tmp_path):
         assert transcript.is_vertical_scroll_end and transcript.unseen == 0
 
 
+async def test_a_jump_to_a_message_stays_on_it_as_the_session_grows(home, tmp_path):
+    """g on a Timeline row of a session Hermes was writing opened its message, and Hermes's next message moved
+    the cursor to the newest: the whole session fitted in view, which following took for reading its end."""
+    ids = seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 50)) as pilot:
+        screen = await open_sessions(pilot)
+        transcript = screen.query_one(Transcript)
+        screen.post_message(JumpToMessage(GARDEN, ids["question"]))
+        await wait_for(pilot, lambda: cursor_on(transcript, ids["question"]), what="the jump")
+        assert transcript.follow and transcript.is_vertical_scroll_end  # (all four messages in view)
+        home.archive.append_message(GARDEN, "user", "one more thing")
+        await wait_for(pilot, lambda: len(transcript.items) == 5, what="new message arrived")
+        assert transcript.current.id == ids["question"] and transcript.unseen == 1
+
+
 async def test_a_new_session_appears_live(home, tmp_path):
     seed_sessions(home)
     app = make_app(home, tmp_path)

@@ -227,8 +227,9 @@ class Transcript(ScrollView, can_focus=True):
         self.refresh_bindings()
 
     def append(self, item: TranscriptItem) -> None:
-        """Add a message at the end (streaming); keeps the view unless following."""
-        was_at_end = self.is_vertical_scroll_end or not self.items
+        """Add a message at the end (streaming); keeps the view and the cursor unless following from the newest
+        message (a short session is all in view with the cursor on any of its messages: a jump's, say)."""
+        was_at_end = (self.is_vertical_scroll_end or not self.items) and self.cursor >= len(self.items) - 1
         self.items.append(item)
         self._rendered.append(None)
         self._layout()
