@@ -602,6 +602,26 @@ def test_a_skill_md_that_is_not_utf8_or_whose_yaml_error_spans_lines_reads_in_it
     assert following and all(line.startswith(" " * 13) for line in following)
 
 
+def test_a_folder_in_the_library_holding_no_skill_is_named_with_its_fix(home):
+    """A skill folder whose SKILL.md went (or one made by hand) was listed by nothing and doctor said "all good"."""
+    skills = home.skills_dir
+    (skills / "half-skill" / "scripts").mkdir(parents=True)
+    (skills / "half-skill" / "scripts" / "run.sh").write_text("echo hi\n")
+    (skills / "devops" / "deploy").mkdir(parents=True)  # a category holding a skill, and a stray beside it
+    (skills / "devops" / "deploy" / "SKILL.md").write_text("---\nname: deploy\ndescription: Ship it.\n---\nGo.\n")
+    (skills / "devops" / "old-tool" / "references").mkdir(parents=True)
+    (skills / "notes").mkdir()  # a category with its description, waiting for skills
+    (skills / "notes" / "DESCRIPTION.md").write_text("---\ndescription: Notes.\n---\n")
+    code, data = cli(home.root)
+    strays = [f for f in data["findings"] if "holds no SKILL.md" in f["what"]]
+    assert [f["what"].split(" holds")[0] for f in strays] == ["skills/devops/old-tool", "skills/half-skill"]
+    assert code == 1 and all(f["severity"] == "warning" for f in strays)
+    assert strays[1]["fix"] == (
+        "If it was a skill, put its SKILL.md back (`workbench timeline --subsystem skills --search half-skill` may "
+        "show when it went); else move skills/half-skill out of skills/."
+    )
+
+
 def test_a_skill_the_prompt_index_would_block_is_named_by_doctor_and_skills_list(home):
     """Memory entries the prompt would block were flagged; a skill's blocked index line was not."""
     description = '"Clears \\x1b[2J, titles \\x1b]0;x\\x07 and turns \u202e"'

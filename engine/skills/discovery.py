@@ -222,6 +222,21 @@ class Scanner:
         found, _, linked = self._descend(folder, parts)
         return None if linked else found
 
+    def strays(self) -> list[str]:
+        """Folders (under skills/, by rel, the topmost of each) holding no SKILL.md at any depth and no
+        category's DESCRIPTION.md: neither Hermes nor the workbench lists anything in them (a skill that
+        lost its SKILL.md, a folder made by hand), and nothing in them reaches the agent."""
+        found, layout = self._walk()
+        held = {tuple(skill.rel.split("/")[:depth]) for skill in found for depth in range(skill.rel.count("/") + 1)}
+        return sorted(
+            "/".join(parts)
+            for parts in layout.folders
+            if parts
+            and parts not in held
+            and (len(parts) == 1 or parts[:-1] in held)
+            and not os.path.isfile(self.skills_dir.joinpath(*parts, "DESCRIPTION.md"))
+        )
+
     def forget_layout(self) -> None:
         """Drop the remembered layout (after a write of our own that may rename a skill)."""
         self._layout = None

@@ -159,4 +159,21 @@ def check_made_anew(home: Home) -> list[Finding]:
     return findings
 
 
-CHECKS.extend((check_skills, check_usage, check_index, check_made_anew))
+def check_strays(home: Home) -> list[Finding]:
+    """Folders in the library that hold no skill (``Scanner.strays``): the user sees them under skills/,
+    but no list shows them, and Hermes's create of a skill by that name would take their files in."""
+    return [
+        Finding(
+            "skills",
+            "warning",
+            f"skills/{inline(rel)} holds no SKILL.md: neither Hermes nor the workbench lists it as a skill, and "
+            "nothing in it reaches the agent (a skill made under that name would take its files in).",
+            f"If it was a skill, put its SKILL.md back (`workbench timeline --subsystem skills --search "
+            f"{inline(rel.rsplit('/', 1)[-1])}` may show when it went); else move skills/{inline(rel)} out of "
+            "skills/.",
+        )
+        for rel in home.skills.scanner.strays()
+    ]
+
+
+CHECKS.extend((check_skills, check_usage, check_index, check_made_anew, check_strays))
