@@ -326,9 +326,14 @@ def _lineage_damaged(tmp_path: Path) -> Path:
     for n in range(3):
         home.archive.create_session(f"s{n}", source="cli", title=f"Talk {n}")
     home.close()
+    return _overwrite_root(root, "idx_sessions_parent")
+
+
+def _overwrite_root(root: Path, name: str) -> Path:
+    """``root``'s state.db, its WAL checkpointed, with the root page of table or index ``name`` overwritten."""
     db = sqlite3.connect(root / "state.db", isolation_level=None)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'idx_sessions_parent'").fetchone()[0]
+    page = db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (name,)).fetchone()[0]
     db.close()
     with open(root / "state.db", "r+b") as f:
         f.seek((page - 1) * PAGE)
@@ -383,14 +388,7 @@ def _messages_damaged(tmp_path: Path) -> Path:
         home.archive.create_session(f"s{n}", source="cli")  # untitled: the tree names it by its first message
         home.archive.append_messages(f"s{n}", [{"role": "user", "content": f"Talk {n}"}])
     home.close()
-    db = sqlite3.connect(root / "state.db", isolation_level=None)
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
-    db.close()
-    with open(root / "state.db", "r+b") as f:
-        f.seek((page - 1) * PAGE)
-        f.write(b"\xde\xad" * (PAGE // 2))
-    return root
+    return _overwrite_root(root, "messages")
 
 
 @pytest.mark.anyio
