@@ -10,6 +10,7 @@ from engine.tools import ToolContext
 from tests.test_skills_support import tree_state
 
 AGENT = ToolContext(actor="agent", session_id="s1")
+USER = ToolContext(actor="user")
 SKILL = "---\nname: brew\ndescription: How to brew tea\n---\n\nBoil water.\nSteep for 3 minutes.\n"
 
 
@@ -43,6 +44,26 @@ def test_staged_create_previews_and_applies_on_approval(home):
     assert row.action == "approve"
 
 
+def test_a_create_whose_name_a_skill_took_since_says_to_reject_it(home):
+    """Approving it said only "A skill named 'brew' already exists at …": approving again never helps."""
+    approval_on(home)
+    pid = staged(home, action="create", name="brew", content=SKILL)
+    home.config_path.write_text("")  # approval off: the user makes the skill meanwhile
+    home.reload_config()
+    assert skill_manage_tool(home, {"action": "create", "name": "brew", "content": SKILL}, USER)["success"]
+    advice = (
+        f" A create never writes over a skill: reject it (`workbench pending reject {pid}`, or r in Approvals), "
+        "and stage the change again as an edit or patch of that skill if it is still wanted."
+    )
+    assert home.approvals.preview(pid)["error"].endswith("brew." + advice)
+    result = home.approvals.approve(pid)
+    assert (
+        not result["success"]
+        and result["error"] == f"A skill named 'brew' already exists at {skill_md(home).parent}.{advice}"
+    )
+    assert home.approvals.count() == 1
+
+
 def test_edit_then_approve_a_patch_and_a_stale_patch_is_kept(home):
     approval_on(home)
     home.approvals.approve(staged(home, action="create", name="brew", content=SKILL))
@@ -54,7 +75,7 @@ def test_edit_then_approve_a_patch_and_a_stale_patch_is_kept(home):
     assert "Steep for 5 minutes." in skill_md(home).read_text()
     home.skills.manage(
         {"action": "patch", "name": "brew", "old_string": "Boil water.", "new_string": "Heat."},
-        ToolContext(actor="user"),
+        USER,
     )
     before = skill_md(home).read_bytes()
     failed = home.approvals.approve(stale)

@@ -444,7 +444,7 @@ class ApprovalQueue:
                 record.payload, edited_content=edit, **_staging(record), **assumed
             )
         except WorkbenchError as exc:
-            return {**view, "error": _refusals(record, exc.message)}
+            return {**view, "error": _refusals(record, _refusal(record, exc.message, self.home.skills))}
         if record.subsystem == "memory":
             self._date_hits(record, staged)
         if staged.get("error"):  # no diff: for memory, the texts it asks to write stand in for it
@@ -959,10 +959,19 @@ LOOSE_NONE = (
 )
 
 
+CREATE_TAKEN = (
+    " A create never writes over a skill: reject it (`workbench pending reject {id}`, or r in Approvals), and "
+    "stage the change again as an edit or patch of that skill if it is still wanted."
+)
+
+
 def _refusal(record: PendingRecord, error: str, skills: SkillLibrary) -> str:
-    """``error``, and for a patch Hermes staged whose text is not found as written, what Hermes's own
+    """``error``, with what to do where approving again cannot help: a create whose name a skill took since
+    it was staged; a patch Hermes staged whose text is not found as written, with what Hermes's own
     approval would do with it (``SkillLibrary.hermes_patch_finds``): apply it there, when its loose
     matching finds the text where it applies a patch, else that neither can."""
+    if record.subsystem == "skills" and record.action == "create" and error.startswith("A skill named "):
+        return error + CREATE_TAKEN.format(id=record.id)
     if not (record.by_hermes and record.subsystem == "skills" and error.startswith("Could not find old_string")):
         return error
     found = skills.hermes_patch_finds(record.payload)
