@@ -97,6 +97,26 @@ def test_a_file_changed_while_the_editor_was_open_is_kept_and_so_is_the_draft(tm
     assert again.returncode == 0 and skill_md.read_text() == FIXED
 
 
+def test_a_skill_deleted_while_the_editor_was_open_is_said_to_be_gone_and_the_draft_kept(tmp_path):
+    """Hermes's skill_manage delete while the editor was open: the save said only "Skill 'deploy' not
+    found.", never that it was removed since it was opened."""
+    root = tmp_path / "home"
+    skill_md = made(root)
+    both = editor(
+        tmp_path,
+        f"import shutil\nshutil.rmtree({str(skill_md.parent)!r})\n"  # another writer, meanwhile
+        f"path.write_text({FIXED!r})",
+    )
+    refused = workbench(root, "skills", "edit", "deploy", env={"EDITOR": both, "VISUAL": ""})
+    assert refused.returncode == 1 and not skill_md.exists()
+    assert (
+        "skills/deploy/SKILL.md was removed since you opened it (the skill was archived, deleted or moved); "
+        "nothing was saved." in refused.stderr
+    )
+    kept = Path(refused.stderr.split("Your text is kept in ")[1].split(";")[0])
+    assert kept.read_text() == FIXED  # the draft is not lost
+
+
 def test_a_write_refused_for_any_reason_after_the_editor_keeps_the_text_and_says_where(tmp_path):
     """A damaged workbench.db refuses every write (a WorkbenchError, not a skill's): the editor's text was
     left in a temp folder the error never named."""

@@ -66,7 +66,12 @@ def save_skill_md(library, opened: Opened, content: str) -> dict[str, Any]:
             f"and commands go by that name, so keep `name: {opened.name}`; nothing was saved."
         )
     ctx = ToolContext(actor="user")
-    plan = library.plan({"action": "edit", "name": opened.rel, "content": content}, ctx)
+    try:
+        plan = library.plan({"action": "edit", "name": opened.rel, "content": content}, ctx)
+    except SkillError as missing:
+        if "available_skills" in missing.details:  # (its folder holds no active skill now: gone since it opened)
+            raise changed_since(opened, None) from None
+        raise
 
     if plan.before != opened.text:  # (said before the lock is waited for, when it is plain already)
         raise changed_since(opened, plan.before)
