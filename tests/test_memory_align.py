@@ -12,6 +12,7 @@ from engine.memory import history
 from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, Row, align
 from engine.tools import ToolContext
 from tests.hermes_support import MEMORY_TURNS
+from tests.test_hermes_catch_up import HERMES_LATE
 
 AGENT = ToolContext(actor="agent", session_id="s-1")
 
@@ -219,25 +220,21 @@ def test_entries_edited_in_place_each_stay_on_their_predecessors_row(frozen, dat
 @pytest.mark.slow  # Hermes's own memory tool and SessionDB in their own process
 def test_a_replace_hermes_made_past_pairing_is_followed_to_its_new_text(home, hermes, clock):
     """A trial: an editor opened on the last entry, which Hermes then replaced with unlike text, said
-    "another writer removed this entry" (the look journals a removal and an add when the texts are too
-    unlike to pair); state.db's call says it was replaced, and what by."""
+    "another writer removed this entry". Hermes stores a turn once it ends, so the look the TUI's watcher
+    makes may come first and, with no call to say otherwise, journal a removal and an add (the texts too
+    unlike to pair); the call stored since says it was replaced, and what by."""
     memory = home.memory
     assert memory.add("memory", "Kettle descales monthly", AGENT)["success"]
     assert memory.add("memory", "Prefers pytest over unittest", AGENT)["success"]
-    script = (
-        MEMORY_TURNS
-        + 'db.create_session("s-tea", source="cli", model="m")\n'
-        + 'turn("s-tea", "cat", {"action": "replace", "target": "memory", "content": "Owns a cat called Miso", '
-        + '"old_text": "pytest over"})\n'
-        + "print(json.dumps(ids))\n"
-    )
-    hermes.json(home.root, script)
+    call = {"action": "replace", "target": "memory", "content": "Owns a cat called Miso", "old_text": "pytest over"}
+    said = hermes.json(home.root, f"STEP, CALL = 'tool', {call!r}\n" + HERMES_LATE)
     clock.advance(time.time() - clock.now())  # (the look's time against state.db's, stamped by Hermes)
-    memory.catch_up()  # the look the TUI's watcher makes: a removal and an add, the texts too unlike to pair
+    memory.catch_up()  # the look the TUI's watcher makes: a removal and an add
     assert [(r.action, r.actor) for r in memory.history("memory", limit=2)] == [
         ("add", "external"),
         ("remove", "external"),
     ]
+    hermes.json(home.root, f"STEP, CALL, SAID = 'store', {call!r}, {said!r}\n" + HERMES_LATE)
     assert history.successor(memory, "memory", "Prefers pytest over unittest") == "Owns a cat called Miso"
 
 

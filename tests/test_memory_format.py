@@ -3,6 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.memory.archive_writes import ArchiveWrite
 from engine.memory.format import (
     BLOCK_TITLES,
     ENTRY_DELIMITER,
@@ -10,6 +11,7 @@ from engine.memory.format import (
     Usage,
     appended_entries,
     breaks_delimiter,
+    entry_changes,
     has_drift,
     parse_blocks,
     parse_entries,
@@ -194,3 +196,30 @@ def test_appending_plain_entries_is_read_without_reading_the_file_again():
     for tail in ("one", " four", "four\r\nfive", "four" + ENTRY_DELIMITER + "four", ""):
         assert appended_entries(raw, ["one", "two § three"], raw + ENTRY_DELIMITER + tail) is None
     assert appended_entries("one\n§", ["one\n§"], "one\n§" + ENTRY_DELIMITER + "two") is None
+
+
+def _call(action, text, old_text=None):
+    return ArchiveWrite("memory", text, action, "s", 1, 0.0, old_text)
+
+
+def test_hermess_calls_decide_before_the_texts_do():
+    old, new = ["Kept", "Loop note 71 at 10:00"], ["Kept", "Loop note 125 at 10:05"]
+    assert entry_changes(old, new) == [("replace", old[1], new[1], 1)]  # alike, in the last one's place: a guess
+    added = [_call("add", new[1])]
+    assert entry_changes(old, new, lambda: added) == [("remove", old[1], None, 1), ("add", None, new[1], 1)]
+    removed = [_call("remove", "Loop note 71", "Loop note 71")]
+    assert entry_changes(old, new, lambda: removed) == [("remove", old[1], None, 1), ("add", None, new[1], 1)]
+    unlike = ["Kept", "Quarterly audits in March"]
+    assert entry_changes(old, unlike) == [("remove", old[1], None, 1), ("add", None, unlike[1], 1)]
+    reworded = [_call("replace", unlike[1], "note 71")]
+    assert entry_changes(old, unlike, lambda: reworded) == [("replace", old[1], unlike[1], 1)]
+    both = [_call("replace", unlike[1], "Loop note")]  # (held by two gone entries: which one, not known)
+    assert entry_changes([*old, "Loop note 72"], unlike, lambda: both)[-1] == ("add", None, unlike[1], 1)
+
+
+def test_the_calls_are_read_only_when_entries_both_went_and_came():
+    def unread():
+        raise AssertionError("read")
+
+    assert entry_changes(["a"], ["a", "b"], unread) == [("add", None, "b", 1)]
+    assert entry_changes(["a", "b"], ["a"], unread) == [("remove", "b", None, 1)]

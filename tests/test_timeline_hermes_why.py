@@ -1,10 +1,9 @@
 """What the Timeline says of the changes real Hermes Agent 0.19.0 made in its own process: a ``why`` on each
 row the workbench found rather than made (how it knows, and the Hermes call behind it when state.db holds
-one), and a replace Hermes made that the look found as a removed and an added entry summed up as one."""
+one), and a replace Hermes made that reads on disk as a removed and an added entry journaled as one."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 
@@ -81,6 +80,7 @@ elif STEP == "skill hand edit":  # an editor, minutes after the agent's patch: n
 print(json.dumps(ids))
 """
 )
+REWORDED = "MEMORY 'Prefers pytest over unittest' → 'Owns a cat called Miso'"  # the "replace" step's row
 STEPS = (
     "start",
     "quiet add",
@@ -136,7 +136,7 @@ def test_every_row_hermes_wrote_says_how_the_workbench_knows_of_it(written):
     assert why_of(root, quiet) == (
         "found by comparing MEMORY.md with the last version the workbench saw; the file does not say who made it"
     )
-    added = row_of(root, "MEMORY + 'Owns a cat called Miso'")
+    added = row_of(root, REWORDED)
     assert why_of(root, added) == (
         "found by comparing MEMORY.md with the last version the workbench saw; Hermes's memory replace call in "
         f"session s-tea · message {messages['cat']} wrote it"
@@ -178,16 +178,11 @@ def test_a_replace_hermes_made_reads_as_one_only_when_its_call_says_so(written):
         # (a group whose every row a call in one session made is Hermes's edit, as its rows are the agent's)
         assert titles == [
             "Hermes's edit of MEMORY in session s-tea (2 rows): 1 memory entry added, 1 memory entry removed",
-            "Hermes's edit of MEMORY in session s-tea (2 rows): 1 memory entry replaced",
             "outside edit of MEMORY (2 rows): 1 memory entry added, 1 memory entry removed",
         ]
-        replaced = next(m for m in groups.values() if "replaced" in describe_group(m))
-        assert {r.summary for r in replaced} == {
-            "MEMORY + 'Owns a cat called Miso'",
-            "MEMORY − 'Prefers pytest over unittest'",
-        }
-        # the halves without their call (no lookup made): the rows alone cannot tell
-        assert "replaced" not in describe_group([dataclasses.replace(r, source=None) for r in replaced])
+        # the replace call was in state.db when the look found it: one row, the replace it was
+        (replaced,) = [r for r in listed if "Owns a cat" in r.summary and r.action == "replace"]
+        assert replaced.summary == REWORDED and not replaced.group
     finally:
         home.close()
 
@@ -202,10 +197,7 @@ async def test_the_timeline_screen_says_the_same(written, tmp_path, size):
             screen = await open_mode(pilot, "6", TimelineScreen)
             table = screen.query_one(TimelineList)
             what = [str(table.get_row_at(i)[3]) for i in range(table.row_count)]
-            assert (
-                "Hermes's edit of MEMORY in session s-tea (2 rows): 1 memory entry replaced" in screen.titles.values()
-            )
-            cat = next(i for i, line in enumerate(what) if line.startswith("  MEMORY + 'Owns a cat"))
+            cat = next(i for i, line in enumerate(what) if line.startswith(REWORDED[:20]))  # (cut to the column)
             assert str(table.get_row_at(cat)[1]) == "agent"  # (its call found: the agent's, as memory history says)
             table.focus()
             table.move_cursor(row=cat)
@@ -223,12 +215,12 @@ def test_a_change_hermes_made_gets_one_label_everywhere(written):
     ``memory history`` and the Timeline (listing, JSON and detail); an edit no call made stays external."""
     root, messages = written
     listed = {r["summary"]: r for r in rows(root)}
-    called, quiet = listed["MEMORY + 'Owns a cat called Miso'"], listed["MEMORY + 'Prefers pytest over unittest'"]
+    called, quiet = listed[REWORDED], listed["MEMORY + 'Prefers pytest over unittest'"]
     assert (called["actor"], called["by"], quiet["by"]) == ("external", "agent", "external")
     line = next(line for line in workbench("timeline", "--home", str(root)).splitlines() if "Owns a cat" in line)
     assert line.split()[3] == "agent"
     shown = workbench("timeline", "show", str(called["id"]), "--home", str(root))
-    assert f"row {called['id']} · " in shown and " · agent · memory add · " in shown
+    assert f"row {called['id']} · " in shown and " · agent · memory replace · " in shown
     told = json.loads(workbench("memory", "history", "--home", str(root), "--json", "--limit", "50"))["events"]
     by_id = {e["id"]: e for e in told}
     assert (by_id[called["id"]]["actor"], by_id[called["id"]]["session_id"]) == ("agent", "s-tea")

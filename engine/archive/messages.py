@@ -240,6 +240,22 @@ class MessagesMixin(ArchiveCore):
         )
         return [self._message(r) for r in rows]
 
+    def recent_calls(self, tool: str, after: float, newest: int, most: int) -> list[Message]:
+        """Of the archive's ``newest`` messages, the newest ``most`` that call ``tool``, stamped after
+        ``after``, and every tool result after the first of them, in order: a bounded read however large
+        the archive is (the rowid range is the only index this needs)."""
+        conn = self.conn()
+        (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()
+        calls = conn.execute(
+            "SELECT * FROM messages WHERE id > ? AND role = 'assistant' AND tool_calls IS NOT NULL "
+            "AND instr(tool_calls, ?) > 0 AND timestamp > ? ORDER BY id DESC LIMIT ?",
+            (top - newest, f'"{tool}"', after, most),
+        ).fetchall()
+        if not calls:
+            return []
+        results = conn.execute("SELECT * FROM messages WHERE id > ? AND role = 'tool'", (calls[-1]["id"],))
+        return sorted((self._message(r) for r in [*calls, *results]), key=lambda m: m.id)
+
     def live_message_count(self, session_id: str, up_to: int | None = None) -> int:
         """How many live messages the session holds (with ids up to ``up_to``, when given)."""
         bound = "" if up_to is None else " AND m.id <= ?"

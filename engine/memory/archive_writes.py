@@ -28,13 +28,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..db import database_stamp
+from ..db import busy_wait, database_stamp
 from ..errors import WorkbenchError
 from ..values import decoded_calls, json_object
 from .format import TARGETS
 from .ops import ALREADY_THERE
 
 if TYPE_CHECKING:
+    from ..archive.models import Message
     from ..home import Home
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,9 @@ WORD_LOOKUPS = 64  # texts ``preload`` looks up one by one in the word index; pa
 WRITING_ACTIONS = ("add", "replace")  # the actions that leave an entry (its origin)
 REMOVE = "remove"
 TAKING_ACTIONS = (REMOVE, "replace")  # the actions that take out the entry holding their ``old_text``
+LOOK_MESSAGES = 2_000  # the archive's newest messages a look at an outside edit reads Hermes's calls from
+LOOK_CALLS = 200  # of those, the newest messages with memory calls it reads
+STAMPED_BEFORE_S = 60.0  # how long before its tool ran Hermes may have stamped a call's message (then its tools run)
 
 
 @dataclass(frozen=True)
@@ -243,6 +247,27 @@ class ArchiveWrites:
             return list(self._read(conn, rows, (*WRITING_ACTIONS, REMOVE)))
 
         return self._safe(read)
+
+    def since(self, target: str, after: float) -> list[ArchiveWrite]:
+        """The applied memory calls on ``target`` made after ``after`` (their messages stamped at most
+        ``STAMPED_BEFORE_S`` before it), oldest first: what a look at an outside edit since the journal's
+        row at ``after`` weighs (``format.told``). Read afresh, from the archive's newest
+        ``LOOK_MESSAGES`` messages (their newest ``LOOK_CALLS`` memory calls), never waiting on state.db's
+        lock: none when it is locked, missing or unusable, and the look pairs by its own rules."""
+        if database_stamp(self.home.state_db_path)[0] is None:  # (opening it would create it)
+            return []
+        try:
+            conn = self.home.archive.conn()
+            with busy_wait(conn, 0):
+                messages = self.home.archive.recent_calls(TOOL, after - STAMPED_BEFORE_S, LOOK_MESSAGES, LOOK_CALLS)
+        except (WorkbenchError, sqlite3.Error) as exc:
+            log.info("an outside edit is paired without Hermes's calls: %s: %s", self.home.state_db_path, exc)
+            return []
+        sessions: dict[str, list[Message]] = {}
+        for message in messages:
+            sessions.setdefault(message.session_id, []).append(message)
+        found = [w for run in sessions.values() for ws in writes_in(run).values() for w in ws if w.target == target]
+        return sorted(found, key=lambda w: w.message_id)
 
     def call_of(self, row_id: int, find: Callable[[], Call]) -> Call:
         """``find()``'s answer for journal row ``row_id``, kept while state.db is unchanged: the call

@@ -1348,7 +1348,8 @@ class MemoryStore:
         # as a person and Hermes read both (line endings translated): a file saved with CRLF
         # changes no entry, rather than merging them all into one
         earlier, later = read_as_hermes(before), read_as_hermes(state.raw)
-        changes = entry_changes(earlier, later)
+        # Hermes's stored calls since the journal's last row, read only when entries both went and came
+        changes = entry_changes(earlier, later, lambda: self.archive_writes.since(target, left.at))
         if not changes:
             return None
         # each removed or added entry's slot between the entries both keep (an index counts the
