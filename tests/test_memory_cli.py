@@ -11,6 +11,7 @@ import time
 import pytest
 
 from engine import open_home
+from engine.memory import history
 from engine.tools import ToolContext
 from tests.lock_support import holding_flock
 
@@ -251,18 +252,48 @@ def test_show_flags_each_entry_with_the_prompts_it_is_blocked_from(cli, tmp_path
     assert flags[0] is None and [f is None for f in flags] == [True, False, False, False]
 
 
-def test_show_names_an_entry_written_outside_since_the_journal_last_looked(cli, tmp_path):
-    """``memory show`` (read-only: it journals nothing) called a fresh hand edit "present before",
-    dated by the file's last change, until something journaled it: it is an outside write."""
+def test_show_in_a_journaled_home_journals_a_first_look_and_what_changed_since(cli, tmp_path):
+    """``memory show`` journaled nothing: in a home whose journal had only USER.md, it recorded no first
+    look at MEMORY.md (the TUI's watcher does), so an entry typed in by hand afterwards read "present
+    before", as if it had been there all along. Now it catches up first, as ``memory history`` does."""
+    assert cli("memory", "add", "--target", "user", "Prefers short answers").returncode == 0
+    path = tmp_path / "home" / "memories" / "MEMORY.md"
+    path.write_text("Project uses uv", encoding="utf-8")
+    assert "present before" in cli("memory", "show", "--target", "memory").stdout
+    path.write_text(path.read_text(encoding="utf-8") + "\n§\nTyped in vim", encoding="utf-8")
+    shown = as_json(cli("memory", "show", "--target", "memory", "--json"))
+    assert [(o["via"], o["actor"]) for o in shown["origins"]] == [("before", None), ("journal", "external")]
+    events = as_json(cli("memory", "history", "--target", "memory", "--json"))["events"]
+    assert [(e["action"], e["after"]) for e in events] == [("add", "Typed in vim"), ("seen", None)]
+
+
+def test_show_in_a_home_no_workbench_journals_creates_nothing_and_the_next_look_still_tells(cli, tmp_path):
+    """A read-only look at a home (someone's ~/.hermes) creates no workbench.db in it, so it records no
+    first look either; the next command that journals records it, with what the file holds then."""
+    path = tmp_path / "home" / "memories" / "MEMORY.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("Project uses uv", encoding="utf-8")
+    assert cli("memory", "show").returncode == 0
+    assert sorted(p.name for p in (tmp_path / "home").iterdir()) == ["memories"]
+    path.write_text(path.read_text(encoding="utf-8") + "\n§\nTyped in vim", encoding="utf-8")
+    assert cli("memory", "history").returncode == 0  # the first look, now
+    shown = as_json(cli("memory", "show", "--target", "memory", "--json"))
+    assert [(o["via"], o["actor"]) for o in shown["origins"]] == [("before", None), ("before", None)]
+
+
+def test_a_read_only_look_names_an_entry_written_outside_since_the_journal_last_looked(cli, tmp_path):
+    """A look that journals nothing (a home opened read-only) calls a fresh hand edit an outside write
+    not journaled yet, not "present before"."""
     assert cli("memory", "add", "Project uses uv").returncode == 0
     path = tmp_path / "home" / "memories" / "MEMORY.md"
     path.write_text(path.read_text(encoding="utf-8") + "\n§\nTyped in vim", encoding="utf-8")
-    shown = as_json(cli("memory", "show", "--target", "memory", "--json"))
-    assert [(o["via"], o["actor"]) for o in shown["origins"]] == [("journal", "user"), ("outside", "external")]
-    assert "written outside the workbench, not journaled yet" in cli("memory", "show", "--target", "memory").stdout
-    assert cli("memory", "history").returncode == 0  # journals it
-    shown = as_json(cli("memory", "show", "--target", "memory", "--json"))
-    assert [(o["via"], o["actor"]) for o in shown["origins"]] == [("journal", "user"), ("journal", "external")]
+    home = open_home(tmp_path / "home", read_only=True)
+    try:
+        found = history.origins(home.memory, "memory", home.memory.entries("memory"))
+    finally:
+        home.close()
+    assert [(o.via, o.actor) for o in found] == [("journal", "user"), ("outside", "external")]
+    assert found[1].describe().endswith("written outside the workbench, not journaled yet")
 
 
 def test_history_of_an_entry_finds_it_in_either_store(cli):

@@ -21,6 +21,7 @@ from engine.tools import ToolContext
 from engine.values import iso_time
 
 from . import Output, UsageError, empty_text
+from .catching_up import catch_up_if_journaled
 from .numbers import ID, ROWS
 from .textin import stdin_text
 
@@ -190,6 +191,7 @@ def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
 
 def show(home: Home, args) -> Output:
     targets = [args.target] if args.target else list(TARGETS)
+    catch_up_if_journaled(home, targets)  # (as ``memory history`` does, in a home a workbench journals)
     frozen = home.memory.snapshot() if args.frozen else None
     notes: dict[str, list[str]] = {}
     views = {t: _view(home, t, frozen, notes) for t in targets}

@@ -9,11 +9,11 @@ from engine.approvals.queue import NOT_APPLIED, flags
 from engine.clock import stamped
 from engine.diffs import WHITESPACE_ONLY, marked, whitespace_only
 from engine.errors import WorkbenchError
-from engine.home import Home, open_home
+from engine.home import Home
 from engine.textsafety import cut, inline
 
 from . import Output, UsageError
-from .timeline_cmds import catch_up
+from .catching_up import catch_up, catch_up_if_journaled
 
 
 def register(subparsers, common) -> None:
@@ -90,12 +90,7 @@ def list_pending(home: Home, args) -> Output:
     """The queue, read-only. In a home a workbench already journals, what happened outside is journaled
     first (``catch_up``), so a Hermes record seen here keeps its story when Hermes decides it later; a
     home no workbench has journaled has no story to keep, and is left exactly as it is."""
-    if home.journal.exists():
-        writable = open_home(home.root, create=False)
-        try:
-            catch_up(writable)
-        finally:
-            writable.close()
+    catch_up_if_journaled(home)
     scan = home.approvals.scan(args.subsystem)
     rows = [_row(home, r) for r in scan.records]
     problems = [p.to_dict() for p in scan.problems]

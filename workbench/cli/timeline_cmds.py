@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import shlex
-import sqlite3
-import sys
 from dataclasses import asdict
 
 from rich.cells import cell_len
 
-from engine.archive import outside as sessions_outside
 from engine.clock import shown_time
 from engine.diffs import WHITESPACE_ONLY, shown_diff, whitespace_only
-from engine.errors import WorkbenchError
 from engine.home import Home
 from engine.journal import ACTORS
 from engine.textsafety import visible
@@ -33,6 +29,7 @@ from engine.timeline import (
 )
 
 from . import Output, UsageError
+from .catching_up import catch_up
 from .fit import fit_row, terminal_width, wrapped
 from .numbers import ID, whole
 
@@ -216,27 +213,6 @@ def dropped_text(home: Home, row: Row) -> str | None:
     entry = home.journal.get(row.id)
     raw = entry.detail.get("raw") if entry is not None and "unusable" in entry.detail else None
     return raw if isinstance(raw, str) else None
-
-
-def catch_up(home: Home) -> None:
-    """Journal what happened outside since a workbench process last looked, first: Hermes's memory
-    writes and skill changes, the proposals it staged and decided, the sessions it archived or
-    deleted. A step that cannot (a lock held past the busy timeout) is a warning on stderr; the
-    listing still comes."""
-    steps = (
-        ("memory edits", home.memory.catch_up),
-        ("skill changes", home.skills.outside.record),
-        ("proposals", home.approvals.catch_up),
-        ("sessions", lambda: sessions_outside.catch_up(home)),
-    )
-    for what, step in steps:
-        try:
-            step()
-        except (WorkbenchError, OSError, sqlite3.Error) as exc:
-            reason = exc.message if isinstance(exc, WorkbenchError) else str(exc)
-            sys.stderr.write(
-                visible(f"warning: outside {what} not caught up ({reason}); the listing may miss them") + "\n"
-            )
 
 
 def older(args, before: int) -> str:
