@@ -12,6 +12,7 @@ import pytest
 
 from engine import open_home
 from engine.memory import history
+from engine.memory.budget import draft_budget
 from engine.tools import ToolContext
 from tests.lock_support import holding_flock
 
@@ -294,6 +295,22 @@ def test_a_read_only_look_names_an_entry_written_outside_since_the_journal_last_
         home.close()
     assert [(o.via, o.actor) for o in found] == [("journal", "user"), ("outside", "external")]
     assert found[1].describe().endswith("written outside the workbench, not journaled yet")
+
+
+def test_a_refused_replace_says_what_the_memory_editor_said_of_the_same_text(cli, tmp_path):
+    """The editor's advice and the save's refusal worded one problem two ways ("Already entry 1: it would be
+    stored twice, so saving is refused" beside "'…' is already entry 1: the file would hold it twice";
+    "Over the limit by 15" beside "With this text memory would be at 85/70 chars"): now one message each."""
+    assert cli("memory", "add", "Kafka brokers run on 5 nodes").returncode == 0
+    assert cli("memory", "add", "Deploys go through staging").returncode == 0
+    (tmp_path / "home" / "config.yaml").write_text("memory:\n  memory_char_limit: 70\n", encoding="utf-8")
+    entries = ["Kafka brokers run on 5 nodes", "Deploys go through staging"]
+    editor = draft_budget(entries, 70, "Deploys go through staging")
+    for text in ("Kafka brokers run on 5 nodes", "Deploys go through staging and then through the canary"):
+        refused = cli("--json", "memory", "replace", "--old", "Deploys", text)
+        assert refused.returncode == 1
+        assert [as_json(refused)["error"]] == editor(text).advice()
+    assert editor(text).advice()[0].startswith("Memory is at 57/70 chars: this text (54 chars) in place of entry 2")
 
 
 def test_history_of_an_entry_finds_it_in_either_store(cli):

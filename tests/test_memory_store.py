@@ -128,7 +128,10 @@ def test_replace_over_limit_is_refused(home, mem):
     home.reload_config()
     mem.add("memory", "short", u())
     mem.add("memory", "tiny", u())
-    assert mem.replace("memory", "short", "x" * 14, u())["error"].startswith("With this text memory would be at 21/20")
+    assert mem.replace("memory", "short", "x" * 14, u())["error"] == (
+        "Memory is at 12/20 chars: this text (14 chars) in place of entry 1 (5 chars) would take it 1 char past the "
+        "limit. Shorten it, or merge or remove entries first. Largest entries: 4 chars: tiny."
+    )
     result = mem.replace("memory", "short", "x" * 14, agent())
     assert result["error"].startswith("Replacement would put memory at 21/20 chars.")
     assert result["current_entries"] == ["short", "tiny"] and result["usage"] == "12/20"
@@ -951,7 +954,7 @@ def test_a_replace_to_another_entrys_exact_text_is_refused(mem, home):
     refused = mem.replace("memory", "Beta", "Alpha fact one", u())
     assert refused["error"] == (
         "'Alpha fact one' is already entry 1: the file would hold it twice. Remove this entry instead, or give it "
-        "different text. Nothing was changed."
+        "different text."
     )
     assert "is already entry 2:" in mem.replace("memory", "Alpha", "Beta fact two", u())["error"]  # (the other one's)
     assert not mem.replace_exact("memory", "Beta fact two", "Alpha fact one")["success"]  # (the editor's save)

@@ -51,6 +51,16 @@ async def open_editor(pilot, key: str, select: int | None = None) -> EditDialog:
     return app.screen
 
 
+async def refused_as_advised(pilot, dialog: EditDialog, said: str) -> None:
+    """The editor advises ``said`` of its draft, and saving it is refused in those words, said once."""
+    advice = dialog.query_one("#draft-advice", Static)
+    assert str(advice.content) == said
+    await pilot.press("ctrl+s")
+    await settle(pilot)
+    assert pilot.app.screen is dialog and str(dialog.query_one("#error", Static).content) == said
+    assert not advice.display  # (the refusal says it)
+
+
 async def save(pilot, dialog: EditDialog, text: str) -> None:
     dialog.query_one(TextArea).text = text
     await pilot.press("ctrl+s")
@@ -395,11 +405,12 @@ async def test_the_editor_predicts_the_budget_and_an_overflow(home, tmp_path):
         dialog.query_one(TextArea).text = "Deploys run on Fridays at noon, after the standup"
         await settle(pilot)
         assert gauge.used == 30 + 3 + 49 and "over by 22" in gauge.caption()
-        advice = str(dialog.query_one("#draft-advice", Static).content)
-        assert "Over the limit by 22" in advice and "Deploys run on Fridays at noon" in advice
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        assert app.screen is dialog and "past the limit" in str(dialog.query_one("#error", Static).content)
+        await refused_as_advised(
+            pilot,
+            dialog,
+            "Memory is at 30/60 chars: this entry (49 chars) would take it 22 chars past the limit. Shorten it, "
+            "or merge or remove entries first. Largest entries: 30 chars: Deploys run on Fridays at noon.",
+        )
         assert home.memory.entries("memory") == ["Deploys run on Fridays at noon"]
 
 
@@ -833,13 +844,23 @@ async def test_the_editor_says_an_exact_copy_of_another_entry_is_one(home, tmp_p
         advice = dialog.query_one("#draft-advice", Static)
         dialog.query_one(TextArea).text = "Kafka brokers run on 5 nodes"
         await settle(pilot)
-        assert str(advice.content).startswith("Already entry 1: saving adds nothing.")
+        assert str(advice.content).startswith("'Kafka brokers run on 5 nodes' is already entry 1: saving adds nothing.")
+        dialog.query_one(TextArea).text = ""  # (an unchanged draft closes without asking)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the editor closed")
+        dialog = await open_editor(pilot, "e", select=1)  # entry 2, rewritten as entry 1
+        dialog.query_one(TextArea).text = "Kafka brokers run on 5 nodes"
+        await settle(pilot)
+        await refused_as_advised(
+            pilot,
+            dialog,
+            "'Kafka brokers run on 5 nodes' is already entry 1: the file would hold it twice. Remove this entry "
+            "instead, or give it different text.",
+        )
     budget = draft_budget(
         ["Kafka brokers run on 5 nodes", "Deploys go through staging"], 2200, "Deploys go through staging"
     )
-    edited = budget("Kafka brokers run on 5 nodes")
-    assert edited.problem == "Already entry 1: it would be stored twice, so saving is refused."
-    assert edited.chars == len("Kafka brokers run on 5 nodes")  # (counted once, as the store would hold it)
+    assert budget("Kafka brokers run on 5 nodes").chars == len("Kafka brokers run on 5 nodes")  # (counted once)
 
 
 async def test_the_editor_warns_as_you_type_of_an_entry_hermes_prompts_block(home, tmp_path):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..textsafety import preview_line
 from .format import size_of
-from .ops import too_long_message
+from .ops import already_entry, room_advice, twice_advice
 from .similar import closest, near_duplicates, strongest
 from .threats import hermes_characters
 
@@ -31,8 +31,9 @@ class Budget:
     blocked: str = ""  # what the prompts make of a text Hermes's scan blocks: saved, it shows there as [BLOCKED]
 
     def advice(self) -> list[str]:
-        """The lines said beside the draft: what saving refuses, else how far over the limit it goes, else
-        what it nearly duplicates; and whether Hermes's prompts would block it."""
+        """The lines said beside the draft: what saving refuses (a single entry's in the refusal's words), else
+        how far over the limit it goes (a batch's), else what it nearly duplicates; and whether Hermes's
+        prompts would block it."""
         lines = [self.blocked] if self.blocked else []
         over = self.chars - self.limit
         if self.problem:
@@ -77,12 +78,15 @@ def draft_budget(
         named, more = strongest(near_duplicates([text], others, threshold)) if threshold and text else ([], 0)
         same = tuple(d["existing"] for d in named)
         similar = tuple(closest(text, others, n=2))
-        problem = ""
-        if text and text in others:  # (an exact copy: the store's own rule refuses it, or adds nothing)
-            kept = "it would be stored twice, so saving is refused" if replacing is not None else "saving adds nothing"
-            problem = f"Already entry {entries.index(text) + 1}: {kept}."
-        elif len(text) > limit:  # no merging of other entries makes room: said as saving would say it
-            problem = too_long_message(text, limit)
+        problem = ""  # what saving it would refuse, in the refusal's words (or that it adds nothing)
+        if text and text in others:
+            problem = (
+                twice_advice(entries, text)
+                if replacing is not None
+                else already_entry(entries, text) + ": saving adds nothing."
+            )
+        elif text:
+            problem = room_advice(entries, text, limit, replacing) or ""
         shown = [e for e in dict.fromkeys(after) if e]
         return Budget(size_of(shown), limit, similar, pending, same, more, problem, hermes_blocked([text]))
 

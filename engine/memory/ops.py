@@ -204,29 +204,49 @@ def too_long_message(content: str, limit: int) -> str:
 LARGEST_NAMED = 3  # the entries an over-capacity refusal names for a person, largest first
 
 
-def room_advice(entries: list[str], content: str, limit: int) -> str | None:
-    """What a person (the TUI, the CLI; a direct add or an approval) is told about adding ``content``
-    to ``entries`` under ``limit``: None when it fits; when the entry alone is longer than the whole
-    store, that no consolidation makes room; else by how much the store would be over, and its
-    largest entries, to merge or remove first."""
+def room_advice(entries: list[str], content: str, limit: int, replacing: str | None = None) -> str | None:
+    """What a person is told about writing ``content`` to ``entries`` under ``limit``, as a new entry or in
+    place of ``replacing``: the Memory editor says it as they type, and a refused save (the TUI, the CLI;
+    a direct write or an approval) in the same words. None when it fits; when the entry alone is longer
+    than the whole store, that no consolidation makes room; else by how much the store would be over, and
+    its largest other entries, to merge or remove first."""
     if len(content) > limit:
         return too_long_message(content, limit)
-    after = size_of([*entries, content])
+    index = entries.index(replacing) if replacing in entries else None
+    others = entries if index is None else entries[:index] + entries[index + 1 :]
+    after = size_of([*others, content])
     if after <= limit:
         return None
-    if (current := size_of(entries)) > limit:  # shortening the new entry cannot help: the store is the trouble
+    current = size_of(entries)
+    if size_of(others) > limit:  # shortening the new text cannot help: the store is the trouble
         return (
             f"Memory is over its limit by itself ({current:,}/{limit:,} chars, {current - limit:,} over), so no "
             "entry fits, however short. Repair it first: `workbench memory repair` lists the repairs (r on the "
             "Memory screen)."
         )
-    largest = sorted(entries, key=len, reverse=True)[:LARGEST_NAMED]
+    largest = sorted(others, key=len, reverse=True)[:LARGEST_NAMED]
     named = "; ".join(f"{len(entry):,} chars: {one_line(entry, 40)}" for entry in largest)
+    this = f"this entry ({len(content):,} chars)"
+    if index is not None:
+        this = f"this text ({len(content):,} chars) in place of entry {index + 1} ({len(entries[index]):,} chars)"
     return (
-        f"Memory is at {Usage.of(entries, limit).short} chars: this entry ({len(content):,} chars) would take it "
-        f"{after - limit:,} char{'s' * (after - limit != 1)} past the limit. Shorten it, or merge or remove entries "
-        "first. "
+        f"Memory is at {Usage.of(entries, limit).short} chars: {this} would take it {after - limit:,} "
+        f"char{'s' * (after - limit != 1)} past the limit. Shorten it, or merge or remove entries first. "
         f"Largest entries: {named}."
+    )
+
+
+def already_entry(entries: list[str], text: str) -> str:
+    """How a person is told ``text`` is an entry already (one of ``entries``)."""
+    return f"'{preview(text)}' is already entry {entries.index(text) + 1}"
+
+
+def twice_advice(entries: list[str], text: str) -> str:
+    """What a person is told of a replace whose text another of ``entries`` holds already: the Memory
+    editor says it as they type, and the save it refuses in the same words."""
+    return (
+        f"{already_entry(entries, text)}: the file would hold it twice. Remove this entry instead, or give it "
+        "different text."
     )
 
 
@@ -283,8 +303,7 @@ def _refuse_twice(entries: list[str], after: list[str], operation: str = "") -> 
     raise refuse(
         f"{operation}The new content is already an entry ('{preview(twice)}'): the store would hold it twice. "
         "To drop the entry being replaced, use 'remove'; to change it, give different content.",
-        person=f"'{preview(twice)}' is already entry {entries.index(twice) + 1}: the file would hold it twice. "
-        "Remove this entry instead, or give it different text. Nothing was changed.",
+        person=twice_advice(entries, twice),
     )
 
 
@@ -302,8 +321,7 @@ def replace(entries: list[str], old_text: str, content: str, limit: int, pin: st
             "or 'remove' other stale or less important entries to make room (see current_entries below), "
             "then retry — all in this turn.",
             counts=True,
-            person=f"With this text memory would be at {after:,}/{limit:,} chars, past the limit. "
-            "Shorten it, or merge or remove other entries first.",
+            person=room_advice(entries, content, limit, old),
             size_after=after,
             current_entries=list(entries),
             usage=Usage.of(entries, limit).short,
