@@ -23,6 +23,10 @@ from engine import open_home
 from engine.timeline import Source, Timeline, describe_group
 from tests.cli_support import printed
 from tests.hermes_support import MEMORY_TURNS, write_from_another_process
+from tests.screens_seed import open_mode
+from tests.tui_support import make_app, wait_for
+from widgets.timeline_list import TimelineList
+from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
 
@@ -75,6 +79,33 @@ def test_hermess_add_and_remove_seen_at_once_are_an_add_and_a_remove(hermes, tmp
     shown = printed("timeline", "--home", str(root))
     assert "→" not in shown  # no replace, on the Timeline either
     assert f"← session s-live · message {ids['new']} (Hermes's memory add call" in shown
+
+
+@pytest.mark.anyio
+async def test_the_tui_opened_after_hermess_rounds_shows_an_add_and_a_remove(hermes, tmp_path):
+    """The TUI's watcher catches up as it starts: the Timeline read `agent … 'Loop note 71' → 'Loop note 125'`."""
+    root = looked_at_seed(tmp_path)
+    hermes.json(root, f"STEP, STORED, OLD, NEW = 'first', False, {OLD!r}, {NEW!r}\n" + HERMES_LOOP)
+    history(root)
+    hermes.json(root, f"STEP, STORED, OLD, NEW = 'next', False, {OLD!r}, {NEW!r}\n" + HERMES_LOOP)
+    home = open_home(root)
+    try:
+        async with make_app(home, tmp_path, watch_files=True).run_test(size=(120, 40)) as pilot:
+            screen = await open_mode(pilot, "6", TimelineScreen)
+            table = screen.query_one(TimelineList)
+
+            def notes():
+                cells = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+                return [(row[1], row[3].strip()) for row in cells if "Loop note" in row[3]]
+
+            await wait_for(pilot, lambda: any("Loop note 125" in note for _, note in notes()), what="the catch-up")
+            assert [(actor, note.split(" at ")[0]) for actor, note in notes()] == [
+                ("agent", "MEMORY + 'Loop note 125"),
+                ("external", "MEMORY − 'Loop note 71"),
+                ("agent", "MEMORY + 'Loop note 71"),
+            ]
+    finally:
+        home.close()
 
 
 def test_the_same_edit_by_hand_is_still_paired_as_a_replace(hermes, tmp_path):
