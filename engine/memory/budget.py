@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..textsafety import preview_line
 from .format import size_of
 from .ops import already_entry, room_advice, twice_advice
-from .similar import closest, near_duplicates, strongest
+from .similar import near_duplicates, strongest
 from .threats import hermes_characters
 
 QUOTED = 60  # characters of an entry the advice names
@@ -23,7 +23,7 @@ class Budget:
 
     chars: int
     limit: int
-    similar: tuple[str, ...] = ()  # the closest entries, to merge into when over the limit
+    similar: tuple[str, ...] = ()  # a batch's closest entries, to merge into when over the limit
     pending: int = 0  # what proposals waiting for approval would add (the gauge's ghost)
     duplicates: tuple[str, ...] = ()  # the entries the draft most nearly duplicates (the approval preview's rule)
     more_duplicates: int = 0  # how many others it nearly duplicates too
@@ -77,7 +77,6 @@ def draft_budget(
         others = [e for e in entries if e != replacing]
         named, more = strongest(near_duplicates([text], others, threshold)) if threshold and text else ([], 0)
         same = tuple(d["existing"] for d in named)
-        similar = tuple(closest(text, others, n=2))
         problem = ""  # what saving it would refuse, in the refusal's words (or that it adds nothing)
         if text and text in others:
             problem = (
@@ -88,7 +87,7 @@ def draft_budget(
         elif text:
             problem = room_advice(entries, text, limit, replacing) or ""
         shown = [e for e in dict.fromkeys(after) if e]
-        return Budget(size_of(shown), limit, similar, pending, same, more, problem, hermes_blocked([text]))
+        return Budget(size_of(shown), limit, (), pending, same, more, problem, hermes_blocked([text]))
 
     return budget
 
