@@ -215,6 +215,12 @@ def test_hermess_calls_decide_before_the_texts_do():
     assert entry_changes(old, unlike, lambda: reworded) == [("replace", old[1], unlike[1], 1)]
     both = [_call("replace", unlike[1], "Loop note")]  # (held by two gone entries: which one, not known)
     assert entry_changes([*old, "Loop note 72"], unlike, lambda: both)[-1] == ("add", None, unlike[1], 1)
+    then = [*reworded, _call("remove", "Loop note", "Loop note")]  # (note 71 was gone when this one ran)
+    assert entry_changes([*old, "Loop note 72"], [*unlike, "Loop note 73"], lambda: then) == [
+        ("remove", "Loop note 72", None, 2),
+        ("replace", old[1], unlike[1], 1),
+        ("add", None, "Loop note 73", 2),
+    ]
 
 
 def test_the_calls_are_read_only_when_entries_both_went_and_came():

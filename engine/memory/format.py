@@ -361,8 +361,9 @@ def entry_changes(
 def told(gone: list[str], fresh: list[str], calls: Sequence[ArchiveWrite]) -> tuple[dict[str, str], set[str]]:
     """What Hermes's memory calls (oldest first) say of an outside edit's gone and new entries: the pairs
     a replace call made (new entry -> the gone one holding its ``old_text``) and the entries a remove
-    took out or an add wrote. A call whose ``old_text`` more than one gone entry holds tells nothing
-    (Hermes took out one of them, which is not known here). Past ``MOST_TOLD`` tests, none are told."""
+    took out or an add wrote. A call whose ``old_text`` more than one gone entry not yet accounted for
+    holds tells nothing (Hermes took out one of them, which is not known here: an entry an earlier call
+    took out was no longer there to match). Past ``MOST_TOLD`` tests, none are told."""
     fresh_set = set(fresh)
     pairs: dict[str, str] = {}
     alone: set[str] = set()
@@ -373,8 +374,9 @@ def told(gone: list[str], fresh: list[str], calls: Sequence[ArchiveWrite]) -> tu
             if call.text in fresh_set and call.text not in pairs:
                 alone.add(call.text)
             continue
-        taken = [e for e in gone if call.old_text and call.old_text in e and e not in alone]
-        if len(taken) != 1 or taken[0] in pairs.values():
+        used = alone | set(pairs.values())
+        taken = [e for e in gone if call.old_text and call.old_text in e and e not in used]
+        if len(taken) != 1:
             continue
         if call.action == "remove":
             alone.add(taken[0])
