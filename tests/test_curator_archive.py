@@ -268,6 +268,37 @@ def test_purge_only_old_archives_and_blobs_restore_them(home, clock):
     assert tree_state(home.skills_dir / "old-one") == original
 
 
+def test_rolling_back_a_purge_puts_the_usage_record_back_whole(home, clock):
+    """The purge's ledger row keeps the record: who made the skill, when, where from, its counts."""
+    write_skill(home, "made", category="ops")
+    home.curator.archive("made")
+    usage = home.skills_dir / ".usage.json"
+    records = json.loads(usage.read_text())
+    records["made"].update(created_by="agent", use_count=4, view_count=2)  # as Hermes's review recorded it
+    usage.write_text(json.dumps(records))
+    archived = records["made"]
+    clock.advance(10 * DAY)
+    purged = home.curator.purge(7)["purged"]
+    assert [p["name"] for p in purged] == ["made"]
+    clock.advance(DAY)
+    home.curator.rollback(purged[0]["ledger_id"])
+    assert json.loads((home.skills_dir / ".usage.json").read_text())["made"] == archived
+    assert home.curator.restore("made")["restored_to"].endswith("skills/ops/made")  # back into its category
+    assert home.skills.get("made").provenance == "agent"
+
+
+def test_rolling_back_a_purge_leaves_the_record_of_a_skill_made_again_under_its_name(home, clock):
+    write_skill(home, "made", category="ops")
+    home.curator.archive("made")
+    clock.advance(10 * DAY)
+    purged = home.curator.purge(7)["purged"]
+    skill_manage_tool(home, {"action": "create", "name": "made", "content": skill_md("made")}, ctx())
+    made_again = json.loads((home.skills_dir / ".usage.json").read_text())["made"]
+    home.curator.rollback(purged[0]["ledger_id"])
+    assert json.loads((home.skills_dir / ".usage.json").read_text())["made"] == made_again
+    assert home.skills.get("made").state == "active"
+
+
 def test_a_purge_given_its_preview_purges_only_that_and_names_what_it_left(home, clock):
     for name in ("old-one", "gone-one", "new-one"):
         write_skill(home, name)

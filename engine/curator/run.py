@@ -909,6 +909,7 @@ class Curator:
         purged = []
         for found in due:
             mutate, undo, cleanup = remove_tree_later(found.path, self.skills.dir)
+            evidence: dict[str, Any] = {"ttl_days": days, "path": found.rel}
             with self.skills.write_lock():
                 ledger_id = record_change(
                     self.home,
@@ -921,9 +922,9 @@ class Curator:
                         mutate=mutate,
                         undo=undo,
                         cleanup=cleanup,
-                        usage=partial(self._resync, found.name),
+                        usage=partial(self._resync, found.name, kept=evidence),
                         keep_blobs=True,
-                        evidence={"ttl_days": days, "path": found.rel},
+                        evidence=evidence,
                     ),
                 ).ledger_id
             purged.append({"name": found.name, "path": found.rel, "ledger_id": ledger_id})
@@ -949,8 +950,12 @@ class Curator:
             ),
         }
 
-    def _resync(self, name: str, extra: dict[str, Any] | None = None) -> Undo:
-        """Make ``name``'s usage state match where it now lives (after a purge or rollback), plus ``extra``."""
+    def _resync(self, name: str, extra: dict[str, Any] | None = None, kept: dict[str, Any] | None = None) -> Undo:
+        """Make ``name``'s usage state match where it now lives (after a purge or rollback), plus ``extra``.
+
+        A record dropped because no copy is left goes into ``kept`` (the purge's ledger evidence, read
+        under the usage lock), so rolling the purge back puts it back whole: who made it, when, its counts.
+        """
         active = {f.name for f in self.skills.scanner.active()}
         archived = {f.name: f for f in self.skills.scanner.archived()}
         now = self.home.clock.now()
@@ -967,7 +972,9 @@ class Curator:
                         state="archived", archived_at=iso(now), archive_dir=found.dir_name
                     )
             else:
-                records.pop(name, None)
+                dropped = records.pop(name, None)
+                if dropped is not None and kept is not None:
+                    kept["usage"] = {"before": {name: dropped}, "after": {name: None}}
             if extra and name in records:
                 records[name].update(extra, archived_from_at=records[name].get("archived_at"))
 
@@ -1004,6 +1011,8 @@ class Curator:
         with self.skills.write_lock():
             writes, deletes = ledger.rollback_plan(entry)
             self._refuse_rollback_clash(writes, deletes)
+            if entry.action == "purge" and any(f.name == entry.skill for f in self.skills.scanner.active()):
+                usage = None  # the name is an active skill's again: the record is its, and stays
             paths = sorted(set(writes) | set(deletes))
             evidence = {"rolled_back": entry.id, "rolled_back_action": entry.action}
             if type(entry.evidence.get("journal_id")) is int:  # so that row is marked undone, whoever rolls back
