@@ -153,6 +153,10 @@ def test_with_no_skill_about_the_subject_a_three_step_workflow_becomes_a_new_ski
     assert _skill_calls(result) == [("skills_list", None, None), ("skill_manage", "create", "prepare-billing-release")]
     created = home.skills.view("prepare-billing-release", record=False)["content"]
     assert "tool sequence: skills_list -> session_search -> terminal" in created
+    # the whole sentence: the index shortens descriptions when it lists them, the file keeps it
+    assert home.skills.get("prepare-billing-release").description == (
+        "How to prepare billing release, as done each time it was asked"
+    )
     assert "the same 3-step tool sequence answered a request made 2 times" in result.line
     assert all(home.skills.view(name, record=False)["content"].endswith("1. Look first.\n") for name in others)
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .phrasing import keywords, overlap, sentence, shorten
+from .phrasing import keywords, overlap, sentence
 
 UMBRELLA_MAX_LINES = 40  # a SKILL.md longer than this after the update takes a support file instead
 
@@ -48,10 +48,9 @@ class Routine:
 
     @property
     def skill_md(self) -> str:
-        """A new skill's SKILL.md (the description quoted, so YAML reads it as one string)."""
-        description = json.dumps(
-            shorten(f"How to {self.request}, as done each time it was asked", 60), ensure_ascii=False
-        )
+        """A new skill's SKILL.md (the description quoted, so YAML reads it as one string; whole, as the
+        index shortens what it lists)."""
+        description = json.dumps(f"How to {self.request}, as done each time it was asked", ensure_ascii=False)
         return f"---\nname: {self.name}\ndescription: {description}\n---\n{self.body}"
 
 
