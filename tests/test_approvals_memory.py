@@ -57,6 +57,18 @@ def test_staged_add_is_applied_on_approval_and_the_record_goes(home):
     assert write.after == "User likes tea" and write.session_id == "s1"
 
 
+def test_the_same_add_proposed_again_waits_once(home):
+    """The agent's add, then a review's of the same fact (it reads the turn again): one proposal."""
+    approval_on(home)
+    pid = staged_id(home.memory.add("memory", "The team's CI is Buildkite.", AGENT))
+    review = ToolContext(actor="review", origin=BACKGROUND_REVIEW, session_id="s1", message_id=5)
+    again = home.memory.add("memory", "The team's CI is Buildkite. ", review)
+    assert staged_id(again) == pid and "already waits for approval" in again["message"]
+    other = staged_id(home.memory.add("user", "The team's CI is Buildkite.", review))  # another target
+    assert {r.id for r in home.approvals.list("memory")} == {pid, other} != {pid}
+    assert [row.action for row in home.journal.query(subsystem="approvals")] == ["stage", "stage"]
+
+
 def test_stale_pin_is_refused_and_the_record_kept(home):
     seed(home, "User likes tea", "Project uses uv")
     approval_on(home)

@@ -323,6 +323,17 @@ class ApprovalQueue:
         """Pending records, oldest first (unusable files are skipped; see ``problems``)."""
         return self.scan(subsystem).records
 
+    def waiting_add(self, target: str, content: str) -> PendingRecord | None:
+        """A pending add of ``content`` to memory ``target`` (staged by us or Hermes): proposing the same
+        add again (a review after the agent, a second review of the same turns) gets that record back."""
+        for record in self.list("memory"):
+            payload = record.payload
+            if (payload.get("action"), payload.get("target", "memory")) == ("add", target) and str(
+                payload.get("content", "")
+            ).strip() == content.strip():
+                return record
+        return None
+
     def pending_growth(self, target: str) -> PendingGrowth:
         """What the pending memory adds to ``target`` would add, each judged as its preview judges it:
         one approving would refuse for what it says (a threat its scan blocks, say) is counted apart,

@@ -609,6 +609,15 @@ class MemoryStore:
 
     def _stage(self, ctx: ToolContext, target: str, plan: _Plan, outcome: Outcome) -> dict[str, Any]:
         payload = {**plan.payload, "target": target}
+        waiting = self.home.approvals.waiting_add(target, payload["content"]) if plan.action == "add" else None
+        if waiting is not None:  # one proposal to approve, not one per time it was proposed
+            return {
+                "success": True,
+                "staged": True,
+                "pending_id": waiting.id,
+                "message": f"The same add already waits for approval ({waiting.id}), so it was not staged again. "
+                f"Not yet saved — review it {REVIEW_WHERE}.",
+            }
         if plan.action in ("replace", "remove"):
             payload["matched_entry"] = outcome.changes[0].before
         elif plan.action == "batch":
