@@ -56,6 +56,16 @@ def test_run_prints_a_readable_transcript(tmp_path, capsys):
     assert code == 0 and "you> hi ␛[2J␛]0;title␇ there" in out and "\x1b" not in out  # escapes shown, never obeyed
 
 
+def test_run_counts_the_proposals_waiting_not_each_time_one_was_proposed(tmp_path, capsys):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.yaml").write_text("memory:\n  write_approval: true\n")
+    code, out, _ = _run(capsys, "run", "--home", str(home), "-m", "we use pytest", "-m", "we use pytest")
+    assert code == 0 and out.count("<- memory: staged for approval") == 2
+    assert out.rstrip().endswith("0 memory write(s), 1 staged for approval")  # one proposal to approve
+    assert len(open_home(home).approvals.list()) == 1
+
+
 def test_scenario_run_and_listing(tmp_path, capsys):
     home = str(tmp_path / "h")
     code, out, _ = _run(capsys, "scenarios", "list", "--home", home, "--json")

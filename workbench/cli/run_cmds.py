@@ -283,7 +283,7 @@ def run_agent(home: Home, args) -> Output:
         data["kept_messages"] = kept.messages
     text = (
         f"\nsession {data['session_id']}: {len(turns)} turn(s), {len(data['memory_writes'])} memory write(s), "
-        f"{len(data['staged'])} staged for approval"
+        f"{len({s['pending_id'] for s in data['staged']})} staged for approval"  # (an add proposed again waits once)
     )
     if data.get("success") is False:
         text = f"error: {data['error']}"
