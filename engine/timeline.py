@@ -1678,6 +1678,8 @@ class Timeline:
         decided = later[0] if later and later[0].id > row.id else None
         if decided is None:
             return f"{staged} is no longer in the queue: nothing to revert"
+        if decided.action == "approve" and decided.detail.get("changed") is False:
+            return f"{staged} was approved since (row {decided.id}), which changed nothing: nothing to revert"
         if decided.action == "approve":
             return f"{staged} was approved since (row {decided.id}): revert the change it led to"
         if decided.action == "reject":

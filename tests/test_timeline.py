@@ -215,6 +215,9 @@ def test_an_approval_that_changed_nothing_says_so_and_offers_no_revert(home):
     assert approval.summary.endswith("Deploys go through staging (already so: nothing changed)")
     [refused] = Timeline(home).preview(str(approval.id))["refused"]
     assert refused["error"] == "an approval that changed nothing (it read so already): nothing to revert"
+    [stage] = [r for r in Timeline(home).page(target=staged["pending_id"]) if r.action == "stage"]
+    [left] = Timeline(home).preview(str(stage.id))["refused"]  # the staging row: no change to point at either
+    assert left["error"].endswith(f"was approved since (row {approval.id}), which changed nothing: nothing to revert")
     fresh = home.memory.add("memory", "Builds are cached", REVIEW)
     home.approvals.approve(fresh["pending_id"])
     [approval] = Timeline(home).page(subsystem="approvals", limit=1)
