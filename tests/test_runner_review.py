@@ -235,6 +235,23 @@ def test_a_review_patches_the_skill_that_was_viewed_instead_of_creating_one(home
     session.close()
 
 
+def test_a_review_told_another_name_proposes_it_in_place_of_the_old_one(home):
+    """ "User's name is Tomas." shares most words with "User's name is Maya.": it was skipped as known."""
+    from engine.tools import ToolContext
+
+    _config(home, "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n")
+    assert home.memory.add("user", "User's name is Maya.", ToolContext(actor="user"))["success"]
+    session = AgentSession(home, OfflineModel())
+    review = session.run_turn("Hi, I'm Tomas").review
+    [record] = home.approvals.list("memory")  # a review may only add: its replace waits for approval
+    assert record.payload["action"] == "replace" and record.payload["content"] == "User's name is Tomas."
+    assert record.payload["matched_entry"] == "User's name is Maya." and "another name" in review.line
+    home.approvals.approve(record.id)
+    assert home.memory.entries("user") == ["User's name is Tomas."]
+    assert session.run_turn("Hi, I'm Tomas").review.staged == []  # known now: nothing to propose
+    session.close()
+
+
 def test_the_review_never_saves_task_progress_todos_or_secrets(home):
     _config(home, "memory:\n  nudge_interval: 3\nskills:\n  creation_nudge_interval: 0\n")
     session = AgentSession(home, OfflineModel())

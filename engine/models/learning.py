@@ -18,6 +18,8 @@ from ..providers.fence import sanitize_context
 from .phrasing import declarative, overlap, sentence
 
 MAX_FINDINGS = 4
+NAMED = "User's name is "  # how a name is worded (``declarative``'s "my name is ..." and the rule below)
+_NAME_ENTRY = re.compile(r"^(?:name\s*:|(?:the )?user's name is\b|(?:the )?user is called\b)", re.I)
 _CLAUSE_SPLIT = re.compile(
     r"(?:[.!;\n]+\s*|,\s+(?=(?:and |but |so )?(?:i|i'm|we|we're|my|our|please|no)\b)|"
     r"\s+(?:and|but|so)\s+(?=(?:i|i'm|we|we're|my|our|please)\b))",
@@ -116,6 +118,19 @@ class Finding:
     target: str  # user | memory
     entry: str
     why: str
+    replaces: str | None = None  # the entry it corrects (the user gave another name)
+
+    @property
+    def call(self) -> dict[str, str]:
+        """The memory tool's arguments that keep it."""
+        if self.replaces is not None:
+            return {"action": "replace", "target": self.target, "old_text": self.replaces, "content": self.entry}
+        return {"action": "add", "target": self.target, "content": self.entry}
+
+
+def name_entry(entries: list[str]) -> str | None:
+    """The first of ``entries`` that gives the user's name (one name: a new one takes its place)."""
+    return next((e for e in entries if _NAME_ENTRY.match(e)), None)
 
 
 def looks_secret(text: str) -> bool:
@@ -143,6 +158,10 @@ def findings(messages: list[dict], known: list[str]) -> list[Finding]:
                 continue
             finding = _classify(clause)
             if finding is None or finding.entry.split()[-1].rstrip(".").lower() in _NOT_NAMES:
+                continue
+            was = name_entry(known) if finding.entry.startswith(NAMED) else None
+            if was is not None and finding.entry not in known:  # words alike ("User's name is"), another name
+                found.append(Finding(finding.target, finding.entry, "the user gave another name", replaces=was))
                 continue
             if any(overlap(finding.entry, k) >= 0.6 for k in known + [f.entry for f in found]):
                 continue

@@ -36,7 +36,7 @@ from .base import (
     ToolCall,
     last_user_index,
 )
-from .learning import findings, looks_secret
+from .learning import NAMED, findings, looks_secret, name_entry
 from .phrasing import best_match, declarative, keywords, overlap, search_terms, sentence, shorten, slug
 from .skill_changes import Routine, append_patch, next_step, plan_change
 
@@ -138,13 +138,9 @@ def known_entries(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return entries
 
 
-NAMED = "User's name is "  # how ``declarative`` words "my name is ..."
-_NAME_ENTRY = re.compile(r"^(?:name\s*:|(?:the )?user's name is\b|(?:the )?user is called\b)", re.I)
-
-
 def _name_entry(messages: list[dict[str, Any]], target: str) -> str | None:
     """The entry of ``target`` that gives the user's name, if one does (the first)."""
-    return next((e for t, e in known_entries(messages) if t == target and _NAME_ENTRY.match(e)), None)
+    return name_entry([e for t, e in known_entries(messages) if t == target])
 
 
 def _skill_names(messages: list[dict[str, Any]], steps: list[Step]) -> list[tuple[str, str]]:
@@ -417,10 +413,7 @@ class OfflineModel(Model):
         found = findings(messages[1:index], known)
         if not found:
             return ModelReply(content="Nothing to save.")
-        calls = [
-            ToolCall(f"flush_{n}", "memory", {"action": "add", "target": f.target, "content": f.entry})
-            for n, f in enumerate(found, 1)
-        ]
+        calls = [ToolCall(f"flush_{n}", "memory", f.call) for n, f in enumerate(found, 1)]
         return ModelReply(
             content="Saving before the compression: " + "; ".join(f.why for f in found) + ".", tool_calls=calls
         )
@@ -436,7 +429,7 @@ class OfflineModel(Model):
                 else []
             )
             for finding in findings(conversation, [entry for _, entry in known_entries(conversation)] + live):
-                calls.append(("memory", {"action": "add", "target": finding.target, "content": finding.entry}))
+                calls.append(("memory", finding.call))
                 why.append(finding.why)
         if SKILL_REVIEW_PROMPT[:40] in prompt:
             results = [s.result for s in steps]
