@@ -26,3 +26,14 @@ class ToolContext:
 # Where a staged write is reviewed, for a tool result to say: the workbench's ways, not Hermes's
 # `/memory pending` slash command, which no workbench screen or command answers to.
 REVIEW_WHERE = "on the workbench's Approvals screen (key 4) or with `workbench pending list`"
+
+
+def already_waiting(pending_id: str) -> dict[str, Any]:
+    """A tool's result for a write proposed again while the same one waits: one proposal to approve."""
+    return {
+        "success": True,
+        "staged": True,
+        "pending_id": pending_id,
+        "message": f"The same write already waits for approval ({pending_id}), so it was not staged again. "
+        f"Not yet saved — review it {REVIEW_WHERE}.",
+    }

@@ -173,6 +173,15 @@ def test_with_write_approval_the_new_skill_is_a_proposal_in_the_queue(home):
     assert home.skills.list() == [] and result.summary == "1 proposal(s) waiting for approval"
 
 
+def test_a_second_review_of_the_same_turns_proposes_the_skill_once(home):
+    home.config_path.write_text("skills:\n  write_approval: true\n")
+    home.reload_config()
+    first = _review(home, _transcript(home))
+    again = _review(home, _transcript(home))  # the next review reads the same requests: the create still waits
+    assert again.staged == first.staged and len(home.approvals.list("skills")) == 1
+    assert "already waits for approval" in again.actions[-1]["result"]["message"]
+
+
 def test_an_umbrella_that_already_covers_the_routine_is_left_alone(home):
     covered = UMBRELLA + "\n## Prepare billing release\n1. Freeze the ledger first.\n"
     assert home.skills.manage({"action": "create", "name": "release-process", "content": covered}, REVIEW)["success"]

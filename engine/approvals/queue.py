@@ -323,16 +323,11 @@ class ApprovalQueue:
         """Pending records, oldest first (unusable files are skipped; see ``problems``)."""
         return self.scan(subsystem).records
 
-    def waiting_add(self, target: str, content: str) -> PendingRecord | None:
-        """A pending add of ``content`` to memory ``target`` (staged by us or Hermes): proposing the same
-        add again (a review after the agent, a second review of the same turns) gets that record back."""
-        for record in self.list("memory"):
-            payload = record.payload
-            if (payload.get("action"), payload.get("target", "memory")) == ("add", target) and str(
-                payload.get("content", "")
-            ).strip() == content.strip():
-                return record
-        return None
+    def waiting(self, subsystem: str, payload: dict[str, Any], base: str | None = None) -> PendingRecord | None:
+        """A pending record (staged by us or Hermes) that would apply just this write: proposing it again
+        (a review after the agent, a second review of the same turns) gets that record back."""
+        same = _same_write(payload)
+        return next((r for r in self.list(subsystem) if _same_write(r.payload) == same and r.base == base), None)
 
     def pending_growth(self, target: str) -> PendingGrowth:
         """What the pending memory adds to ``target`` would add, each judged as its preview judges it:
@@ -1066,3 +1061,11 @@ def _detail(record: PendingRecord) -> dict[str, Any]:
     """What the journal keeps of a record: enough to recreate it, its claims as its file made them."""
     data = record.to_dict()
     return {field: data[field] for field in RECORD_FIELDS}
+
+
+def _same_write(payload: dict[str, Any]) -> dict[str, Any]:
+    """What a payload writes, for comparing two: unset keys left out (Hermes's ``old_text: null`` on an
+    add) and text without the blanks around it."""
+    return {
+        key: value.strip() if isinstance(value, str) else value for key, value in payload.items() if value is not None
+    }

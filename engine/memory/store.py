@@ -44,7 +44,7 @@ from ..fileio import (
 )
 from ..journal import JournalEntry, Mark, content_hash, mark, mark_after
 from ..safety import Verdict, assess
-from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, ToolContext
+from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, ToolContext, already_waiting
 from . import encoding, ops, similar, targets
 from .archive_writes import ArchiveWrites
 from .format import (
@@ -609,15 +609,6 @@ class MemoryStore:
 
     def _stage(self, ctx: ToolContext, target: str, plan: _Plan, outcome: Outcome) -> dict[str, Any]:
         payload = {**plan.payload, "target": target}
-        waiting = self.home.approvals.waiting_add(target, payload["content"]) if plan.action == "add" else None
-        if waiting is not None:  # one proposal to approve, not one per time it was proposed
-            return {
-                "success": True,
-                "staged": True,
-                "pending_id": waiting.id,
-                "message": f"The same add already waits for approval ({waiting.id}), so it was not staged again. "
-                f"Not yet saved — review it {REVIEW_WHERE}.",
-            }
         if plan.action in ("replace", "remove"):
             payload["matched_entry"] = outcome.changes[0].before
         elif plan.action == "batch":
@@ -625,6 +616,9 @@ class MemoryStore:
                 {**op, "matched_entry": outcome.pins[i]} if i in outcome.pins else op
                 for i, op in enumerate(payload["operations"], 1)
             ]
+        waiting = self.home.approvals.waiting(SUBSYSTEM, payload)
+        if waiting is not None:  # one proposal to approve, not one per time it was proposed
+            return already_waiting(waiting.id)
         approval_on = self.home.config.bool("memory.write_approval")
         try:
             record = self.home.approvals.stage(
