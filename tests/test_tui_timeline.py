@@ -358,7 +358,8 @@ async def test_revert_a_row_and_a_review_group_after_confirming_and_refuse_what_
         await settle(pilot)
         assert home.memory.entries("user") == [] and "Deploys go to prod" in home.memory.entries("memory")
         status = str(screen.query_one("#status").render())
-        assert "Reverted 1 change. Refused: row 3:" in status
+        assert "Reverted 1 change. Refused: row 3: the entry it wrote is no longer in MEMORY.md" in status
+        assert "Nothing was changed" not in status and "Cannot undo row" not in status  # (1 change was)
 
 
 async def test_a_row_revert_refusal_says_its_reason_once(home, tmp_path):

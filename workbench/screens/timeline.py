@@ -38,6 +38,7 @@ from engine.timeline import (
     lost_files,
     parse_filter,
     preview_lines,
+    row_reason,
     source_may_come,
     unrevertable_lines,
     unsourced,
@@ -525,7 +526,9 @@ class TimelineScreen(WorkbenchScreen):
                 f"{r['id']}: {r['reason']}" for r in result["skipped"]
             )
         if result["refused"]:
-            message += " Refused: " + clauses(f"row {r['id']}: {r['error']}" for r in result["refused"])
+            message += " Refused: " + clauses(
+                f"row {r['id']}: {row_reason(r['id'], r['error'])}" for r in result["refused"]
+            )
         self.report(message, error=bool(result["refused"]))
 
 
