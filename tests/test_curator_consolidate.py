@@ -96,6 +96,19 @@ def staged_plan(home):
     return result["pending_id"]
 
 
+def test_the_umbrella_description_joins_sentences_without_doubling_their_stops(tmp_path):
+    """Hermes's skills end their descriptions with a full stop: they were joined as "…with git.; Merge …"."""
+    home = open_home(tmp_path / "h", clock=FixedClock(T0))
+    agent_skill(home, "git-merge-main", description="Merge main into a feature branch with git.", body=MERGE)
+    agent_skill(home, "git-merge-release", description="Merge a release branch into main with git.", body=MERGE)
+    plan = home.approvals.get(staged_plan(home)).payload["plan"]
+    assert (
+        "description: 'Umbrella for git-merge-main, git-merge-release: Merge main into a feature branch with git; "
+        "Merge a release branch into main with git'" in plan["umbrella"]["skill_md"]
+    )
+    home.close()
+
+
 def test_offline_plan_merges_only_overlapping_managed_skills_with_exact_umbrella(library):
     pending_id = staged_plan(library)
     record = library.approvals.get(pending_id)

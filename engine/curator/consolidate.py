@@ -239,7 +239,8 @@ class Consolidator:
                     target = str(path.with_name(f"{member.found.name}-{path.name}"))
                 taken.add(target)
                 moves.append({"skill": member.found.name, "from": rel, "to": target, "sha256": sha256(data)})
-        description = "Umbrella for " + ", ".join(names) + ": " + "; ".join(m.found.description for m in members)
+        described = "; ".join(m.found.description.rstrip().removesuffix(".") for m in members)  # (not ".;")
+        description = "Umbrella for " + ", ".join(names) + ": " + described
         if len(description) > MAX_DESCRIPTION_LENGTH:
             description = description[: MAX_DESCRIPTION_LENGTH - 3] + "..."
         front = yaml.safe_dump(
