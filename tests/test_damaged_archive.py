@@ -441,3 +441,48 @@ def test_sessions_list_on_a_sound_state_db_makes_no_whole_file_check(tmp_path, m
     assert main(["sessions", "list", "--home", str(root)]) == 0
     shown = capsys.readouterr()
     assert "Talk 0" in shown.out and "warning" not in shown.err
+
+
+def _children_damaged(tmp_path: Path) -> Path:
+    """Titled roots (the tree lists them without reading messages), each with an untitled branch, which the
+    tree names by its first user message: the messages table's root page is overwritten."""
+    root = tmp_path / "children-damaged"
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    for n in range(2):
+        home.archive.create_session(f"r{n}", source="cli", title=f"Root {n}")
+        home.archive.create_session(f"b{n}", source="branch", parent_session_id=f"r{n}")
+        home.archive.append_messages(f"b{n}", [{"role": "user", "content": f"Branch talk {n}"}])
+    home.close()
+    return _overwrite_root(root, "messages")
+
+
+def _status(pilot) -> str:
+    return str(pilot.app.screen.query_one("#status").render())
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("how", ["expand", "jump"])
+async def test_the_sessions_screen_says_so_when_damage_stops_a_branch_or_a_jump_loading(tmp_path, how):
+    """Opening a root's branches (right) or jumping to a branch from another screen read the branches' titles
+    outside any handling: the worker ended silently, the row stayed closed, no word of the damage."""
+    from widgets.lineage_tree import LineageTree
+    from workbench.messages import JumpToMessage
+    from workbench.screens.sessions import SessionsScreen
+
+    home = open_home(_children_damaged(tmp_path))
+    try:
+        async with make_app(home, tmp_path).run_test(size=(100, 30)) as pilot:
+            await pilot.press("2")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen), what="Sessions")
+            tree = pilot.app.screen.query_one(LineageTree)
+            await wait_for(pilot, lambda: tree.root_count == 2, what="the roots")
+            await settle(pilot)
+            if how == "expand":
+                tree.focus()
+                await pilot.press("right")
+            else:
+                pilot.app.post_message(JumpToMessage("b0", None))
+            await wait_for(pilot, lambda: "The session archive cannot be read." in _status(pilot), what="the damage")
+            assert "state.db is damaged" in _status(pilot)
+    finally:
+        home.close()

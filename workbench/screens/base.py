@@ -20,7 +20,9 @@ screen only marks itself stale and reloads once when it is shown again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import contextlib
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -35,6 +37,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, TextArea
 
 from engine.db import in_app_words
+from engine.errors import WorkbenchError
 from engine.events import Event
 from widgets.header import WorkbenchHeader
 from widgets.literal import cut_cells, literal
@@ -54,6 +57,9 @@ STATUS_SECONDS = 6.0  # how long a status message stays (errors twice as long)
 STATUS_LINES = 4  # the status line's max-height (themes/workbench.tcss)
 STATUS_CUT = " (whole in the notice)"
 TOAST_WIDTH = 60  # a notice's width in cells (Textual's Toast), at most half the screen's
+
+
+ARCHIVE_UNREADABLE = "The session archive cannot be read."
 
 
 @dataclass
@@ -152,6 +158,18 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
     def report(self, text: str, *, error: bool = False) -> None:
         """From a worker: say ``text`` in the status line."""
         self.post_result(StatusReport(text, error))
+
+    @contextlib.contextmanager
+    def archive_read(self) -> Iterator[None]:
+        """A worker's reads of state.db: an error met there is said in the status line, in the words the
+        Sessions tree and the CLI say it, where it ended the worker without a word (an empty or stale view).
+        What follows the failed read in the ``with`` block is skipped."""
+        try:
+            yield
+        except WorkbenchError as exc:
+            self.report(f"{ARCHIVE_UNREADABLE} {exc.in_app}", error=True)
+        except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed
+            self.report(f"{ARCHIVE_UNREADABLE} {self.home.explain(exc)}", error=True)
 
     @on(StatusReport)
     def _status_reported(self, message: StatusReport) -> None:

@@ -40,6 +40,7 @@ from widgets.search_results import Hit, SearchResults
 from widgets.transcript import Transcript, TranscriptItem
 
 from ..messages import JumpToMessage
+from .base import ARCHIVE_UNREADABLE
 from .session_actions import HELP as ACTIONS_HELP
 from .session_actions import SessionActions
 from .session_prune import HELP as PRUNE_HELP
@@ -260,7 +261,7 @@ class SessionsScreen(SessionActions, SessionPrune):
     @on(RootsLoaded)
     def _roots_loaded(self, message: RootsLoaded) -> None:
         if message.error:
-            self.transcript.set_placeholder(f"The session archive cannot be read. {message.error}")
+            self.transcript.set_placeholder(f"{ARCHIVE_UNREADABLE} {message.error}")
             return
         if message.after is None:
             self.damaged = message.damaged
@@ -311,8 +312,9 @@ class SessionsScreen(SessionActions, SessionPrune):
 
     @work(thread=True, exit_on_error=False)
     def load_children(self, session_id: str) -> None:
-        children = self.home.archive.chain_children(session_id)
-        self.post_message(ChildrenLoaded(session_id, self._tree_nodes(children)))
+        with self.archive_read():
+            children = self.home.archive.chain_children(session_id)
+            self.post_message(ChildrenLoaded(session_id, self._tree_nodes(children)))
 
     @on(ChildrenLoaded)
     def _children_loaded(self, message: ChildrenLoaded) -> None:
@@ -435,28 +437,29 @@ class SessionsScreen(SessionActions, SessionPrune):
         a title (their chain's first user message, as the tree does), then each row's match count, over
         every segment of its chain (``rows``: a row's session -> its chain's sessions)."""
         worker = get_current_worker()
-        try:
-            if untitled:
-                previews = self.home.archive.hit_previews(untitled)
-                titles = {sid: titled(None, preview) or sid for sid, preview in previews.items()}
-                self.post_result(CountsDone(query, {}, titles))
-            filters = self.home.archive.search_filters(query)
-            counted = self.home.archive.match_counts(
-                filters.text,
-                [sid for segments in rows.values() for sid in segments],
-                prefix=True,
-                role=filters.roles,
-                cap=COUNT_CAP,
-                stop=lambda: worker.is_cancelled,
-            )
-        except WorkbenchError:
-            return  # the header keeps its "…"; the next key counts again
-        counts = {
-            row: min(COUNT_CAP, sum(counted[sid] for sid in segments))
-            for row, segments in rows.items()
-            if all(sid in counted for sid in segments)  # (a row not counted to the end keeps its "…")
-        }
-        self.post_result(CountsDone(query, counts))
+        with self.archive_read():  # (damage is said; busy is not: the next key counts again)
+            try:
+                if untitled:
+                    previews = self.home.archive.hit_previews(untitled)
+                    titles = {sid: titled(None, preview) or sid for sid, preview in previews.items()}
+                    self.post_result(CountsDone(query, {}, titles))
+                filters = self.home.archive.search_filters(query)
+                counted = self.home.archive.match_counts(
+                    filters.text,
+                    [sid for segments in rows.values() for sid in segments],
+                    prefix=True,
+                    role=filters.roles,
+                    cap=COUNT_CAP,
+                    stop=lambda: worker.is_cancelled,
+                )
+            except WorkbenchError:  # (busy)
+                return  # the header keeps its "…"; the next key counts again
+            counts = {
+                row: min(COUNT_CAP, sum(counted[sid] for sid in segments))
+                for row, segments in rows.items()
+                if all(sid in counted for sid in segments)  # (a row not counted to the end keeps its "…")
+            }
+            self.post_result(CountsDone(query, counts))
 
     @on(CountsDone)
     def _counts_done(self, message: CountsDone) -> None:
@@ -474,15 +477,13 @@ class SessionsScreen(SessionActions, SessionPrune):
     @work(thread=True, exit_on_error=False, group="session-hits")
     def load_session_hits(self, query: str, session_id: str, segments: tuple[str, ...] = ()) -> None:
         """Every hit of a row: of each segment of its chain, newest first."""
-        try:
+        hits: list[Hit] = []
+        with self.archive_read():
             filters = self.home.archive.search_filters(query)
             found = self.home.archive.session_hits(
                 filters.text, list(segments or (session_id,)), prefix=True, role=filters.roles
             )
             hits = [list_hit(h) for h in found]
-        except WorkbenchError as exc:
-            self.report(f"Search failed: {exc.in_app}", error=True)
-            hits = []
         self.post_message(SessionHitsLoaded(query, session_id, hits))
 
     @on(SessionHitsLoaded)
@@ -577,9 +578,10 @@ class SessionsScreen(SessionActions, SessionPrune):
     @work(thread=True, exit_on_error=False)
     def load_lineage(self, session_id: str) -> None:
         archive = self.home.archive
-        path = archive.chain_path(session_id)[:-1]  # the chains above the session's own
-        children = {ancestor: self._tree_nodes(archive.chain_children(ancestor)) for ancestor in path}
-        self.post_message(LineageLoaded(session_id, path, children))
+        with self.archive_read():
+            path = archive.chain_path(session_id)[:-1]  # the chains above the session's own
+            children = {ancestor: self._tree_nodes(archive.chain_children(ancestor)) for ancestor in path}
+            self.post_message(LineageLoaded(session_id, path, children))
 
     @on(LineageLoaded)
     def _lineage_loaded(self, message: LineageLoaded) -> None:
@@ -649,46 +651,48 @@ class SessionsScreen(SessionActions, SessionPrune):
         The newest page of roots is read again whole; below it, down to the last root paged in
         (``down_to``, None: every root is listed), the roots the tree lacks (a branch whose parent was
         archived, say) and the rows whose stamp changed (``chain_stamps``: renamed, grown)."""
-        archive = self.home.archive
-        gone = sorted(set(listed) - archive.listed_roots(list(listed)))
-        if gone:
-            self.post_result(SessionsGone(gone))
-        for session_id in loaded:
-            with contextlib.suppress(WorkbenchError):  # (gone meanwhile: SessionsGone takes its row)
-                self.post_result(ChildrenSynced(session_id, self._tree_nodes(archive.chain_children(session_id))))
-        chains = archive.root_chains(limit=ROOTS_PAGE)
-        if len(chains) == ROOTS_PAGE and len(listed) > ROOTS_PAGE:  # (older roots paged in)
-            head = chains[-1].head
-            beyond = archive.root_ids(after=(head.started_at, head.id), down_to=down_to)
-            older = {sid: listed[sid] for sid in beyond if sid in listed}
-            stamps = archive.chain_stamps(older)
-            changed = [sid for sid, stamp in stamps.items() if self._stamps.get(sid, stamp) != stamp]
-            self._stamps.update(stamps)  # (merged: a page loading meanwhile adds its own)
-            for sid in beyond:
-                if sid not in listed or sid in changed:
-                    with contextlib.suppress(WorkbenchError):  # (deleted meanwhile: the next refresh drops it)
-                        chains.append(archive.chain_of(sid))
-        for node in reversed(self._tree_nodes(chains)):
-            self.post_result(SessionRefreshed(node, None))
-        if down_to is not None and len(chains) < ROOTS_PAGE:  # every root fits the newest page now (a prune)
-            self.post_result(RootsLoaded(down_to, [], more=False))  # so the "more" row goes
+        with self.archive_read():
+            archive = self.home.archive
+            gone = sorted(set(listed) - archive.listed_roots(list(listed)))
+            if gone:
+                self.post_result(SessionsGone(gone))
+            for session_id in loaded:
+                with contextlib.suppress(WorkbenchError):  # (gone meanwhile: SessionsGone takes its row)
+                    self.post_result(ChildrenSynced(session_id, self._tree_nodes(archive.chain_children(session_id))))
+            chains = archive.root_chains(limit=ROOTS_PAGE)
+            if len(chains) == ROOTS_PAGE and len(listed) > ROOTS_PAGE:  # (older roots paged in)
+                head = chains[-1].head
+                beyond = archive.root_ids(after=(head.started_at, head.id), down_to=down_to)
+                older = {sid: listed[sid] for sid in beyond if sid in listed}
+                stamps = archive.chain_stamps(older)
+                changed = [sid for sid, stamp in stamps.items() if self._stamps.get(sid, stamp) != stamp]
+                self._stamps.update(stamps)  # (merged: a page loading meanwhile adds its own)
+                for sid in beyond:
+                    if sid not in listed or sid in changed:
+                        with contextlib.suppress(WorkbenchError):  # (deleted meanwhile: the next refresh drops it)
+                            chains.append(archive.chain_of(sid))
+            for node in reversed(self._tree_nodes(chains)):
+                self.post_result(SessionRefreshed(node, None))
+            if down_to is not None and len(chains) < ROOTS_PAGE:  # every root fits the newest page now (a prune)
+                self.post_result(RootsLoaded(down_to, [], more=False))  # so the "more" row goes
 
     @work(thread=True, exit_on_error=False, group="live")
     def refresh_session(self, session_id: str) -> None:
-        try:
-            chain = self.home.archive.chain_of(session_id)
-        except WorkbenchError:  # deleted
-            self.post_result(SessionsGone([session_id]))
-            return
-        archive = self.home.archive
-        # (the whole conversation: archiving flips its delegates and tool sessions too, each a search row)
-        self.post_result(ArchiveFlags(archive.archive_flags(session_id)))
-        root = bool(archive.listed_roots([chain.head.id]))  # (a branch of an archived conversation too)
-        if not root and (chain.kind == "root" or not archive.shown([chain.head.id])):  # archived
-            self.post_result(SessionsGone([chain.head.id]))
-            return
-        parent = None if root else chain.head.parent_session_id
-        self.post_message(SessionRefreshed(self._tree_nodes([chain])[0], parent))
+        with self.archive_read():
+            try:
+                chain = self.home.archive.chain_of(session_id)
+            except WorkbenchError:  # deleted
+                self.post_result(SessionsGone([session_id]))
+                return
+            archive = self.home.archive
+            # (the whole conversation: archiving flips its delegates and tool sessions too, each a search row)
+            self.post_result(ArchiveFlags(archive.archive_flags(session_id)))
+            root = bool(archive.listed_roots([chain.head.id]))  # (a branch of an archived conversation too)
+            if not root and (chain.kind == "root" or not archive.shown([chain.head.id])):  # archived
+                self.post_result(SessionsGone([chain.head.id]))
+                return
+            parent = None if root else chain.head.parent_session_id
+            self.post_message(SessionRefreshed(self._tree_nodes([chain])[0], parent))
 
     @on(SessionsGone)
     def _sessions_gone(self, message: SessionsGone) -> None:
