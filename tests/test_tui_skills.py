@@ -983,3 +983,19 @@ async def test_esc_clear_fits_the_footer_beside_unpin_at_any_width(home, tmp_pat
         await pilot.press("slash")
         await settle(pilot)
         assert screen.focused is screen.query_one("#skills-filter", Input)
+
+
+async def test_the_table_names_the_proposer_of_a_skill_approved_into_the_library(home, tmp_path):
+    """The table said "user" for a skill approved from a Hermes proposal, where `skills list` says "user
+    (approved, proposed by Hermes agent)": the table says the engine's words, cut at PROVENANCE_CELLS (the
+    detail pane has them whole), never only "user"."""
+    payload = {"action": "create", "name": "brew", "content": skill_md("brew", "Brew tea")}
+    assert home.skills.apply_staged(payload, proposed_by="Hermes agent")["success"]
+    [listed] = home.skills.list()
+    assert listed.owner == "user (approved, proposed by Hermes agent)"
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        table = screen.query_one(SkillList)
+        assert str(table.get_cell(table.key_of("brew"), "provenance")) == "user (approved, proposed by H…"
+        assert "brew" in screen_text(app) and "last used" in screen_text(app)  # the row still fits

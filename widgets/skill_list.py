@@ -19,10 +19,13 @@ from textual.widgets.data_table import ColumnKey
 from engine.clock import shown_time
 from engine.textsafety import visible
 
+from .literal import cut_cells
 from .row_table import RowTable
 
 NAME_CELLS = 40  # a longer name (or the folder shown beside it) is cut with … here (the detail pane
 # holds it whole), so the other columns stay in view; less where the table's width says so
+PROVENANCE_CELLS = 30  # a longer one ("user (approved, proposed by Hermes review)") is cut with … here
+# (the detail pane names the proposer whole), so the names keep their room at 80 columns
 WIDEST = 2 * NAME_CELLS + 1  # the skill column's widest: a name and a folder, each cut to NAME_CELLS
 FILTER_CUTOFF = 60  # rapidfuzz WRatio score over name, category and description a row needs to stay
 NAME_CUTOFF = 75  # the score of the name alone that makes a name hit (a typo: deploi, depoly, deply)
@@ -38,6 +41,7 @@ class SkillRow:
     state: str = "active"  # active / stale / archived
     pinned: bool = False
     provenance: str = ""
+    owner: str = ""  # the provenance as both skins say it (the engine's ``SkillInfo.owner``: its proposer too)
     proposed_by: str | None = None  # who proposed it, when the user approved it into the library
     use_count: int = 0
     uses_note: str | None = None  # why its counts may not be its own alone (the engine's ``copy_usage``)
@@ -218,7 +222,7 @@ class SkillList(RowTable):
                 Text(visible(skill.category or "-")),
                 Text(skill.state, state_styles.get(skill.state, "")),
                 Text("yes" if skill.pinned else ""),
-                Text(visible(skill.provenance or "-")),
+                Text(cut_cells(visible(skill.owner or skill.provenance or "-"), PROVENANCE_CELLS)),
                 Text(str(skill.use_count), justify="right"),
                 Text(_day(skill.last_used_at)),
                 key=skill.key,

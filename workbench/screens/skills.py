@@ -116,6 +116,7 @@ def skill_row(info: Any) -> SkillRow:
         state=info.state,
         pinned=bool(info.pinned),
         provenance=info.provenance or "",
+        owner=info.owner,
         proposed_by=info.proposed_by,
         use_count=info.use_count or 0,
         uses_note=info.uses_note,
