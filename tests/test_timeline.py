@@ -1093,3 +1093,26 @@ def test_a_change_found_by_a_later_look_says_when_it_was_seen(home, clock):
         f"why: found by comparing MEMORY.md with the last version the workbench saw; seen {seen}, made after "
         f"{after}; the file does not say who made it" in detail_lines(row)
     )
+
+
+@pytest.mark.parametrize("how", ["restore", "by hand"])
+def test_reverting_an_archive_already_restored_says_so_not_to_roll_back_later_entries(home, how):
+    """`revert` of a Curator archive whose skill was restored since said "Roll back the later entries
+    first", which would archive it again to restore it again: the files are as before it, nothing to do."""
+    from tests.test_skills_support import write_skill
+
+    write_skill(home, "deploy", category="auto")
+    home.curator.archive("deploy", actor="curator")
+    [archive] = home.journal.query(subsystem="skills", actions=("archive",), limit=1)
+    if how == "restore":
+        home.curator.restore("deploy", actor="user")
+    else:  # moved back with mv: outside the ledger
+        [skill_md] = (home.skills_dir / ".archive").rglob("SKILL.md")
+        (home.skills_dir / "auto").mkdir(exist_ok=True)  # (the archive took the emptied category folder)
+        skill_md.parent.rename(home.skills_dir / "auto" / "deploy")
+    timeline = Timeline(home)
+    for answer in (timeline.preview(archive.id), timeline.revert(archive.id)):
+        [refused] = answer["refused"]
+        assert "is undone already: its files are as they were before it" in refused["error"], refused
+        assert "Nothing to roll back" in refused["error"] and "later entries first" not in refused["error"]
+    assert (home.skills_dir / "auto" / "deploy" / "SKILL.md").is_file()

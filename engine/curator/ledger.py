@@ -369,6 +369,16 @@ class Ledger:
         present = self.snapshot(self.resolve(folder) for folder in sorted(made))
         return sorted(path for path in present if path not in kept)
 
+    def _as_before(self, entry: LedgerEntry) -> bool:
+        """Whether ``entry``'s files are now as they were before it: each it changed holds its earlier
+        content again, and each it added is gone (a skill it archived restored by hand)."""
+        before = {ref.path: ref.sha256 for ref in entry.before}
+        for path in before.keys() | {ref.path for ref in entry.after}:
+            data = self._current(self.resolve(path))
+            if (None if data is None else sha256(data)) != before.get(path):
+                return False
+        return True
+
     def rollback_files(self, entry: LedgerEntry) -> list[str]:
         """What rolling ``entry`` back does, a file a line (``restore …``, ``remove …``); raises as
         ``rollback_plan`` does when it would be refused."""
@@ -410,6 +420,15 @@ class Ledger:
                 rolled_back_by=undone[-1],
                 changed=changed_since,
                 later=again,
+            )
+        if changed_since and self._as_before(entry):  # (restored by hand, say: rolling back later entries is wrong)
+            later = self._later_writers(entry, sorted({ref.path for ref in entry.before}))[0]
+            by = f" (by ledger entry {', '.join(later)})" if later else " (outside the ledger: Hermes, an editor)"
+            raise SkillError(
+                f"Ledger entry {entry.id} is undone already: its files are as they were before it{by}. "
+                "Nothing to roll back; nothing was changed.",
+                changed=changed_since,
+                later=[],
             )
         if changed_since:
             later, outside = self._later_writers(entry, changed_since)
