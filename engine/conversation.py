@@ -118,6 +118,13 @@ class Conversation:
         return archived_note(self.agent.id) if self.agent.archived else None
 
     @property
+    def reopened_note(self) -> str | None:
+        """Said as the session is resumed when it had ended: this conversation reopens it (its first write
+        at the latest) and ends it again when it is left, with an end reason of its own."""
+        reason = self.agent.ended_before
+        return reopened_note(self.agent.id, reason) if reason is not None else None
+
+    @property
     def live_archived_note(self) -> str | None:
         """Said in place of both ``live_warning`` and ``archived_note`` by a skin with little room (the
         TUI's one notice) when the session resumed is live and archived (``live_archived_note``)."""
@@ -177,6 +184,11 @@ def live_warning(session_id: str) -> str:
         f"Session {session_id} has not ended (it is live): another Hermes may be writing to it. Your messages "
         "go into it as well, and leaving it here does not end it."
     )
+
+
+def reopened_note(session_id: str, reason: str) -> str:
+    """The one wording, for every skin, of resuming a session that had ended."""
+    return f"Session {session_id} had ended ({reason}): it is reopened here, and leaving it here ends it again."
 
 
 def archived_note(session_id: str) -> str:

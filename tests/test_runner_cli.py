@@ -258,3 +258,23 @@ def test_a_numbered_title_past_the_limit_never_keeps_the_turn_out(tmp_path, caps
     assert [s["title"] for s in sessions] == [None, "t" * 100]  # (newest first: it has none, rather than no turn)
     code, out, _ = _run(capsys, "doctor", "--home", home, "--json")
     assert not [f for f in json.loads(out)["findings"] if "kept in workbench.db" in f["what"]]
+
+
+def test_run_into_a_session_that_had_ended_says_it_reopens_it(tmp_path, capsys):
+    """`run --session ID` into a session Hermes had ended reopened it and ended it `cli_close` without a
+    word; now a note on stderr says it had ended, how, and that it is reopened and ended again."""
+    home = str(tmp_path / "h")
+    code, out, _ = _run(capsys, "run", "--home", home, "--json", "-m", "hello")
+    session_id = json.loads(out)["session_id"]
+    opened = open_home(home)
+    try:
+        opened.archive.reopen_session(session_id)
+        assert opened.archive.end_session(session_id, "user_exit")
+    finally:
+        opened.close()
+    code, out, err = _run(capsys, "run", "--home", home, "--session", session_id, "-m", "again")
+    assert code == 0
+    said = f"note: Session {session_id} had ended (user_exit): it is reopened here, and leaving it here ends it again."
+    assert said in err
+    code, out, err = _run(capsys, "run", "--home", home, "--json", "-m", "a new one")
+    assert "reopened" not in err

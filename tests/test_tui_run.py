@@ -1428,8 +1428,8 @@ async def test_a_resumed_live_session_shows_hermes_messages_and_its_end_elsewher
         assert (row.ended_at, row.end_reason) == (None, None)  # reopened, not written past its end
         await pilot.press("ctrl+l")
         await wait_for(pilot, lambda: screen._switch is None and screen._ending is None, what="the switch")
-        await resumed(pilot, screen, "h-live2")  # ended by us as it was left: back in it, no word of Hermes's end
-        assert str(transcript.border_title) == "Session h-live2"
+        await resumed(pilot, screen, "h-live2")  # ended by us as it was left: back in it, our end said, not Hermes's
+        assert str(transcript.border_title) == "Session h-live2 (reopened here: it had ended (new_session))"
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
     assert home.archive.get_session("h-live2").end_reason == "cli_close"  # ours to end: the quit ended it
@@ -1492,7 +1492,7 @@ async def test_an_end_read_before_the_agent_reopened_the_session_is_not_said_as_
         look = (home.clock.now(), "new_session", "Kettle talk", 1, 1)  # the row as it was before the reopen
         screen.post_message(SessionReloaded("s-ended", list(transcript.items), look, screen._opened_count - 1))
         await settle(pilot)
-        assert str(transcript.border_title) == "Session s-ended"
+        assert str(transcript.border_title) == "Session s-ended (reopened here: it had ended (new_session))"
         screen.post_message(SessionReloaded("s-ended", list(transcript.items), look, screen._opened_count))
         await settle(pilot)  # (read after it: an end that came since, said)
         assert "ended elsewhere (new_session)" in str(transcript.border_title)
@@ -1524,7 +1524,7 @@ async def test_an_end_read_while_the_agent_is_switching_back_into_the_session_is
 
         agent.switch_session = switching
         await resumed(pilot, screen, "s-back")
-        assert str(transcript.border_title) == "Session s-back"
+        assert str(transcript.border_title) == "Session s-back (reopened here: it had ended (new_session))"
         row = home.archive.get_session("s-back")
         assert (row.ended_at, row.end_reason) == (None, None)
 
@@ -1761,3 +1761,18 @@ async def test_a_stored_tool_result_keeps_the_busy_advice_and_says_whose_it_is(h
     assert live is not None and (live.content, live.note) == (stored, note)
     calm = runner_item(RunnerEvent(kind="tool_result", session_id=session, data={"name": "memory", "preview": "{}"}))
     assert calm is not None and calm.note == ""
+
+
+async def test_resuming_a_session_that_had_ended_says_it_is_reopened_here(home, tmp_path):
+    """Resuming an ended session reopened it (and ends it again when left) with the title saying nothing;
+    `run --session` now says it too, in the engine's words (``Conversation.reopened_note``)."""
+    home.archive.create_session("s-ended", source="cli", title="Earlier")
+    home.archive.append_messages("s-ended", [{"role": "user", "content": "hi"}])
+    assert home.archive.end_session("s-ended", "user_exit")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await resumed(pilot, screen, "s-ended")
+        title = str(screen.query_one(Transcript).border_title)
+        assert title == "Session s-ended (reopened here: it had ended (user_exit))"
+        assert home.archive.get_session("s-ended").ended_at is None

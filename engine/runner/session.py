@@ -306,6 +306,7 @@ class AgentSession:
         self.live_before = False  # resumed while not ended (``_resume``): left open when left, never ended here
         self._uncompressed_said: str | None = None  # the live session ``maybe_compress`` said it leaves alone
         self.archived = False  # resumed while archived (``_resume``): it stays so, hidden from lists (said)
+        self.ended_before: str | None = None  # resumed after it ended: its end reason, as said (it is reopened)
         self.home.store_kept()  # (a session resumed here gets what was kept of it first, if state.db is free)
         existing = self.home.archive.get_session(self.home.archive.tip_of(session_id)) if session_id else None
         if existing is not None:
@@ -422,6 +423,7 @@ class AgentSession:
         # not ended: live before us, another Hermes may be running it; we never end what we did not reopen
         self.live_before = session.ended_at is None and waiting is None
         self.archived = bool(session.archived)
+        self.ended_before = end_reason_said(session.end_reason) if session.ended_at is not None else None
         if waiting is not None:
             self.reopen_owed = waiting
         elif self._reopen:

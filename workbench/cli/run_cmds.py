@@ -262,9 +262,10 @@ def run_agent(home: Home, args) -> Output:
             if conversation.live_warning is not None:  # before any turn writes to it (also under --json)
                 sys.stderr.write(visible(f"warning: {conversation.live_warning}") + "\n")
                 sys.stderr.flush()
-            if conversation.archived_note is not None:  # (it stays archived: said, as in the TUI)
-                sys.stderr.write(visible(f"note: {conversation.archived_note}") + "\n")
-                sys.stderr.flush()
+            for note in (conversation.reopened_note, conversation.archived_note):  # (said, as in the TUI)
+                if note is not None:
+                    sys.stderr.write(visible(f"note: {note}") + "\n")
+                    sys.stderr.flush()
             turns = []
             try:
                 for text in args.message:

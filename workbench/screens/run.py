@@ -422,6 +422,8 @@ class RunScreen(WorkbenchScreen):
             note = " (live: another Hermes may write to it too; never ended here)"
         elif self._reopened is not None and self._reopened[0] == self.session_id:
             note = f" (reopened here: Hermes had ended it ({self._reopened[1]}))"
+        elif in_it and agent is not None and agent.agent.ended_before is not None:  # (resumed after its end)
+            note = f" (reopened here: it had ended ({agent.agent.ended_before}))"
         else:
             note = ""
         # archived (resumed so): marked before the id, as Sessions marks it (a narrow border cuts the end)
@@ -757,6 +759,7 @@ class RunScreen(WorkbenchScreen):
         if message.agent is not None and self.agent is None:
             self.agent = message.agent
         self._status()
+        self._session_title()  # (reopened: said there)
         self._say_resumed(message.warning, message.archived, message.both)
         if message.error is not None:
             self.notify(
@@ -794,6 +797,8 @@ class RunScreen(WorkbenchScreen):
             self._switch = None if self._switch is message.switch else self._switch
         self._ending = None
         self._status()
+        if message.switch.target is not None:
+            self._session_title()  # (reopened: said there)
         self._say_resumed(message.warning, message.archived, message.both)
         if message.error is not None:
             self.notify(
