@@ -33,7 +33,7 @@ from .approvals.outside import cited_rows, citing_approvals
 from .approvals.records import is_pending_id, proposed
 from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import like_escape
-from .clock import days, stamped
+from .clock import days, shown_time, stamped
 from .curator.ledger import sha256
 from .diffs import line_diff
 from .errors import WorkbenchError
@@ -223,6 +223,7 @@ class _Lookups:
 
 
 WHY_CHARS = 500  # of a row's why, on one line (it may quote a record's text)
+FOUND_LATE_S = 1.0  # an outside change seen this long after it was made is marked as found later (``found_at``)
 
 
 @dataclass(frozen=True)
@@ -248,10 +249,21 @@ class Row:
     # how the workbench knows of a change it did not make: the look that found it (``_found``; the
     # ``why`` both skins' detail gives such a row, with the Hermes call behind it when known: ``why_line``)
     found: str | None = None
+    # when a look found an outside change made before it (its ``at``, the file's time): rows are listed by id,
+    # in the order the workbench learned of them, so such a row sits above older-stamped rows (``found_later``)
+    found_at: float | None = None
 
     @property
     def when(self) -> str:
         return iso_time(self.at) or "(no valid time)"
+
+    @property
+    def found_later(self) -> str | None:
+        """Both skins' mark of a row listed where it was found, not where its time would put it."""
+        if self.found_at is None:
+            return None
+        same_day = shown_time(self.found_at, "%Y-%m-%d") == shown_time(self.at, "%Y-%m-%d")
+        return f"found {shown_time(self.found_at, '%H:%M:%S' if same_day else '%Y-%m-%d %H:%M:%S')}, made before"
 
     @property
     def by(self) -> str:
@@ -269,7 +281,8 @@ class Row:
 
     def to_dict(self) -> dict[str, Any]:
         shown = {key: value for key, value in asdict(self).items() if key != "found"}  # (``why_line`` says it)
-        return {**shown, "at": self.when, "session": self.session, "by": self.by}
+        found_at = iso_time(self.found_at) if self.found_at is not None else None
+        return {**shown, "at": self.when, "found_at": found_at, "session": self.session, "by": self.by}
 
 
 @dataclass(frozen=True)
@@ -1086,6 +1099,14 @@ def _found(entry: JournalEntry) -> str | None:
     return found
 
 
+def _found_at(entry: JournalEntry) -> float | None:
+    """When a look found an outside change, if well after it was made (``Row.found_at``)."""
+    seen = entry.detail.get("seen_at")
+    if isinstance(seen, (int, float)) and not isinstance(seen, bool) and seen - entry.at > FOUND_LATE_S:
+        return float(seen)
+    return None
+
+
 def _outside_change(entry: JournalEntry) -> dict[str, str | None]:
     """What an outside skill row says happened (``Row.change``, ``Row.file``), from its detail."""
     if (entry.subsystem, entry.action) != ("skills", "external"):
@@ -1260,6 +1281,7 @@ class Timeline:
             change=outside.get("change"),
             file=outside.get("file"),
             found=_found(entry),
+            found_at=_found_at(entry),
         )
 
     def page(

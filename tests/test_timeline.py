@@ -267,6 +267,7 @@ def test_cli_timeline_and_revert(tmp_path, home):
         "change",  # what an outside skill row's change was; None here
         "file",  # the support file an outside skill row is about; None here
         "session",  # the row's own session, else its source's
+        "found_at",  # when a look found an outside change well after it was made; None here
     }
     assert listed["rows"][0]["source"] is None and listed["rows"][0]["session"] == "s1"
     text = completed("timeline", "--home", str(home.root)).stdout
@@ -1116,3 +1117,34 @@ def test_reverting_an_archive_already_restored_says_so_not_to_roll_back_later_en
         assert "is undone already: its files are as they were before it" in refused["error"], refused
         assert "Nothing to roll back" in refused["error"] and "later entries first" not in refused["error"]
     assert (home.skills_dir / "auto" / "deploy" / "SKILL.md").is_file()
+
+
+def found_after_a_pin(home, clock) -> None:
+    """An outside memory edit made 30 s before a pin, found (at 12:01:05) after the pin was journaled."""
+    import os
+
+    from tests.test_skills_support import write_skill
+
+    home.memory.add("memory", "Tea at four", ToolContext(actor="user"))
+    clock.advance(60)
+    path = home.root / "memories" / "MEMORY.md"
+    path.write_text(path.read_text() + "\n§\nCoffee at nine", encoding="utf-8")  # Hermes, 30 s before the pin
+    os.utime(path, (clock.now() - 30, clock.now() - 30))
+    write_skill(home, "deploy")
+    home.curator.pin("deploy")
+    clock.advance(5)
+    home.memory.catch_up()  # (as `workbench timeline` and the TUI's start do first)
+
+
+def test_a_change_found_after_newer_rows_is_marked_where_it_is_listed(home, clock, cli):
+    """Rows are listed by id, the order the workbench learned of them: an outside memory edit made before a
+    pin but found after it (the catch-up dates it by the file's mtime) printed above the newer-stamped pin
+    in a "newest first" list with nothing to say why. Now it says when it was found."""
+    found_after_a_pin(home, clock)
+    found, pin = Timeline(home).page(limit=3)[:2]
+    assert found.actor == "external" and pin.action == "pin" and found.at < pin.at
+    assert found.found_later == "found 12:01:05, made before" and pin.found_later is None
+    printed = cli("timeline", "--limit", "3").stdout
+    assert printed.splitlines()[1].strip() == "↳ found 12:01:05, made before", printed
+    data = json.loads(cli("timeline", "--limit", "3", "--json").stdout)
+    assert data["rows"][0]["found_at"].startswith("20") and data["rows"][1]["found_at"] is None

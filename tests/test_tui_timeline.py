@@ -16,7 +16,7 @@ from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
 from tests.screens_seed import open_mode, screen_text
 from tests.test_skills_support import write_skill
-from tests.test_timeline import REVIEW, learn
+from tests.test_timeline import REVIEW, found_after_a_pin, learn
 from tests.tui_support import footer_keys, footer_labels, make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
 from workbench.screens.approvals import ApprovalsScreen
@@ -896,3 +896,13 @@ async def test_a_skill_removed_with_its_support_files_is_offered_back_as_its_ski
         await settle(pilot)
         await wait_for(pilot, lambda: (home.skills_dir / "standup" / "SKILL.md").exists(), what="the SKILL.md")
     assert [p.name for p in (home.skills_dir / "standup").iterdir()] == ["SKILL.md"]
+
+
+async def test_a_change_found_after_newer_rows_says_so_in_the_list(home, clock, tmp_path):
+    """The list is by id (the CLI's order): the outside edit found after the pin sits above it, and says
+    when it was found after its summary (at 80 columns the summary keeps the room; the detail says it too)."""
+    found_after_a_pin(home, clock)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        rows = shown(screen)
+        assert rows[0] == "MEMORY + 'Coffee at nine' · ↳ found 12:01:05, made before" and "pinned skill" in rows[1]

@@ -144,10 +144,12 @@ class TimelineList(RowTable):
         )
 
     def _summary(self, row, indent: str) -> Text:
-        """The row's summary; a row that was undone (and not redone) is dimmed behind ↶."""
+        """The row's summary; a row that was undone (and not redone) is dimmed behind ↶; one found after
+        newer-stamped rows were journaled says when, after it (``Row.found_later``; the detail says it too)."""
+        found = f" · ↳ {row.found_later}" if row.found_later else ""
         if row.reverted_by is None:
-            return Text(self._what(indent + visible(row.summary)))
-        return Text(self._what(f"{indent}↶ {visible(row.summary)}"), "dim")
+            return Text(self._what(indent + visible(row.summary) + found))
+        return Text(self._what(f"{indent}↶ {visible(row.summary)}{found}"), "dim")
 
     def _room_for_what(self, rows: list, collapsed: set[str]) -> int | None:
         """The cells the summary column has beside the others (each column pads a cell on both sides), so a

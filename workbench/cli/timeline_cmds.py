@@ -153,6 +153,7 @@ def show_timeline(home: Home, args) -> Output:
                 + (f"  (session {r.session_id})" if named and r.session_id else "")
             )
             lines += fit_row(head, r.summary, tail, columns, " " * 9)
+            lines += wrapped(f"↳ {r.found_later}", columns, " " * 9) if r.found_later else []
             lines += wrapped(f"← {r.source.describe()}", columns, " " * 9) if r.source else []
             lines += wrapped(f"why: {r.why}", columns, " " * 9) if r.why else []
         return lines
