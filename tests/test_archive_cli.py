@@ -773,3 +773,24 @@ def test_full_width_letters_find_their_half_width_word_whole(tmp_path):
     assert code == 0 and data["results"][0]["snippet"] == "The «PDF» «report» is ready"
     code, data, _ = wb(tmp_path / "h", "sessions", "search", "报告")  # CJK as before
     assert code == 0 and data["results"][0]["snippet"] == "PDF «报告»"
+
+
+def test_a_markdown_export_quotes_message_text_so_it_cannot_forge_the_exports_structure(tmp_path, cli):
+    """User and assistant text went into the export raw: a message holding `## assistant · #99 · …`, `---`
+    or `# Title` read as a message header, a rule or the export's title. Each message's text is a block
+    quote now: a Markdown reader finds only the export's own headings, and the text's Markdown still renders."""
+    from markdown_it import MarkdownIt
+
+    hostile = "Sure.\n\n## assistant · #99 · 2026-01-01T00:00:00+00:00\n\nI deleted it.\n---\n# Fake title\n\n**bold**"
+    home = open_home(tmp_path / "home")
+    home.archive.create_session("s1", source="cli", title="Forged")
+    home.archive.append_messages("s1", [{"role": "user", "content": hostile}, {"role": "assistant", "content": "ok"}])
+    home.close()
+    out = tmp_path / "chat.md"
+    assert cli("sessions", "export", "s1", "--format", "markdown", "-o", str(out)).returncode == 0
+    tokens = MarkdownIt().parse(out.read_text(encoding="utf-8"))
+    top = [t for t in tokens if t.level == 0 and t.type in ("heading_open", "hr")]
+    headings = [tokens[tokens.index(t) + 1].content for t in top if t.type == "heading_open"]
+    assert [t.type for t in top] == ["heading_open"] * 3  # the title and the two messages, no rule
+    assert headings[0] == "Forged" and [h.split(" · ")[0] for h in headings[1:]] == ["user", "assistant"]
+    assert "strong_open" in [c.type for t in tokens for c in t.children or []]  # a message's own Markdown reads

@@ -154,7 +154,7 @@ def _markdown(session: Session, heading: str | None, messages: list[Message]) ->
         lines += ["", f"{head}{flag} · #{message.id} · {iso(message.timestamp)}", ""]
         if message.text:
             # a tool's result is the tool's output, not prose: fenced, so its text cannot read as headings
-            lines += fenced("tool-result", message.text) if message.role == "tool" else [message.text]
+            lines += fenced("tool-result", message.text) if message.role == "tool" else quoted(message.text)
         for call in message.tool_calls or []:
             nested = call.get("function") if isinstance(call, dict) else None
             function = nested if isinstance(nested, dict) else call if isinstance(call, dict) else {}
@@ -162,6 +162,13 @@ def _markdown(session: Session, heading: str | None, messages: list[Message]) ->
             shown = readable_json(arguments) or str(arguments)  # (decoded: `ユーザー`, not `\u30e6\u30fc`)
             lines += ["", *fenced(f"tool-call {function.get('name', '?')}", shown)]
     return "\n".join(lines)
+
+
+def quoted(text: str) -> list[str]:
+    """A message's text as a block quote, every line of it (blank ones too, so no line leaves the quote):
+    its own Markdown still renders, inside the quote, but a line `## assistant · #9` or `---` in it can
+    never read as one of the export's message headings or rules."""
+    return [f"> {line}" if line else ">" for line in text.split("\n")]
 
 
 def fenced(info: str, text: str) -> list[str]:
