@@ -358,21 +358,27 @@ def test_sessions_list_on_a_damaged_state_db_warns_and_says_what_it_read(tmp_pat
     assert json.loads(as_json.stdout)["warning"].startswith("state.db is damaged: the 3 sessions listed")
 
 
-@pytest.mark.anyio
-async def test_the_sessions_screen_lists_what_a_damaged_state_db_could_read(tmp_path):
-    """The screen showed only "The session archive cannot be read" and still offered a, e and D."""
+async def _tree_listing(pilot, roots: int):
+    """The Sessions screen (2) opened, once its tree lists ``roots`` roots: the tree."""
     from widgets.lineage_tree import LineageTree
     from workbench.screens.sessions import SessionsScreen
 
+    await pilot.press("2")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen), what="Sessions")
+    tree = pilot.app.screen.query_one(LineageTree)
+    await wait_for(pilot, lambda: tree.root_count == roots, what="the sessions read")
+    await settle(pilot)
+    return tree
+
+
+@pytest.mark.anyio
+async def test_the_sessions_screen_lists_what_a_damaged_state_db_could_read(tmp_path):
+    """The screen showed only "The session archive cannot be read" and still offered a, e and D."""
     root = _lineage_damaged(tmp_path)
     home = open_home(root)
     try:
         async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
-            await pilot.press("2")
-            await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen), what="Sessions")
-            tree = pilot.app.screen.query_one(LineageTree)
-            await wait_for(pilot, lambda: tree.root_count == 3, what="the sessions read")
-            await settle(pilot)
+            tree = await _tree_listing(pilot, 3)
             assert "state.db damaged" in str(tree.border_title)
             assert pilot.app.screen.damaged.startswith("state.db is damaged: the 3 sessions listed")
     finally:
@@ -465,18 +471,12 @@ def _status(pilot) -> str:
 async def test_the_sessions_screen_says_so_when_damage_stops_a_branch_or_a_jump_loading(tmp_path, how):
     """Opening a root's branches (right) or jumping to a branch from another screen read the branches' titles
     outside any handling: the worker ended silently, the row stayed closed, no word of the damage."""
-    from widgets.lineage_tree import LineageTree
     from workbench.messages import JumpToMessage
-    from workbench.screens.sessions import SessionsScreen
 
     home = open_home(_children_damaged(tmp_path))
     try:
         async with make_app(home, tmp_path).run_test(size=(100, 30)) as pilot:
-            await pilot.press("2")
-            await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen), what="Sessions")
-            tree = pilot.app.screen.query_one(LineageTree)
-            await wait_for(pilot, lambda: tree.root_count == 2, what="the roots")
-            await settle(pilot)
+            tree = await _tree_listing(pilot, 2)
             if how == "expand":
                 tree.focus()
                 await pilot.press("right")
