@@ -980,7 +980,10 @@ async def test_a_skill_proposal_that_would_be_refused_still_names_its_file(home,
     home.reload_config()
     content = "---\nname: git-rebase\ndescription: Rebase a branch\n---\n# Rebase\nSteps.\n"
     create = {"action": "create", "name": "git-rebase", "content": content, "category": "devops"}
-    first, again = (skill_manage_tool(home, create, AGENT)["pending_id"] for _ in range(2))
+    first = skill_manage_tool(home, create, AGENT)["pending_id"]
+    # (another content: the same create proposed again would wait once, as ``first``)
+    other = {**create, "content": content.replace("Steps.", "Steps, first.")}
+    again = skill_manage_tool(home, other, AGENT)["pending_id"]
     home.approvals.approve(first)  # the second create now meets the skill it would make
     patch = {"action": "patch", "name": "git-rebase", "old_string": "Steps.", "new_string": "Steps, slowly."}
     patched = skill_manage_tool(home, patch, AGENT)["pending_id"]

@@ -705,12 +705,9 @@ async def test_a_rollback_the_ledger_would_refuse_says_why_without_asking(home, 
     from tests.test_skills_support import write_skill
 
     write_skill(home, "deploy", body="# Deploy\nStep one.\n")
-    for step in ("two", "three"):
+    for old, new in (("one", "two"), ("two", "three")):  # (not back to one: that reads as undone already)
         home.skills.manage(
-            {"action": "patch", "name": "deploy", "old_string": "Step one.", "new_string": f"Step {step}."}
-        )
-        home.skills.manage(
-            {"action": "patch", "name": "deploy", "old_string": f"Step {step}.", "new_string": "Step one."}
+            {"action": "patch", "name": "deploy", "old_string": f"Step {old}.", "new_string": f"Step {new}."}
         )
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
