@@ -22,6 +22,7 @@ class FakeEndpoint:
         self.replies: list[tuple[int, dict, dict]] = []
         self.requests: list[dict] = []
         self.delay = threading.Event()  # set: answer at once; clear: hang until the client gives up
+        self.holds: dict[int, threading.Event] = {}  # request number (from 0): answered once that event is set
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -30,7 +31,11 @@ class FakeEndpoint:
                 endpoint.requests.append(
                     {"path": self.path, "headers": dict(self.headers), "body": json.loads(self.rfile.read(length))}
                 )
-                endpoint.delay.wait(1.0)
+                hold = endpoint.holds.get(len(endpoint.requests) - 1)
+                if hold is not None:
+                    hold.wait()
+                else:
+                    endpoint.delay.wait(1.0)
                 status, body, headers = endpoint.replies.pop(0) if endpoint.replies else (500, {"error": "empty"}, {})
                 raw = isinstance(body, str)  # a server-sent event stream, already formatted
                 data = body.encode() if raw else json.dumps(body).encode()

@@ -1776,3 +1776,54 @@ async def test_resuming_a_session_that_had_ended_says_it_is_reopened_here(home, 
         title = str(screen.query_one(Transcript).border_title)
         assert title == "Session s-ended (reopened here: it had ended (user_exit))"
         assert home.archive.get_session("s-ended").ended_at is None
+
+
+async def test_quitting_while_a_background_review_waits_for_its_model_asks_and_drops_it(home, tmp_path):
+    """ctrl+q while a review's model call ran left the terminal blank until the model answered (up to its
+    timeout), then exited 0 with the review lost and no word said. Now the quit names the review and
+    asks; n stays, y quits without waiting for the model, the exit says the review was stopped, and its
+    answer, when it comes, writes nothing."""
+    from engine.runner.review import dropped_note
+    from tests.test_models_openai import FakeEndpoint
+
+    endpoint = FakeEndpoint()
+    answered = threading.Event()
+    endpoint.holds[1] = answered  # request 0 is the turn's; the review's waits until the test lets it
+    endpoint.answer("Noted.")
+    endpoint.answer(tool_calls=[("c1", "memory", {"action": "add", "target": "user", "content": "User drinks tea."})])
+    home.config_path.write_text(
+        f"model:\n  backend: openai\n  base_url: {endpoint.base_url}\n  name: m\n  api_key_env: ''\n"
+        "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n",
+        encoding="utf-8",
+    )
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_run(pilot)
+            await send_turn(pilot, screen, "I like bancha")
+            session = screen.agent.agent
+            await wait_for(pilot, lambda: len(endpoint.requests) == 2, what="the review's model call")
+            question = f"A background review of session {screen.session_id} is still running. Quit and drop it?"
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            assert app.screen.question == question
+            await pilot.press("n")  # stays: the review goes on
+            await settle(pilot)
+            assert app.is_running and not isinstance(app.screen, ConfirmDialog) and session.reviewing
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question again")
+            await pilot.press("y")
+            await wait_for(pilot, lambda: not app.is_running, what="the quit, the model still silent")
+            assert not answered.is_set()
+        assert app.quit_note == dropped_note([screen.session_id])  # (printed as the app exits)
+        answered.set()  # the model answers after all: the review writes nothing
+        deadline = time.monotonic() + 10
+        while session.reviewing and time.monotonic() < deadline:  # (its worker is closed: drain will not wait)
+            time.sleep(0.01)
+        assert not session.reviewing
+        assert home.memory.read("user").entries == [] and home.approvals.list() == []
+        assert home.archive.get_session(screen.session_id).end_reason == "cli_close"
+    finally:
+        answered.set()
+        endpoint.close()

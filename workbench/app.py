@@ -43,6 +43,7 @@ from engine.errors import WorkbenchError
 from engine.events import ConfigChanged, Event, KeptStored, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
 from engine.home import Home
 from engine.memory.targets import TARGETS
+from engine.runner.review import dropped_note
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
 from widgets import textual_fixes
 from widgets.literal import visible
@@ -321,11 +322,34 @@ class WorkbenchApp(ResultsFromWorkers, App):
             return
         self._quit_now()
 
-    def _quit_now(self) -> None:
+    def _quit_now(self, reviews_asked: bool = False) -> None:
+        if not reviews_asked and self.run_screen is not None and (sessions := self.run_screen.reviews_under_way()):
+            self._ask_about_reviews(sessions)
+            return
         if self.run_screen is not None and self.run_screen.unstored:
             self.run_screen.quit_after_storing()
             return
         self.exit()
+
+    def _ask_about_reviews(self, sessions: list[str]) -> None:
+        """A background review's model call may take as long as the model's timeout: quitting asks before
+        dropping it (the exit then says so), rather than waiting for it on a blank terminal."""
+        self._asking_quit = True
+        question = f"A background review of session {', '.join(sessions)} is still running. Quit and drop it?"
+        detail = (
+            "Its model has not answered yet. y quits at once: the review is stopped, and what it has not saved "
+            "is never saved (the terminal says so when it is back). n stays here: the header shows "
+            '"reviewing…" and then its result, and ctrl+q after that quits at once.'
+        )
+
+        def answer(yes: bool | None) -> None:
+            self._asking_quit = False
+            if yes and self.run_screen is not None:
+                note = dropped_note(self.run_screen.drop_reviews())
+                self.quit_note = f"{self.quit_note} {note}" if self.quit_note else note
+                self._quit_now(reviews_asked=True)
+
+        self.push_screen(ConfirmDialog(visible(question), visible(detail)), answer)
 
     def notify(
         self,

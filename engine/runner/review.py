@@ -109,6 +109,16 @@ class ReviewResult:
         }
 
 
+def dropped_note(sessions: list[str]) -> str:
+    """What quitting without the background reviews still under way left undone, said once the terminal
+    is back: there is no command to run a review again, but a later one looks at the whole conversation."""
+    which = ", ".join(sessions)
+    return (
+        f"The background review of session {which} was stopped at quit: nothing it had not saved yet was saved. "
+        "Resume the session (Run, ctrl+o) and talk on: its next review looks at the whole conversation again."
+    )
+
+
 def review_prompt(home, memory: bool, skills: bool) -> str:
     """The request appended to the conversation, ending with the live memory entries (read-only view)."""
     parts = ([MEMORY_REVIEW_PROMPT] if memory else []) + ([SKILL_REVIEW_PROMPT] if skills else [])

@@ -253,7 +253,8 @@ class AgentSession:
         self._reviews = SerialWorker("bg-review")
         self._storing = threading.Lock()  # one flush at a time (a quit's retry beside a turn's)
         self._saying = threading.Lock()  # a message and its time are added together, and read together
-        self._review_stops: set[threading.Event] = set()  # one per queued or running review
+        self._review_stops: dict[threading.Event, str] = {}  # one per queued or running review: its session
+        self._reviews_dropped = False  # ``drop_reviews``: ending waits for none
         self._own_cancel = cancel_event is None  # a shared event (a whole scenario's) is never cleared here
         self.cancel_event = cancel_event or threading.Event()
         self.requests = RequestLog(home)
@@ -616,7 +617,7 @@ class AgentSession:
         """Store what is left and end the session row (if it was ever written, and is still there), or
         keep them in workbench.db when state.db will not take them (what was kept is returned). The
         provider is shut down either way."""
-        self._reviews.close(REVIEW_CLOSE_WAIT_S)
+        self._close_reviews()
         try:
             return self._leave_session(reason)
         finally:
@@ -854,7 +855,7 @@ class AgentSession:
                 self, conversation, memory=memory, skills=skills, stop=self.cancel_event, message_id=anchor
             )
         stop = threading.Event()
-        self._review_stops.add(stop)
+        self._review_stops[stop] = session_id
 
         def job() -> None:
             try:
@@ -868,10 +869,10 @@ class AgentSession:
                     session_id=session_id,
                 )
             finally:
-                self._review_stops.discard(stop)
+                self._review_stops.pop(stop, None)
 
         if not self._reviews.submit(job):  # the agent was ended or closed: no thread is left to run it
-            self._review_stops.discard(stop)
+            self._review_stops.pop(stop, None)
             log.warning("background review not queued: session %s was already ended or closed", session_id)
         return None
 
@@ -883,6 +884,25 @@ class AgentSession:
     def reviewing(self) -> bool:
         """Whether a background review is queued or running."""
         return self._reviews.pending() > 0
+
+    def reviews_under_way(self) -> list[str]:
+        """The sessions of the background reviews queued or running, in turn order (a quit asks about them)."""
+        return list(dict.fromkeys(self._review_stops.values()))
+
+    def drop_reviews(self) -> list[str]:
+        """Stop every queued and running background review without waiting for its model's answer (the
+        user quits without them): what they had not written is never written, and ending the session no
+        longer waits for them. Returns their sessions (``reviews_under_way``)."""
+        dropped = self.reviews_under_way()
+        self._reviews_dropped = True
+        for stop in list(self._review_stops):
+            stop.set()
+        self._reviews.close(0)
+        return dropped
+
+    def _close_reviews(self) -> None:
+        """Let queued reviews finish (bounded) before the session ends; dropped ones are not waited for."""
+        self._reviews.close(0 if self._reviews_dropped else REVIEW_CLOSE_WAIT_S)
 
     def _safe_flush(self, result: TurnResult) -> None:
         try:
@@ -1055,7 +1075,7 @@ class AgentSession:
 
     def close(self) -> None:
         """Store anything pending and release the provider; the session row stays open for resuming."""
-        self._reviews.close(REVIEW_CLOSE_WAIT_S)
+        self._close_reviews()
         self.flush()
         self.manager.shutdown()
         self.model.close()

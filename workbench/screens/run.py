@@ -535,6 +535,14 @@ class RunScreen(WorkbenchScreen):
         agent = self.agent
         return agent is not None and agent.id == session_id and agent.live_warning is not None
 
+    def reviews_under_way(self) -> list[str]:
+        """Sessions whose background review still runs or waits for its turn (quitting asks first)."""
+        return self.agent.reviews_under_way() if self.agent is not None else []
+
+    def drop_reviews(self) -> list[str]:
+        """The user quits without them: stopped now, so closing the session never waits for their model."""
+        return self.agent.drop_reviews() if self.agent is not None else []
+
     @property
     def unstored(self) -> int:
         """Messages of this screen's conversation state.db does not hold yet (quitting asks first)."""
