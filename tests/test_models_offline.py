@@ -266,6 +266,22 @@ def test_a_new_name_takes_the_old_ones_place():
     assert first_call("my name is Sam", same).arguments["action"] == "add"  # (the tool answers it is there)
 
 
+def test_another_team_takes_the_old_ones_place_as_a_name_does():
+    """ "I work on the search team" was added beside "User works on the payments team (backend).": the
+    profile held two teams. The review's rule (``learning.changed``) is the one said here too."""
+    user_block = render_block("user", ["User prefers tabs."], 1375)
+    old = "User works on the payments team (backend)."
+    teamed = SYSTEM.replace(user_block, render_block("user", [old, "User prefers tabs."], 1375))
+    call = first_call("I work on the search team", teamed)
+    assert call.arguments == {
+        "action": "replace",
+        "target": "user",
+        "old_text": old,
+        "content": "User works on the search team.",
+    }
+    assert first_call("I work on the billing service", teamed).arguments["action"] == "add"  # another subject
+
+
 def test_a_recalled_session_is_quoted_without_the_snippets_match_marks(home):
     """The answer to "what did we discuss about X" quoted the search's snippet with its « » round the match:
     the marks show the model where the hit is (Hermes's own are >>> <<<), and a model's answer leaves them out."""

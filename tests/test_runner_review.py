@@ -252,6 +252,28 @@ def test_a_review_told_another_name_proposes_it_in_place_of_the_old_one(home):
     session.close()
 
 
+def test_a_review_told_another_team_proposes_it_and_skips_the_team_memory_gives(home):
+    """ "User works on the search team." was skipped next to "User works on the payments team (backend).":
+    the words of the subject ("User works on the … team") counted it as known, as the name's once did."""
+    from engine.tools import ToolContext
+
+    _config(home, "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n")
+    old = "User works on the payments team (backend)."
+    assert home.memory.add("user", old, ToolContext(actor="user"))["success"]
+    session = AgentSession(home, OfflineModel())
+    assert session.run_turn("Hi, I work on the payments team").review.line == "Nothing to save."  # known: skipped
+    review = session.run_turn("Hi, I work on the search team").review
+    [record] = home.approvals.list("memory")  # a changed fact: a replace, which waits for approval
+    assert record.payload["action"] == "replace" and record.payload["content"] == "User works on the search team."
+    assert record.payload["matched_entry"] == old and "the user named another team" in review.line
+    home.approvals.reject(record.id)
+    session.close()
+    session = AgentSession(home, OfflineModel())
+    review = session.run_turn("Hi, I work on the billing service").review  # another subject: an add
+    assert home.memory.entries("user") == [old, "User works on the billing service."] and review.staged == []
+    session.close()
+
+
 def test_the_review_never_saves_task_progress_todos_or_secrets(home):
     _config(home, "memory:\n  nudge_interval: 3\nskills:\n  creation_nudge_interval: 0\n")
     session = AgentSession(home, OfflineModel())

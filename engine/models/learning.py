@@ -12,14 +12,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from ..providers.fence import sanitize_context
 from .phrasing import declarative, overlap, sentence
 
 MAX_FINDINGS = 4
-NAMED = "User's name is "  # how a name is worded (``declarative``'s "my name is ..." and the rule below)
 _NAME_ENTRY = re.compile(r"^(?:name\s*:|(?:the )?user's name is\b|(?:the )?user is called\b)", re.I)
+# What an entry says of the user that has one value at a time (a name, a team, where they work), and why a
+# finding with the same subject and another value replaces it, however many words the two share.
+_SUBJECTS = [
+    ("name", _NAME_ENTRY, "the user gave another name"),
+    (
+        "team",
+        re.compile(r"^(?:the )?user (?:is|works) (?:on|in|part of|with) (?=[^.]*\bteam\b)", re.I),
+        "the user named another team",
+    ),
+    (
+        "works",
+        re.compile(r"^(?:the )?user works (?P<how>on|at|for|in|with|as)\b", re.I),
+        "the user said anew where they work",
+    ),
+]
 _CLAUSE_SPLIT = re.compile(
     r"(?:[.!;\n]+\s*|,\s+(?=(?:and |but |so )?(?:i|i'm|we|we're|my|our|please|no)\b)|"
     r"\s+(?:and|but|so)\s+(?=(?:i|i'm|we|we're|my|our|please)\b))",
@@ -118,7 +133,7 @@ class Finding:
     target: str  # user | memory
     entry: str
     why: str
-    replaces: str | None = None  # the entry it corrects (the user gave another name)
+    replaces: str | None = None  # the entry it corrects (the user gave another name, team, ...)
 
     @property
     def call(self) -> dict[str, str]:
@@ -128,9 +143,27 @@ class Finding:
         return {"action": "add", "target": self.target, "content": self.entry}
 
 
-def name_entry(entries: list[str]) -> str | None:
-    """The first of ``entries`` that gives the user's name (one name: a new one takes its place)."""
-    return next((e for e in entries if _NAME_ENTRY.match(e)), None)
+class Subject(NamedTuple):
+    kind: str  # "name", "team", "works on", "works at", ...
+    value: str  # the rest of the entry
+    why: str  # why another value replaces it
+
+
+def subject(entry: str) -> Subject | None:
+    """What single-valued thing ``entry`` says of the user (``_SUBJECTS``); None for anything else."""
+    for kind, pattern, why in _SUBJECTS:
+        if match := pattern.match(entry):
+            return Subject(f"{kind} {match.groupdict().get('how') or ''}".strip().lower(), entry[match.end() :], why)
+    return None
+
+
+def changed(entry: str, known: list[str]) -> str | None:
+    """The entry of ``known`` that ``entry`` changes: it says the same single-valued thing of the user
+    (``subject``) and not every word of ``entry``'s value is in it ("User's name is Tomas." changes
+    "User's name is Maya.", not "Name: Tomas")."""
+    said = subject(entry)
+    same = next((k for k in known if said is not None and _same_kind(said, k)), None)
+    return same if said is not None and same is not None and overlap(said.value, same) < 1 else None
 
 
 def looks_secret(text: str) -> bool:
@@ -159,14 +192,32 @@ def findings(messages: list[dict], known: list[str]) -> list[Finding]:
             finding = _classify(clause)
             if finding is None or finding.entry.split()[-1].rstrip(".").lower() in _NOT_NAMES:
                 continue
-            was = name_entry(known) if finding.entry.startswith(NAMED) else None
-            if was is not None and finding.entry not in known:  # words alike ("User's name is"), another name
-                found.append(Finding(finding.target, finding.entry, "the user gave another name", replaces=was))
-                continue
-            if any(overlap(finding.entry, k) >= 0.6 for k in known + [f.entry for f in found]):
-                continue
-            found.append(finding)
+            kept = _as_kept(finding, known, found)
+            if kept is not None:
+                found.append(kept)
     return found[:MAX_FINDINGS]
+
+
+def _as_kept(finding: Finding, known: list[str], found: list[Finding]) -> Finding | None:
+    """``finding`` as a review keeps it: None when memory (or an earlier finding) says it already; a replace
+    of the known entry it changes (``changed``: "User works on the search team." for "User works on the
+    payments team (backend)."), since the words the two share are the subject's, no reason to skip it."""
+    said, earlier = subject(finding.entry), [f.entry for f in found]
+    if said is None:
+        return None if any(overlap(finding.entry, k) >= 0.6 for k in known + earlier) else finding
+    if any(_same_kind(said, entry) for entry in earlier):
+        return None  # (one value of a subject per review: the first said)
+    was = changed(finding.entry, known)
+    if was is not None:
+        return replace(finding, why=said.why, replaces=was)
+    if any(_same_kind(said, entry) for entry in known):
+        return None  # the value memory gives
+    return None if any(overlap(said.value, k) >= 0.6 for k in known) else finding  # (a name said as "Lin is my name")
+
+
+def _same_kind(said: Subject, entry: str) -> bool:
+    other = subject(entry)
+    return other is not None and other.kind == said.kind
 
 
 def _classify(clause: str) -> Finding | None:

@@ -36,7 +36,7 @@ from .base import (
     ToolCall,
     last_user_index,
 )
-from .learning import NAMED, findings, looks_secret, name_entry
+from .learning import changed, findings, looks_secret
 from .phrasing import best_match, declarative, keywords, overlap, search_terms, sentence, shorten, slug
 from .skill_changes import Routine, append_patch, next_step, plan_change
 
@@ -138,11 +138,6 @@ def known_entries(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return entries
 
 
-def _name_entry(messages: list[dict[str, Any]], target: str) -> str | None:
-    """The entry of ``target`` that gives the user's name, if one does (the first)."""
-    return name_entry([e for t, e in known_entries(messages) if t == target])
-
-
 def _skill_names(messages: list[dict[str, Any]], steps: list[Step]) -> list[tuple[str, str]]:
     """(name, description) pairs from a skills_list result of this turn, else from the prompt's index."""
     for step in steps:
@@ -235,8 +230,8 @@ class OfflineModel(Model):
             )
         target, entry = declarative(match.group("x"))
         if not steps:
-            was = _name_entry(messages, target) if entry.startswith(NAMED) else None
-            if was is not None and was != entry:  # one name: a new one takes the old one's place
+            was = changed(entry, [e for t, e in known_entries(messages) if t == target])
+            if was is not None:  # one name (team, ...): a new one takes the old one's place
                 return self._call(
                     messages, "memory", {"action": "replace", "target": target, "old_text": was, "content": entry}
                 )
