@@ -923,16 +923,19 @@ class Journal:
     @_names_the_file
     def applied(self, subsystem: str, pending_id: str) -> bool:
         """True when a done row of ``subsystem`` applied the pending record ``pending_id`` (settling an approval)."""
-        return self.exists() and (
-            self.connection()
-            .execute(
-                "SELECT 1 FROM journal WHERE subsystem = ? AND status = 'done' "
-                "AND json_extract(detail, '$.pending_id') = ? LIMIT 1",
-                (subsystem, pending_id),
-            )
-            .fetchone()
-            is not None
+        return bool(self.applying(subsystem, pending_id, limit=1))
+
+    def applying(self, subsystem: str, pending_id: str, limit: int = -1) -> list[int]:
+        """The done rows of ``subsystem`` that applied the pending record ``pending_id``: the change its
+        approval led to (the Timeline says a group's revert takes it back)."""
+        if not self.exists():
+            return []
+        rows = self.connection().execute(
+            "SELECT id FROM journal WHERE subsystem = ? AND status = 'done' "
+            "AND json_extract(detail, '$.pending_id') = ? ORDER BY id LIMIT ?",
+            (subsystem, pending_id, limit),
         )
+        return [row[0] for row in rows]
 
     @_names_the_file
     def holds_file(self, subsystem: str, text: str) -> bool:

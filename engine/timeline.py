@@ -1683,6 +1683,27 @@ class Timeline:
             }
         return {**item, "refused": f"{row.subsystem} {row.action} rows cannot be reverted"}
 
+    def _left_with_their_change(self, rows: list[Row], skipped: list[dict[str, Any]], reverted: set[int]) -> None:
+        """A group's approval and staging rows whose proposal's change (the rows that applied it) this very
+        revert takes back say so, rather than "revert the change it led to", the one just reverted."""
+        by_id = {row.id: row for row in rows}
+        for item in skipped:
+            change = self._change_of(by_id[item["id"]]) if reverted else []
+            if change and set(change) <= reverted:
+                said = f"row{'s' * (len(change) != 1)} {', '.join(map(str, change))}"
+                what = "a record of a decision" if by_id[item["id"]].action == "approve" else "a proposal staged"
+                item["reason"] = f"{what}, not a change: the change it led to ({said}) is in this revert"
+
+    def _change_of(self, row: Row) -> list[int]:
+        """The rows that applied the proposal an approval or staging row names (none for any other row)."""
+        if (row.subsystem, row.action) not in (("approvals", "approve"), ("approvals", "stage")):
+            return []
+        detail = self._entry(row).detail
+        subsystem, cited = detail.get("subsystem"), detail.get("applied_rows")
+        if isinstance(cited, list):  # (an approval outside the workbench cites its changes)
+            return [r for r in cited if isinstance(r, int)]
+        return self.home.journal.applying(subsystem, row.target) if isinstance(subsystem, str) else []
+
     def _staged_skip(self, row: Row) -> str:
         """Why a staging row is not reverted (a proposal waiting is no change, and no decision either) and
         what drops it: a reject while it waits, else what was decided since."""
@@ -2034,6 +2055,7 @@ class Timeline:
                 if "skip" in p and not single
             ],
         }
+        self._left_with_their_change(rows, preview["skipped"], {c["id"] for c in preview["changes"]})
         return {**preview, **_shortfall(preview["changes"], preview["refused"], preview=True)}
 
     @lock_waits.one_operation()  # (never stopped half done by a cancelled wait)
@@ -2075,6 +2097,7 @@ class Timeline:
                 )
             else:
                 refused.append({"id": row.id, "summary": row.summary, "error": str(result.get("error"))})
+        self._left_with_their_change(rows, skipped, {item["id"] for item in reverted})
         written = [new for item in reverted for new in item["rows"]]
         outcome = {
             "success": bool(reverted) and not refused,

@@ -413,6 +413,30 @@ def test_the_timeline_reverts_a_consolidation_group_and_its_revert(library):
     assert timeline.revert(rollback.id)["success"] and content(library) == after
 
 
+def test_a_group_revert_says_its_approval_and_staging_rows_change_is_in_it(library):
+    """`revert consolidation:ID` reverted the consolidation, then said of its approval and staging rows
+    "revert the change it led to", the change it had just reverted."""
+    from tests.cli_support import printed, ran
+
+    pending_id = staged_plan(library)
+    library.approvals.approve(pending_id)
+    home = ("--home", str(library.root))
+    status, out, err = ran(*home, "revert", "--dry-run", "2")  # (the approval alone: its change is not in it)
+    assert status == 1 and "revert the change it led to" in out + err
+    left = [
+        "row 2 (approved skills proposal {id}: consolidate git-merge, git-rebase into 'git'): a record of a "
+        "decision, not a change: the change it led to (row 3) is in this revert",
+        "row 1 (staged skills proposal {id}: consolidate git-merge, git-rebase into 'git'): a proposal "
+        "staged, not a change: the change it led to (row 3) is in this revert",
+    ]
+    preview = printed(*home, "revert", "--dry-run", f"consolidation:{pending_id}").splitlines()
+    assert preview[1:3] == [f"would leave {line.format(id=pending_id)}" for line in left]
+    done = printed(*home, "revert", f"consolidation:{pending_id}").splitlines()
+    assert done[0].startswith("reverted row 3 ") and done[1:3] == [
+        f"left {line.format(id=pending_id)}" for line in left
+    ]
+
+
 def test_a_dry_run_says_which_of_the_curators_merges_await_review(library, capsys):
     """It read "no changes" while its own consolidation waited in Approvals, as if it had nothing going."""
     from workbench.cli import main

@@ -15,6 +15,8 @@ from engine.timeline import summarize
 from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
 from tests.screens_seed import open_mode, screen_text
+from tests.test_curator_consolidate import library as library  # (a fixture, for the consolidation test)
+from tests.test_curator_consolidate import staged_plan
 from tests.test_skills_support import write_skill
 from tests.test_timeline import REVIEW, found_after_a_pin, learn
 from tests.tui_support import footer_keys, footer_labels, make_app, settle, wait_for
@@ -405,6 +407,23 @@ async def test_a_group_revert_names_the_rows_it_leaves_each_in_its_own_clause(ho
         text = str(status.render())  # what it left, as the question said (it said only what it reverted)
         assert text.startswith("Reverted 2 changes. Left 1: 5: a proposal staged for review, not a change")
         assert ".;" not in text and " ".join(text.split()).endswith(".")  # (one sentence, its own stop)
+
+
+async def test_a_consolidation_group_revert_says_its_records_change_went_with_it(library, tmp_path):
+    """After "Reverted 1 change." the status said of the group's approval and staging rows "revert the
+    change it led to": the change this very revert took back."""
+    library.approvals.approve(staged_plan(library))
+    async with make_app(library, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        detail = await revert_question(pilot, screen, "consolidation (3 rows)")
+        await pilot.press("y")
+        status = screen.query_one("#status")
+        await wait_for(pilot, lambda: "Reverted" in str(status.render()), what="the revert")
+        text = " ".join(str(status.render()).split())
+    assert text == (
+        "Reverted 1 change. Left 2: 2: a record of a decision, not a change: the change it led to (row 3) is in "
+        "this revert; 1: a proposal staged, not a change: the change it led to (row 3) is in this revert."
+    ), detail
 
 
 async def test_a_skill_written_by_another_program_appears_on_the_timeline(home, tmp_path):
