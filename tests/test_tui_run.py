@@ -1808,6 +1808,7 @@ async def test_quitting_while_a_background_review_waits_for_its_model_asks_and_d
             await pilot.press("ctrl+q")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
             assert app.screen.question == question
+            assert "n stays here and lets it finish; ctrl+q after that quits at once." in app.screen.detail
             await pilot.press("n")  # stays: the review goes on
             await settle(pilot)
             assert app.is_running and not isinstance(app.screen, ConfirmDialog) and session.reviewing

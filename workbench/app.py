@@ -338,8 +338,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
         question = f"A background review of session {', '.join(sessions)} is still running. Quit and drop it?"
         detail = (
             "Its model has not answered yet. y quits at once: the review is stopped, and what it has not saved "
-            "is never saved (the terminal says so when it is back). n stays here: the header shows "
-            '"reviewing…" and then its result, and ctrl+q after that quits at once.'
+            "is never saved (the terminal says so when it is back). n stays here and lets it finish; ctrl+q "
+            "after that quits at once."
         )
 
         def answer(yes: bool | None) -> None:
