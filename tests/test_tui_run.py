@@ -1825,6 +1825,12 @@ async def test_quitting_while_a_background_review_waits_for_its_model_asks_and_d
         assert not session.reviewing
         assert home.memory.read("user").entries == [] and home.approvals.list() == []
         assert home.archive.get_session(screen.session_id).end_reason == "cli_close"
+        for start in (1, 2):  # the next start says it again (the exit's line is easily lost), once
+            again = make_app(home, tmp_path)
+            async with again.run_test(size=(80, 24)) as pilot:
+                await settle(pilot)
+                said = [(n.title, n.message) for n in again._notifications]
+            assert (("Review not done", dropped_note([screen.session_id])) in said) == (start == 1), said
     finally:
         answered.set()
         endpoint.close()

@@ -43,6 +43,7 @@ from engine.errors import WorkbenchError
 from engine.events import ConfigChanged, Event, KeptStored, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
 from engine.home import Home
 from engine.memory.targets import TARGETS
+from engine.runner import dropped
 from engine.runner.review import dropped_note
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
 from widgets import textual_fixes
@@ -591,6 +592,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._uncancel_waits = lock_waits.cancellable_everywhere(self._quitting)
         self._warn_misreads()
         self._say_kept_stored()  # (stored as the home opened, before this app listened)
+        self._say_dropped_reviews()
         if self.new_home:
             self.notify(
                 visible(
@@ -751,6 +753,15 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.engine_events.publish(event)
         if self._narrator is not None and not self._demo_over:  # (decided here, in the events' order)
             self._narrate(event, self.running_session is not None)
+
+    @work(thread=True, group="dropped-reviews", exit_on_error=False)
+    def _say_dropped_reviews(self) -> None:
+        """The background reviews the last quit dropped (its exit line said so, easily lost): said once more."""
+        sessions = dropped.take(self.home)
+        if sessions:
+            self.call_from_thread(
+                self.notify, dropped_note(sessions), title="Review not done", severity="warning", timeout=30
+            )
 
     def _say_kept_stored(self) -> None:
         """Messages kept in workbench.db (the user was told so) that are stored in state.db now: said once

@@ -43,6 +43,7 @@ from ..unstored import Unstored
 from ..worker import SerialWorker
 from . import compression
 from .claims import unbacked_claims
+from .dropped import put as put_dropped
 from .prompt import build_system_prompt, prefix_hash
 from .records import RequestLog, RequestRecord
 from .tools import Tool, ToolRegistry, builtin_tools
@@ -891,13 +892,14 @@ class AgentSession:
 
     def drop_reviews(self) -> list[str]:
         """Stop every queued and running background review without waiting for its model's answer (the
-        user quits without them): what they had not written is never written, and ending the session no
-        longer waits for them. Returns their sessions (``reviews_under_way``)."""
+        user quits without them): what they had not written is never written, ending the session no
+        longer waits for them, and workbench.db notes them for the next start. Returns their sessions."""
         dropped = self.reviews_under_way()
         self._reviews_dropped = True
         for stop in list(self._review_stops):
             stop.set()
         self._reviews.close(0)
+        put_dropped(self.home, dropped)  # (the next start says so again: ``dropped.take``)
         return dropped
 
     def _close_reviews(self) -> None:
