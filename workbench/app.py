@@ -346,8 +346,9 @@ class WorkbenchApp(ResultsFromWorkers, App):
         def answer(yes: bool | None) -> None:
             self._asking_quit = False
             if yes and self.run_screen is not None:
-                note = dropped_note(self.run_screen.drop_reviews())
-                self.quit_note = f"{self.quit_note} {note}" if self.quit_note else note
+                if dropped := self.run_screen.drop_reviews():  # (none when it ended as the question was put)
+                    note = dropped_note(dropped)
+                    self.quit_note = f"{self.quit_note} {note}" if self.quit_note else note
                 self._quit_now(reviews_asked=True)
 
         self.push_screen(ConfirmDialog(visible(question), visible(detail)), answer)

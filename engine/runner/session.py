@@ -894,6 +894,8 @@ class AgentSession:
         """Stop every queued and running background review without waiting for its model's answer (the
         user quits without them): what they had not written is never written, ending the session no
         longer waits for them, and workbench.db notes them for the next start. Returns their sessions."""
+        if self._reviews_dropped:  # (once: the quit that asked, then the screen's close)
+            return []
         dropped = self.reviews_under_way()
         self._reviews_dropped = True
         for stop in list(self._review_stops):

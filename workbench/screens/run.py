@@ -513,6 +513,8 @@ class RunScreen(WorkbenchScreen):
         self._cancel.set()  # never keep the app waiting on a running turn at exit
         turn = self._turn
         agent = self.agent or (turn.agent if turn is not None else None)
+        if agent is not None:  # a review still running (an exit no one was asked about: a hang-up, a closed
+            agent.drop_reviews()  # terminal) is never waited for, and the next start says it was not done
         if turn is not None and turn.close():  # a turn still runs (its lock waits end with the app):
             if agent is not None:  # its thread ends the session once it stops (``run_turn``)
                 agent.cancel()
