@@ -296,3 +296,17 @@ def test_a_recalled_session_is_quoted_without_the_snippets_match_marks(home):
     assert turn["tool_calls"][0]["name"] == "session_search"
     assert "Database move" in turn["assistant"] and "nightly database backup runs at three" in turn["assistant"]
     assert "«" not in turn["assistant"] and "»" not in turn["assistant"]
+
+
+def test_a_review_tells_a_new_preference_from_one_memory_holds():
+    """ "User prefers tabs." was skipped as known next to "User prefers dark mode.": "User prefers", the
+    words every preference begins with, were two of its three keywords."""
+    from engine.models.learning import findings
+
+    def kept(text: str, known: str) -> list[str]:
+        return [f.entry for f in findings([{"role": "user", "content": text}], [known])]
+
+    assert kept("Hi, I prefer tabs", "User prefers dark mode.") == ["User prefers tabs."]
+    assert kept("Hi, we use pnpm", "The team uses Renovate for updates.") == ["The team uses pnpm."]
+    assert kept("Hi, I prefer dark mode", "User prefers dark mode.") == []  # known: skipped
+    assert kept("Hi, we use pnpm", "The team uses pnpm for packages.") == []

@@ -35,6 +35,13 @@ _SUBJECTS = [
         "the user said anew where they work",
     ),
 ]
+# The words every entry of a kind begins with ("User prefers", "The team uses", "User usually"): no sign
+# that two entries say the same thing.
+_FRAME = re.compile(
+    r"^(?:the team's|the team|user's|user)\s+(?:(?:usually|always|often|normally|never|tend to|wants the agent to)\s+)?"
+    r"(?:\w+\s+)?",
+    re.I,
+)
 _CLAUSE_SPLIT = re.compile(
     r"(?:[.!;\n]+\s*|,\s+(?=(?:and |but |so )?(?:i|i'm|we|we're|my|our|please|no)\b)|"
     r"\s+(?:and|but|so)\s+(?=(?:i|i'm|we|we're|my|our|please)\b))",
@@ -203,8 +210,9 @@ def _as_kept(finding: Finding, known: list[str], found: list[Finding]) -> Findin
     of the known entry it changes (``changed``: "User works on the search team." for "User works on the
     payments team (backend)."), since the words the two share are the subject's, no reason to skip it."""
     said, earlier = subject(finding.entry), [f.entry for f in found]
-    if said is None:
-        return None if any(overlap(finding.entry, k) >= 0.6 for k in known + earlier) else finding
+    if said is None:  # (its value's words: "User prefers tabs." is not known from "User prefers dark mode.")
+        value = _FRAME.sub("", finding.entry)
+        return None if any(overlap(value, k) >= 0.6 for k in known + earlier) else finding
     if any(_same_kind(said, entry) for entry in earlier):
         return None  # (one value of a subject per review: the first said)
     was = changed(finding.entry, known)
