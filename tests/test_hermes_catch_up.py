@@ -202,3 +202,36 @@ def test_a_replace_whose_call_was_stored_after_the_look_still_reads_as_one(herme
         assert "replaced" not in describe_group([dataclasses.replace(r, source=None) for r in halves])
     finally:
         home.close()
+
+
+# Hermes removes note 7 and adds note 71 (a look journals both), then replaces note 71 with unlike text.
+STALE_REMOVE = (
+    MEMORY_TURNS
+    + r"""
+if STEP == "first":
+    db.create_session("s-live", source="cli", model="m")
+    turn("s-live", "add7", {"action": "add", "content": "Loop note 7 about the build"})
+    turn("s-live", "drop7", {"action": "remove", "old_text": "Loop note 7"})
+    turn("s-live", "add71", {"action": "add", "content": "Loop note 71 about the cache"})
+else:
+    turn("s-live", "swap", {"action": "replace", "old_text": "Loop note 71", "content": "Deploys go out on Fridays"})
+print(json.dumps(ids))
+"""
+)
+
+
+def test_a_remove_the_last_look_saw_leaves_hermess_later_replace_one_replace(hermes, tmp_path):
+    """The calls a look weighs go back a minute before the journal's last row: Hermes's remove of
+    "Loop note 7", already journaled, matched note 71 too, and Hermes's replace of note 71 within that
+    minute was journaled as a remove and an add."""
+    root = looked_at_seed(tmp_path)
+    hermes.json(root, "STEP = 'first'\n" + STALE_REMOVE)
+    history(root)  # the workbench looks between Hermes's rounds
+    ids = hermes.json(root, "STEP = 'next'\n" + STALE_REMOVE)
+    assert history(root)[-1] == (
+        "agent",
+        "replace",
+        "Loop note 71 about the cache",
+        "Deploys go out on Fridays",
+        ids["swap"],
+    )

@@ -223,6 +223,22 @@ def test_hermess_calls_decide_before_the_texts_do():
     ]
 
 
+def test_a_call_from_before_the_last_look_gives_way_to_the_one_that_took_the_entry():
+    """The calls read go back a minute before the journal's last row, so they hold calls that look already
+    saw: Hermes removed "Loop note 7", a look journaled that and a new "Loop note 71 ...", then Hermes
+    replaced note 71 with unlike text. The old remove matched note 71 and claimed it, so Hermes's replace
+    was journaled as a remove and an add. The later call, which can only have taken note 71, takes it."""
+    old, new = ["Kept", "Loop note 71 about the cache"], ["Kept", "Deploys go out on Fridays"]
+    calls = [_call("remove", "Loop note 7", "Loop note 7"), _call("replace", new[1], "Loop note 71")]
+    assert entry_changes(old, new, lambda: calls) == [("replace", old[1], new[1], 1)]
+    calls = [_call("replace", "Loop note 7b", "Loop note 7"), _call("remove", "Loop note 71", "Loop note 71")]
+    assert entry_changes(old, [*new, "Loop note 7b"], lambda: calls) == [
+        ("remove", old[1], None, 1),
+        ("add", None, new[1], 1),
+        ("add", None, "Loop note 7b", 2),
+    ]
+
+
 def test_the_calls_are_read_only_when_entries_both_went_and_came():
     def unread():
         raise AssertionError("read")
