@@ -28,6 +28,14 @@ class ToolContext:
 REVIEW_WHERE = "on the workbench's Approvals screen (key 4) or with `workbench pending list`"
 
 
+class AlreadyWaiting(Exception):
+    """Staging with ``once`` found the same write waiting (``pending_id``): one proposal to approve, not two."""
+
+    def __init__(self, pending_id: str):
+        super().__init__(pending_id)
+        self.pending_id = pending_id
+
+
 def already_waiting(pending_id: str) -> dict[str, Any]:
     """A tool's result for a write proposed again while the same one waits: one proposal to approve."""
     return {

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -67,6 +68,37 @@ def test_the_same_add_proposed_again_waits_once(home):
     other = staged_id(home.memory.add("user", "The team's CI is Buildkite.", review))  # another target
     assert {r.id for r in home.approvals.list("memory")} == {pid, other} != {pid}
     assert [row.action for row in home.journal.query(subsystem="approvals")] == ["stage", "stage"]
+
+
+def blocked_on(lock_file, count):
+    """Wait until ``count`` processes wait for ``lock_file``'s flock (``/proc/locks`` lists each waiter)."""
+    inode = f":{os.stat(lock_file).st_ino} "
+    for _ in range(6000):
+        with open("/proc/locks") as locks:
+            if sum("->" in line and inode in line for line in locks) >= count:
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"no {count} processes waited for {lock_file}")
+
+
+def test_two_processes_proposing_the_same_add_at_once_stage_it_once(home):
+    """The queue was asked whether the same write waits before its lock was taken: two processes proposing
+    one add at once (the agent's turn and a review, two runs on one home) both found none, and staged two."""
+    approval_on(home)
+    code = (
+        "import sys; from engine import open_home; from engine.tools import ToolContext; "
+        "h = open_home(sys.argv[1]); print(h.memory.add('memory', 'CI is Buildkite', ToolContext(actor='agent'))"
+        "['pending_id'])"
+    )
+    folder = home.approvals.store.folder("memory")
+    with home.approvals.store.links.lock(folder):
+        runs = [
+            subprocess.Popen([sys.executable, "-c", code, str(home.root)], stdout=subprocess.PIPE, text=True)
+            for _ in range(2)
+        ]
+        blocked_on(folder.parent / "memory.lock", 2)
+    ids = [run.communicate()[0].strip() for run in runs]
+    assert ids[0] == ids[1] and [r.id for r in home.approvals.list("memory")] == [ids[0]]
 
 
 def test_stale_pin_is_refused_and_the_record_kept(home):

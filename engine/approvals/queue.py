@@ -26,6 +26,7 @@ from ..fileio import crash_point
 from ..memory.format import Usage
 from ..safety import assess
 from ..textsafety import inline, one_line
+from ..tools import AlreadyWaiting
 from ..values import iso_time
 from .labels import detail_summary
 from .outside import cited_rows, outcome
@@ -126,9 +127,12 @@ class ApprovalQueue:
         session_id: str | None = None,
         message_id: int | None = None,
         base: str | None = None,
+        once: bool = False,
     ) -> PendingRecord:
         """Write a pending record (atomically, journaled) and announce it; ``base``: what a skill write
-        that replaces or removes found (``skills.library.base_of``), which approving checks."""
+        that replaces or removes found (``skills.library.base_of``), which approving checks. ``once``: raise
+        ``AlreadyWaiting`` instead when the same write waits, asked under the queue's lock so two processes
+        proposing it at once stage it once."""
         check_subsystem(subsystem)
         if self.home.read_only:
             raise ReadOnlyError("This home is open read-only; nothing can be staged.")
@@ -155,6 +159,9 @@ class ApprovalQueue:
         )
         journal = self.home.journal
         with self.store.links.lock(self.store.folder(subsystem)):  # so a settling pass never sees it half done
+            same = self.waiting(subsystem, payload, base) if once else None
+            if same is not None:
+                raise AlreadyWaiting(same.id)
             entry = journal.begin(
                 "approvals",
                 "stage",

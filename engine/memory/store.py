@@ -44,7 +44,7 @@ from ..fileio import (
 )
 from ..journal import JournalEntry, Mark, content_hash, mark, mark_after
 from ..safety import Verdict, assess
-from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, ToolContext, already_waiting
+from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, AlreadyWaiting, ToolContext, already_waiting
 from . import encoding, ops, similar, targets
 from .archive_writes import ArchiveWrites
 from .format import (
@@ -616,9 +616,6 @@ class MemoryStore:
                 {**op, "matched_entry": outcome.pins[i]} if i in outcome.pins else op
                 for i, op in enumerate(payload["operations"], 1)
             ]
-        waiting = self.home.approvals.waiting(SUBSYSTEM, payload)
-        if waiting is not None:  # one proposal to approve, not one per time it was proposed
-            return already_waiting(waiting.id)
         approval_on = self.home.config.bool("memory.write_approval")
         try:
             record = self.home.approvals.stage(
@@ -630,7 +627,10 @@ class MemoryStore:
                 actor=ctx.actor,
                 session_id=ctx.session_id,
                 message_id=ctx.message_id,
+                once=True,
             )
+        except AlreadyWaiting as same:  # one proposal to approve, not one per time it was proposed
+            return already_waiting(same.pending_id)
         except WorkbenchError as exc:
             if not approval_on and ctx.origin == BACKGROUND_REVIEW and plan.flags is None:
                 raise refuse(

@@ -14,7 +14,7 @@ from ..approvals.labels import skill_gist
 from ..approvals.preview import diff_stats
 from ..diffs import line_diff
 from ..errors import WorkbenchError
-from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, ToolContext, already_waiting
+from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, AlreadyWaiting, ToolContext, already_waiting
 from .library import ACTIONS, Plan, base_of
 
 PAYLOAD_KEYS = (
@@ -147,21 +147,22 @@ def skill_manage_tool(home, args: dict[str, Any], ctx: ToolContext) -> dict[str,
             _read_before_write(plan, ctx)
         suspicious = plan.flags is not None and ctx.actor != "user"
         if suspicious or home.approvals.should_stage("skills", plan.action, ctx.origin):
-            waiting = home.approvals.waiting("skills", args, base_of(plan))
-            if waiting is not None:  # one proposal to approve, not one per time it was proposed
-                return already_waiting(waiting.id)
             summary = gist(plan)
-            record = home.approvals.stage(
-                subsystem="skills",
-                action=plan.action,
-                summary=summary,
-                origin=ctx.origin,
-                payload=args,
-                actor=ctx.actor,
-                session_id=ctx.session_id,
-                message_id=ctx.message_id,
-                base=base_of(plan),
-            )
+            try:
+                record = home.approvals.stage(
+                    subsystem="skills",
+                    action=plan.action,
+                    summary=summary,
+                    origin=ctx.origin,
+                    payload=args,
+                    actor=ctx.actor,
+                    session_id=ctx.session_id,
+                    message_id=ctx.message_id,
+                    base=base_of(plan),
+                    once=True,
+                )
+            except AlreadyWaiting as same:  # one proposal to approve, not one per time it was proposed
+                return already_waiting(same.pending_id)
             if suspicious:
                 return {
                     "success": True,
