@@ -210,9 +210,12 @@ STALE_REMOVE = (
     + r"""
 if STEP == "first":
     db.create_session("s-live", source="cli", model="m")
-    turn("s-live", "add7", {"action": "add", "content": "Loop note 7 about the build"})
-    turn("s-live", "drop7", {"action": "remove", "old_text": "Loop note 7"})
-    turn("s-live", "add71", {"action": "add", "content": "Loop note 71 about the cache"})
+    for name, arguments in [
+        ("add7", {"action": "add", "content": "Loop note 7 about the build"}),
+        ("drop7", {"action": "remove", "old_text": "Loop note 7"}),
+        ("add71", {"action": "add", "content": "Loop note 71 about the cache"}),
+    ]:
+        turn("s-live", name, arguments)
 else:
     turn("s-live", "swap", {"action": "replace", "old_text": "Loop note 71", "content": "Deploys go out on Fridays"})
 print(json.dumps(ids))
