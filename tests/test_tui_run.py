@@ -18,6 +18,7 @@ from engine.models import OfflineModel
 from engine.runner import AgentSession
 from engine.runner.session import live_uncompressed
 from engine.scenarios import run_scenario
+from engine.textsafety import visible
 from tests.lock_support import holding_flock, holding_write_lock
 from tests.screens_seed import GARDEN, GARDEN_2, TOKYO, open_mode, play_scenario, screen_text, seed_sessions
 from tests.tui_support import LateFirstAnswer, footer_labels, make_app, settle, wait_for
@@ -1898,3 +1899,18 @@ async def test_a_review_that_ends_while_the_quit_asks_is_saved_and_not_said_drop
             await wait_for(pilot, lambda: not app.is_running, what="the quit")
         assert app.quit_note is None and home.memory.read("user").entries == ["User drinks tea."]
         assert not any(title == "Review not done" for title, _ in await said_at_start(home, tmp_path))
+
+
+async def test_the_reopened_title_shows_a_hostile_end_reason_as_symbols(home, tmp_path):
+    """The end reason is state.db's text (Hermes or anyone writes it): the Run title put it raw, an escape
+    sequence and a bidi override included."""
+    reason = "user_exit\x1b[31m\u202eevil"
+    home.archive.create_session("s-ended", source="cli", title="Earlier")
+    home.archive.append_messages("s-ended", [{"role": "user", "content": "hi"}])
+    assert home.archive.end_session("s-ended", reason)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        await resumed(pilot, screen, "s-ended")
+        title = str(screen.query_one(Transcript).border_title)
+        assert title == f"Session s-ended (reopened here: it had ended ({visible(reason)}))"

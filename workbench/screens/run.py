@@ -32,6 +32,7 @@ from engine.kept import cause, of_session, when_stored
 from engine.models import BACKENDS, configured_backend, make_model
 from engine.runner.session import CLOSE_REASON, REVIEW_CLOSE_WAIT_S, end_reason_said
 from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_scenario
+from engine.textsafety import visible
 from widgets.transcript import Transcript, TranscriptItem
 
 from ..messages import AfterEngineEvents, ResumeSession
@@ -431,7 +432,8 @@ class RunScreen(WorkbenchScreen):
         self._title(f"{mark}Session {self.session_id}{note}")
 
     def _title(self, text: str) -> None:
-        self.query_one(Transcript).border_title = Content(text)  # ids come from the database: never markup
+        # ids and end reasons come from the database: never markup, control characters and bidi as symbols
+        self.query_one(Transcript).border_title = Content(visible(text))
 
     def watch_running(self) -> None:
         self._status()
