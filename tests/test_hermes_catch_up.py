@@ -238,3 +238,15 @@ def test_a_remove_the_last_look_saw_leaves_hermess_later_replace_one_replace(her
         "Deploys go out on Fridays",
         ids["swap"],
     )
+
+
+def test_an_edit_by_hand_after_hermess_remove_of_a_shorter_note_stays_a_replace(hermes, tmp_path):
+    """Hermes's remove of "Loop note 7" (its entry known from the add before it) matched note 71 by its
+    words alone, so an edit of note 71 by hand within the minute was split into a remove and an add."""
+    root = looked_at_seed(tmp_path)
+    hermes.json(root, "STEP = 'first'\n" + STALE_REMOVE)
+    history(root)
+    path = root / "memories" / "MEMORY.md"
+    edited = "Loop note 71 about the cache, cleared weekly"
+    write_from_another_process(path, path.read_text(encoding="utf-8").replace("Loop note 71 about the cache", edited))
+    assert history(root)[-1] == ("external", "replace", "Loop note 71 about the cache", edited, None)

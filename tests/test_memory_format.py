@@ -239,6 +239,16 @@ def test_a_call_from_before_the_last_look_gives_way_to_the_one_that_took_the_ent
     ]
 
 
+def test_a_remove_whose_entry_is_known_claims_no_other():
+    """Hermes added "Loop note 7 ..." and removed it by "Loop note 7" a moment before the last look; an edit
+    by hand of "Loop note 71 ..." after it was split into a remove (credited to that call) and an add."""
+    old, new = ["Kept", "Loop note 71 about the cache"], ["Kept", "Loop note 71 about the cache, weekly"]
+    calls = [_call("remove", "Loop note 7 about the build", "Loop note 7")]
+    assert entry_changes(old, new, lambda: calls) == [("replace", old[1], new[1], 1)]
+    known = [_call("remove", old[1], "Loop note 7")]  # (the entry it took out is this one)
+    assert entry_changes(old, new, lambda: known) == [("remove", old[1], None, 1), ("add", None, new[1], 1)]
+
+
 def test_the_calls_are_read_only_when_entries_both_went_and_came():
     def unread():
         raise AssertionError("read")

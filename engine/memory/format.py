@@ -366,6 +366,7 @@ def told(gone: list[str], fresh: list[str], calls: Sequence[ArchiveWrite]) -> tu
     took out was no longer there to match). A call whose ``old_text`` only the one gone entry an earlier call
     took holds takes it from that call: Hermes applied both, so the earlier one had run before the look
     the journal's last row made (the calls read go back a minute before it) and took out another entry.
+    A remove whose entry is known (``ArchiveWrite.text``) holds only that one.
     Past ``MOST_TOLD`` tests, none are told."""
     fresh_set = set(fresh)
     pairs: dict[str, str] = {}
@@ -378,6 +379,8 @@ def told(gone: list[str], fresh: list[str], calls: Sequence[ArchiveWrite]) -> tu
                 alone.add(call.text)
             continue
         holding = [e for e in gone if call.old_text and call.old_text in e]
+        if call.action == "remove" and call.text != call.old_text:  # (the entry it took out is known)
+            holding = [e for e in holding if e == call.text]
         used = alone | set(pairs.values())
         taken = [e for e in holding if e not in used]
         if not taken and len(holding) == 1:  # (taken back from the earlier call)
