@@ -759,10 +759,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
     def _say_dropped_reviews(self) -> None:
         """The background reviews the last quit dropped (its exit line said so, easily lost): said once more."""
         sessions = dropped.take(self.home)
-        if sessions:
-            self.call_from_thread(
-                self.notify, dropped_note(sessions), title="Review not done", severity="warning", timeout=30
-            )
+        if sessions:  # (``notice`` posts a message: a worker may call it; the ids are shown as symbols)
+            self.notice(dropped_note(sessions), title="Review not done", timeout=30)
 
     def _say_kept_stored(self) -> None:
         """Messages kept in workbench.db (the user was told so) that are stored in state.db now: said once
