@@ -1914,3 +1914,16 @@ async def test_the_reopened_title_shows_a_hostile_end_reason_as_symbols(home, tm
         await resumed(pilot, screen, "s-ended")
         title = str(screen.query_one(Transcript).border_title)
         assert title == f"Session s-ended (reopened here: it had ended ({visible(reason)}))"
+
+
+async def test_the_exit_line_shows_control_characters_and_bidi_as_symbols(home, tmp_path, capsys):
+    """The line a quit prints once the terminal is back (``quit_note``) may name a session state.db
+    holds: Textual prints it as is, so an escape sequence in it drove the terminal."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.quit_note = "The background review of session s-\x1b]0;PWNED\x07\u202e was stopped at quit."
+        await pilot.press("ctrl+q")
+    err = capsys.readouterr().err
+    assert "The background review of session s-" in err, err
+    assert "\x1b" not in err and "\u202e" not in err and "\x07" not in err

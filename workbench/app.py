@@ -415,7 +415,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
         if self.run_screen is not None:  # (first: a scenario goes no further than the write whose wait ends)
             self.run_screen.stop_for_exit()
         self._quitting.set()
-        super().exit(result, return_code, message if message is not None else self.quit_note)
+        note = visible(self.quit_note) if self.quit_note else None  # (it may name sessions state.db holds)
+        super().exit(result, return_code, message if message is not None else note)
 
     def after_exit(self, say: Callable[[str], object] | None = None) -> None:
         """Once the terminal is back: a Run turn the quit stopped ends its session in its own thread (its
