@@ -477,12 +477,18 @@ async def test_the_sessions_screen_says_so_when_damage_stops_a_branch_or_a_jump_
     try:
         async with make_app(home, tmp_path).run_test(size=(100, 30)) as pilot:
             tree = await _tree_listing(pilot, 2)
+            screen, shown = pilot.app.screen, []
+            show_status = screen.show_status
+            # every line the status shows: a jump's transcript load says its own "Session b0 cannot be read"
+            # in the same line, and the later of the two stays
+            screen.show_status = lambda text, **kw: (shown.append(str(text)), show_status(text, **kw))[1]
             if how == "expand":
                 tree.focus()
                 await pilot.press("right")
             else:
                 pilot.app.post_message(JumpToMessage("b0", None))
-            await wait_for(pilot, lambda: "The session archive cannot be read." in _status(pilot), what="the damage")
-            assert "state.db is damaged" in _status(pilot)
+            said = lambda: [t for t in shown if "The session archive cannot be read." in t]  # noqa: E731
+            await wait_for(pilot, said, what="the damage")
+            assert "state.db is damaged" in said()[0]
     finally:
         home.close()
