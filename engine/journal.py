@@ -563,8 +563,10 @@ class Journal:
     ) -> list[int]:
         """Record several completed changes at once (one transaction: all rows or none).
 
-        Each row is a dict of ``action`` and optionally ``before``, ``after``, ``detail``;
-        ``at`` dates them when they happened before now (an outside edit found later).
+        Each row is a dict of ``action`` and optionally ``before``, ``after``, ``detail``, and its own
+        ``actor``, ``session_id``, ``message_id`` and ``at`` where it differs from the others (a catch-up's
+        replayed Hermes calls beside an outside edit); ``at`` dates them when they happened before now (an
+        outside edit found later).
         """
         return self._insert_all(subsystem, target, rows, actor, session_id, message_id, "done", snapshot, release, at)
 
@@ -598,14 +600,14 @@ class Journal:
                 subsystem,
                 row["action"],
                 target,
-                actor,
+                row.get("actor", actor),
                 row.get("before"),
                 row.get("after"),
-                session_id,
-                message_id,
+                row.get("session_id", session_id),
+                row.get("message_id", message_id),
                 row.get("detail"),
                 status,
-                at,
+                row.get("at", at),
             )
             for row in rows
         ]

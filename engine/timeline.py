@@ -1064,10 +1064,15 @@ def _found(entry: JournalEntry) -> str | None:
             f"found in Hermes's pending proposals with no journal row: Hermes staged it at {made}, not the "
             "workbench; the row is dated when the workbench found it"
         )
+    name = f"{FILES.get(entry.target, entry.target)}.md"
+    if entry.subsystem == "memory" and entry.actor == "agent" and isinstance(detail.get("call"), int):
+        return (  # (``memory.replay``: the catch-up applied the call to the file it last saw)
+            f"Hermes's memory {action} call in session {visible(entry.session_id or '')} · message "
+            f"{entry.message_id}, stored in state.db, replayed on the {name} the workbench last saw"
+        )
     if entry.actor != "external":
         return None
     if entry.subsystem == "memory":
-        name = f"{FILES.get(entry.target, entry.target)}.md"
         if action == "seen":
             return (
                 f"the workbench's first look at {name}: the entries already there, kept as the baseline to compare "

@@ -71,23 +71,20 @@ def test_hermess_add_and_remove_seen_at_once_are_an_add_and_a_remove(hermes, tmp
     first = hermes.json(root, f"STEP, STORED, OLD, NEW = 'first', {stored}, {OLD!r}, {NEW!r}\n" + HERMES_LOOP)
     history(root)  # the workbench looks between Hermes's rounds
     ids = hermes.json(root, f"STEP, STORED, OLD, NEW = 'next', {stored}, {OLD!r}, {NEW!r}\n" + HERMES_LOOP)
-    assert history(root)[1:] == [
+    assert history(root)[1:] == [  # in Hermes's order: its add replayed, then what took the old note out
         ("agent", "add", None, OLD, first["old"]),
-        ("agent" if stored else "external", "remove", OLD, None, ids["drop"] if stored else None),
         ("agent", "add", None, NEW, ids["new"]),
+        ("agent" if stored else "external", "remove", OLD, None, ids["drop"] if stored else None),
     ]
     shown = printed("timeline", "--home", str(root))
     assert "→" not in shown  # no replace, on the Timeline either
-    assert f"← session s-live · message {ids['new']} (Hermes's memory add call" in shown
+    (added,) = [line for line in shown.splitlines() if "+ 'Loop note 125" in line]
+    assert " agent " in added and added.endswith("(session s-live)")  # the replayed call's row, in its session
 
 
-@pytest.mark.anyio
-async def test_the_tui_opened_after_hermess_rounds_shows_an_add_and_a_remove(hermes, tmp_path):
-    """The TUI's watcher catches up as it starts: the Timeline read `agent … 'Loop note 71' → 'Loop note 125'`."""
-    root = looked_at_seed(tmp_path)
-    hermes.json(root, f"STEP, STORED, OLD, NEW = 'first', False, {OLD!r}, {NEW!r}\n" + HERMES_LOOP)
-    history(root)
-    hermes.json(root, f"STEP, STORED, OLD, NEW = 'next', False, {OLD!r}, {NEW!r}\n" + HERMES_LOOP)
+async def loop_notes_on_timeline(root, tmp_path, arrived) -> list[tuple[str, str]]:
+    """(actor, what) of the rows about loop notes on the Timeline of a TUI opened on ``root`` (its watcher
+    catching up as it starts), newest first, once ``arrived`` says they are there."""
     home = open_home(root)
     try:
         async with make_app(home, tmp_path, watch_files=True).run_test(size=(120, 40)) as pilot:
@@ -98,14 +95,25 @@ async def test_the_tui_opened_after_hermess_rounds_shows_an_add_and_a_remove(her
                 cells = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
                 return [(row[1], row[3].strip()) for row in cells if "Loop note" in row[3]]
 
-            await wait_for(pilot, lambda: any("Loop note 125" in note for _, note in notes()), what="the catch-up")
-            assert [(actor, note.split(" at ")[0]) for actor, note in notes()] == [
-                ("agent", "MEMORY + 'Loop note 125"),
-                ("external", "MEMORY − 'Loop note 71"),
-                ("agent", "MEMORY + 'Loop note 71"),
-            ]
+            await wait_for(pilot, lambda: arrived(notes()), what="the catch-up")
+            return notes()
     finally:
         home.close()
+
+
+@pytest.mark.anyio
+async def test_the_tui_opened_after_hermess_rounds_shows_an_add_and_a_remove(hermes, tmp_path):
+    """The TUI's watcher catches up as it starts: the Timeline read `agent … 'Loop note 71' → 'Loop note 125'`."""
+    root = looked_at_seed(tmp_path)
+    hermes.json(root, f"STEP, STORED, OLD, NEW = 'first', False, {OLD!r}, {NEW!r}\n" + HERMES_LOOP)
+    history(root)
+    hermes.json(root, f"STEP, STORED, OLD, NEW = 'next', False, {OLD!r}, {NEW!r}\n" + HERMES_LOOP)
+    notes = await loop_notes_on_timeline(root, tmp_path, lambda notes: any("Loop note 125" in n for _, n in notes))
+    assert [(actor, note.split(" at ")[0]) for actor, note in notes] == [
+        ("external", "MEMORY − 'Loop note 71"),
+        ("agent", "MEMORY + 'Loop note 125"),
+        ("agent", "MEMORY + 'Loop note 71"),
+    ]
 
 
 def test_the_same_edit_by_hand_is_still_paired_as_a_replace(hermes, tmp_path):

@@ -253,26 +253,34 @@ def watched_hermes_home(hermes, tmp_path):
     home.close()
 
 
-def _external_row(timeline, text):
-    """The row journaled ``external`` (a Hermes call's is listed as the agent's: ``actor:agent`` finds it)."""
-    return next(row for row in timeline.page() if row.actor == "external" and text in row.summary)
+def _hermes_row(timeline, text):
+    """The row of Hermes's write: the agent's, journaled in its call's session and message (the look
+    replays the stored call, ``memory.replay``), or ``external`` and shown as the agent's (a look that
+    could not, its call found later)."""
+    return next(row for row in timeline.page() if row.by == "agent" and text in row.summary)
+
+
+def _replayed(session, message):
+    """The source of a replayed call's row: the message the row names itself."""
+    return Source(session, message, "journal")
 
 
 def test_an_external_timeline_row_names_the_hermes_call_that_wrote_its_entry(watched_hermes_home):
     home, ids = watched_hermes_home
     timeline = Timeline(home)
     found = {
-        text: timeline.source(_external_row(timeline, text))
+        text: timeline.source(_hermes_row(timeline, text))
         for text in ("Deploys happen on Thursdays", "Staging host is staging-3", "Drinks café au lait")
     }
     assert found == {
-        "Deploys happen on Thursdays": Source("hermes-summer", ids["moved"], "archive", "replace"),
-        "Staging host is staging-3": Source("hermes-summer", ids["batch"], "archive", "add"),
-        "Drinks café au lait": Source("hermes-spring", ids["coffee"], "archive", "add"),
+        "Deploys happen on Thursdays": _replayed("hermes-summer", ids["moved"]),
+        "Staging host is staging-3": _replayed("hermes-summer", ids["batch"]),
+        "Drinks café au lait": _replayed("hermes-spring", ids["coffee"]),
     }
     shown = completed("timeline", "--home", str(home.root))
     assert shown.returncode == 0, shown.stderr
-    assert f"← session hermes-summer · message {ids['moved']} (Hermes's memory replace call" in shown.stdout
+    (moved,) = [line for line in shown.stdout.splitlines() if "Deploys happen on Thursdays" in line]
+    assert " agent " in moved and moved.endswith("(session hermes-summer)")
     memory_md = home.root / "memories" / "MEMORY.md"
     entries = memory_md.read_text(encoding="utf-8").split("\n§\n")
     memory_md.write_text("\n§\n".join(e for e in entries if e != "Builds use uv"), encoding="utf-8")
@@ -297,19 +305,20 @@ print(json.dumps(ids))
 
 
 def test_the_session_filter_finds_the_rows_of_hermess_writes_in_that_session(watched_hermes_home, hermes):
-    """Hermes's writes are journaled ``external`` with no session id (the watcher cannot know it), so
-    ``timeline --session`` listed none of them: the filter finds them through the session's calls."""
+    """Hermes's writes are journaled in their calls' sessions (the look replays the stored calls): Hermes's
+    add of Fridays, replaced before the look, was in no session's list."""
     home, ids = watched_hermes_home
     timeline = Timeline(home)
 
     def summaries(session):
         return sorted(row.summary for row in timeline.page(session_id=session))
 
-    summer = ["MEMORY + 'Builds use uv'", "MEMORY + 'Deploys happen on Thursdays after QA'",
-              "MEMORY + 'Staging host is staging-3'"]  # fmt: skip
+    summer = sorted(["MEMORY + 'Builds use uv'", "MEMORY 'Deploys happen on Fridays' → 'Deploys happen on "
+                     "Thursdays after QA'", "MEMORY + 'Staging host is staging-3'"])  # fmt: skip
     assert summaries("hermes-summer") == summer
-    assert summaries("hermes-spring") == ["USER + 'Drinks café au lait ☕ every morning'"]
-    assert summaries("hermes-s") == sorted([*summer, "USER + 'Drinks café au lait ☕ every morning'"])
+    spring = ["MEMORY + 'Deploys happen on Fridays'", "USER + 'Drinks café au lait ☕ every morning'"]
+    assert summaries("hermes-spring") == spring
+    assert summaries("hermes-s") == sorted([*summer, *spring])
     assert summaries("hermes-winter") == []
     hermes.json(home.root, HERMES_REMOVES)
     assert home.memory.record_external_change("memory")
@@ -323,11 +332,11 @@ def test_the_session_filter_finds_the_rows_of_hermess_writes_in_that_session(wat
         return shown.stdout
 
     [row] = json.loads(listed("hermes-autumn", "--json"))["rows"]
-    assert row["session_id"] is None and row["source"]["session_id"] == "hermes-autumn"  # the journal's, and found
+    assert row["session_id"] == "hermes-autumn" and row["source"] is None  # the row's own: nothing to look up
     autumn = listed("hermes-autumn")
     assert "MEMORY − 'Builds use uv'" in autumn and "Thursdays" not in autumn
     shown = listed("hermes-")
-    assert shown.count("← session hermes-") == 5 and "(session None)" not in shown
+    assert shown.count("(session hermes-") == 6 and "←" not in shown and "(session None)" not in shown
 
 
 def test_hermess_first_writes_into_a_home_the_workbench_watched_empty_are_outside_adds(hermes, tmp_path):
@@ -347,14 +356,15 @@ def test_hermess_first_writes_into_a_home_the_workbench_watched_empty_are_outsid
     [coffee] = json.loads(history.stdout)["events"]  # an outside row, with the session of the call behind it
     assert (coffee["actor"], coffee["session_id"], coffee["message_id"]) == ("agent", "hermes-spring", ids["coffee"])
     timeline = Timeline(home)
-    # (Fridays was added and replaced between two looks: only what the second look found is journaled)
+    # (Fridays was added and replaced between two looks: both calls are replayed, each its own row)
     assert [row.summary for row in timeline.page(session_id="hermes-spring")] == [
-        "USER + 'Drinks café au lait ☕ every morning'"
+        "USER + 'Drinks café au lait ☕ every morning'",
+        "MEMORY + 'Deploys happen on Fridays'",
     ]
-    assert len(timeline.page(session_id="hermes-summer", actor="agent")) == 3  # (journaled external)
+    assert len(timeline.page(session_id="hermes-summer", actor="agent")) == 3
     assert timeline.page(session_id="hermes-summer", actor="external") == []
-    coffee = _external_row(timeline, "Drinks café au lait")
-    assert timeline.source(coffee) == Source("hermes-spring", ids["coffee"], "archive", "add")
+    coffee = _hermes_row(timeline, "Drinks café au lait")
+    assert timeline.source(coffee) == _replayed("hermes-spring", ids["coffee"])
     home.close()
 
 
@@ -366,14 +376,14 @@ async def test_g_on_an_external_timeline_row_opens_the_hermes_message(watched_he
         screen = await open_mode(pilot, "6", TimelineScreen)
         table = screen.query_one(TimelineList)
         table.focus()
-        row = _external_row(Timeline(home), "Deploys happen on Thursdays")
+        row = _hermes_row(Timeline(home), "Deploys happen on Thursdays")
         assert str(table.get_row(f"row:{row.id}")[2]) == "hermes-summer"  # the session its call was found in
         table.move_cursor(row=table.get_row_index(f"row:{row.id}"))
         detail = screen.query_one("#timeline-detail")
         await wait_for(
             pilot,
             lambda: (
-                f"session hermes-summer · message {ids['moved']} (Hermes's memory replace call" in str(detail.content)
+                f"Hermes's memory replace call in session hermes-summer · message {ids['moved']}" in str(detail.content)
             ),
             what="the Hermes message in the detail",
         )
@@ -418,10 +428,10 @@ def test_two_calls_of_one_hermes_message_each_name_it_when_the_watcher_saw_betwe
     hermes.run(root, HERMES_TWO_CALLS.replace('sys.argv[1] if len(sys.argv) > 1 else "first"', '"second"'))
     assert home.memory.record_external_change("memory")
     timeline = Timeline(home)
-    sources = {text: timeline.source(_external_row(timeline, text)) for text in ("Alerts go to", "On-call rotates")}
+    sources = {text: timeline.source(_hermes_row(timeline, text)) for text in ("Alerts go to", "On-call rotates")}
     assert sources == {
-        "Alerts go to": Source("hermes-two", message, "archive", "add"),
-        "On-call rotates": Source("hermes-two", message, "archive", "add"),
+        "Alerts go to": _replayed("hermes-two", message),
+        "On-call rotates": _replayed("hermes-two", message),
     }
     home.close()
 
@@ -527,8 +537,8 @@ print(json.dumps(ids))
 
 def test_a_hermes_replace_reworded_past_pairing_is_one_row_naming_its_call(hermes, tmp_path):
     """A replace of the last entry whose new text shares little with the old is, on disk, a remove beside
-    an append; it was journaled so, and only the add named the call. The call in state.db tells the look
-    it was one replace (``tests/test_hermes_catch_up.py``), journaled and shown as one."""
+    an append; it was journaled so, and only the add named the call. The look replays the call stored in
+    state.db (``memory.replay``): one replace, journaled and shown as one."""
     root = tmp_path / "reword"
     root.mkdir()
     home = open_home(root)
@@ -537,15 +547,10 @@ def test_a_hermes_replace_reworded_past_pairing_is_one_row_naming_its_call(herme
     ids = hermes.json(root, HERMES_REWORD)
     assert home.memory.record_external_change("memory")
     timeline = Timeline(home)
-    (row,) = timeline.page(actor="agent")  # (journaled external, shown as the agent's)
+    (row,) = timeline.page(actor="agent")  # (its call replayed: the row names it)
     assert timeline.page(actor="external") == []
     assert row.summary == "MEMORY 'Seeded memory entry' → 'Quarterly audits in March'"
-    call = Source("hermes-winter", ids["reword"], "archive", "replace")
-    assert timeline.source(row) == call
-    assert (
-        call.describe()
-        == f"session hermes-winter · message {ids['reword']} (Hermes's memory replace call, from the archive)"
-    )
+    assert timeline.source(row) == _replayed("hermes-winter", ids["reword"])
     assert row.id in {row.id for row in timeline.page(session_id="hermes-winter")}
     home.close()
 
@@ -585,8 +590,8 @@ def test_an_add_that_found_its_entry_there_is_not_the_call_behind_it(hermes, tmp
     assert ids["hermes-early-said"] == "Entry already exists (no duplicate added)."
     assert home.memory.record_external_change("memory")
     timeline = Timeline(home)
-    row = _external_row(timeline, "The VPN needs the new certificate")
-    assert timeline.source(row) == Source("hermes-late", ids["hermes-late"], "archive", "add")
+    row = _hermes_row(timeline, "The VPN needs the new certificate")
+    assert timeline.source(row) == _replayed("hermes-late", ids["hermes-late"])
     home.close()
     show = completed("memory", "show", "--home", str(root), "--json")
     origin = json.loads(show.stdout)["memory"]["origins"][-1]  # the entry's origin in Memory, as in the Timeline

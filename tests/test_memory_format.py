@@ -3,7 +3,6 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.memory.archive_writes import ArchiveWrite
 from engine.memory.format import (
     BLOCK_TITLES,
     ENTRY_DELIMITER,
@@ -198,60 +197,8 @@ def test_appending_plain_entries_is_read_without_reading_the_file_again():
     assert appended_entries("one\n§", ["one\n§"], "one\n§" + ENTRY_DELIMITER + "two") is None
 
 
-def _call(action, text, old_text=None):
-    return ArchiveWrite("memory", text, action, "s", 1, 0.0, old_text)
-
-
-def test_hermess_calls_decide_before_the_texts_do():
+def test_a_similar_entry_in_the_last_ones_place_is_guessed_a_replace():
     old, new = ["Kept", "Loop note 71 at 10:00"], ["Kept", "Loop note 125 at 10:05"]
-    assert entry_changes(old, new) == [("replace", old[1], new[1], 1)]  # alike, in the last one's place: a guess
-    added = [_call("add", new[1])]
-    assert entry_changes(old, new, lambda: added) == [("remove", old[1], None, 1), ("add", None, new[1], 1)]
-    removed = [_call("remove", "Loop note 71", "Loop note 71")]
-    assert entry_changes(old, new, lambda: removed) == [("remove", old[1], None, 1), ("add", None, new[1], 1)]
+    assert entry_changes(old, new) == [("replace", old[1], new[1], 1)]
     unlike = ["Kept", "Quarterly audits in March"]
     assert entry_changes(old, unlike) == [("remove", old[1], None, 1), ("add", None, unlike[1], 1)]
-    reworded = [_call("replace", unlike[1], "note 71")]
-    assert entry_changes(old, unlike, lambda: reworded) == [("replace", old[1], unlike[1], 1)]
-    both = [_call("replace", unlike[1], "Loop note")]  # (held by two gone entries: which one, not known)
-    assert entry_changes([*old, "Loop note 72"], unlike, lambda: both)[-1] == ("add", None, unlike[1], 1)
-    then = [*reworded, _call("remove", "Loop note", "Loop note")]  # (note 71 was gone when this one ran)
-    assert entry_changes([*old, "Loop note 72"], [*unlike, "Loop note 73"], lambda: then) == [
-        ("remove", "Loop note 72", None, 2),
-        ("replace", old[1], unlike[1], 1),
-        ("add", None, "Loop note 73", 2),
-    ]
-
-
-def test_a_call_from_before_the_last_look_gives_way_to_the_one_that_took_the_entry():
-    """The calls read go back a minute before the journal's last row, so they hold calls that look already
-    saw: Hermes removed "Loop note 7", a look journaled that and a new "Loop note 71 ...", then Hermes
-    replaced note 71 with unlike text. The old remove matched note 71 and claimed it, so Hermes's replace
-    was journaled as a remove and an add. The later call, which can only have taken note 71, takes it."""
-    old, new = ["Kept", "Loop note 71 about the cache"], ["Kept", "Deploys go out on Fridays"]
-    calls = [_call("remove", "Loop note 7", "Loop note 7"), _call("replace", new[1], "Loop note 71")]
-    assert entry_changes(old, new, lambda: calls) == [("replace", old[1], new[1], 1)]
-    calls = [_call("replace", "Loop note 7b", "Loop note 7"), _call("remove", "Loop note 71", "Loop note 71")]
-    assert entry_changes(old, [*new, "Loop note 7b"], lambda: calls) == [
-        ("remove", old[1], None, 1),
-        ("add", None, new[1], 1),
-        ("add", None, "Loop note 7b", 2),
-    ]
-
-
-def test_a_remove_whose_entry_is_known_claims_no_other():
-    """Hermes added "Loop note 7 ..." and removed it by "Loop note 7" a moment before the last look; an edit
-    by hand of "Loop note 71 ..." after it was split into a remove (credited to that call) and an add."""
-    old, new = ["Kept", "Loop note 71 about the cache"], ["Kept", "Loop note 71 about the cache, weekly"]
-    calls = [_call("remove", "Loop note 7 about the build", "Loop note 7")]
-    assert entry_changes(old, new, lambda: calls) == [("replace", old[1], new[1], 1)]
-    known = [_call("remove", old[1], "Loop note 7")]  # (the entry it took out is this one)
-    assert entry_changes(old, new, lambda: known) == [("remove", old[1], None, 1), ("add", None, new[1], 1)]
-
-
-def test_the_calls_are_read_only_when_entries_both_went_and_came():
-    def unread():
-        raise AssertionError("read")
-
-    assert entry_changes(["a"], ["a", "b"], unread) == [("add", None, "b", 1)]
-    assert entry_changes(["a", "b"], ["a"], unread) == [("remove", "b", None, 1)]

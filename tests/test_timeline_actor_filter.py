@@ -1,6 +1,7 @@
 """The Timeline's actor filter lists what the actor column shows: a memory edit real Hermes Agent 0.19.0
-made through a ``memory`` tool call state.db stores is journaled ``external`` but shown as the agent's
-(``memory.history.shown_actor``), so ``actor:agent`` finds it and ``actor:external`` does not, page by page."""
+made through a ``memory`` tool call state.db stores once the turn ends, after the workbench's look journaled
+it ``external``, is shown as the agent's (``memory.history.shown_actor``), so ``actor:agent`` finds it and
+``actor:external`` does not, page by page."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tests.hermes_support import MEMORY_TURNS
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own process
 
-CALLED = [f"Called fact {n:02}" for n in range(8)]  # each written by a stored memory tool call
+CALLED = [f"Called fact {n:02}" for n in range(8)]  # each written by a memory tool call stored after the look
 QUIET = [f"Quiet fact {n:02}" for n in range(8)]  # each by Hermes's memory tool with no turn stored
 
 HERMES = (
@@ -26,10 +27,18 @@ HERMES = (
 if STEP == "start":
     db.create_session("s-many", source="cli", model="m")
     turn("s-many", "seed", {"action": "add", "target": "memory", "content": "Seed fact"})
-else:
+elif STEP == "many":  # the tools run; their turn is not stored yet
+    import time
     for n in range(8):
-        turn("s-many", f"called{n}", {"action": "add", "target": "memory", "content": f"Called fact {n:02}"})
+        call = {"action": "add", "target": "memory", "content": f"Called fact {n:02}"}
+        ids[f"called{n}"] = [call, time.time(), memory_tool(store=store, **call)]
         memory_tool(store=store, action="add", target="memory", content=f"Quiet fact {n:02}")
+else:  # the turn stored once it ended, each call's message stamped when it ran
+    for name, (call, at, result) in SAID.items():
+        db.append_message("s-many", "user", name, timestamp=at)
+        wire = {"id": "call_" + name, "type": "function", "function": {"name": "memory", "arguments": json.dumps(call)}}
+        ids[name] = db.append_message("s-many", "assistant", None, tool_calls=[wire], timestamp=at)
+        db.append_message("s-many", "tool", result, tool_name="memory", tool_call_id=wire["id"])
 print(json.dumps(ids))
 """
 )
@@ -39,9 +48,11 @@ print(json.dumps(ids))
 def written(hermes, tmp_path_factory):
     """A home whose MEMORY.md Hermes's code wrote in a session, the workbench looking after each step."""
     root = tmp_path_factory.mktemp("hermes-actor")
+    said = {}
     for step in ("start", "many"):
-        hermes.json(root, f"STEP = {step!r}\n" + HERMES)
+        said = hermes.json(root, f"STEP, SAID = {step!r}, {said!r}\n" + HERMES)
         workbench("timeline", "--home", str(root))
+    hermes.json(root, f"STEP, SAID = 'stored', {said!r}\n" + HERMES)
     return root
 
 

@@ -138,13 +138,13 @@ def test_every_row_hermes_wrote_says_how_the_workbench_knows_of_it(written):
     )
     added = row_of(root, REWORDED)
     assert why_of(root, added) == (
-        "found by comparing MEMORY.md with the last version the workbench saw; Hermes's memory replace call in "
-        f"session s-tea · message {messages['cat']} wrote it"
+        f"Hermes's memory replace call in session s-tea · message {messages['cat']}, stored in state.db, replayed "
+        "on the MEMORY.md the workbench last saw"
     )
     gone = row_of(root, "MEMORY − 'Owns a cat called Miso'")
     assert why_of(root, gone) == (
-        "found by comparing MEMORY.md with the last version the workbench saw; Hermes's memory remove call in "
-        f"session s-tea · message {messages['forget']} took it out"
+        f"Hermes's memory remove call in session s-tea · message {messages['forget']}, stored in state.db, "
+        "replayed on the MEMORY.md the workbench last saw"
     )
     skill = row_of(root, "skill 'tea-timer' created outside the workbench (tea-timer/SKILL.md)")
     assert why_of(root, skill) == (
@@ -173,12 +173,11 @@ def test_a_replace_hermes_made_reads_as_one_only_when_its_call_says_so(written):
             if row.group:
                 groups.setdefault(row.group, []).append(row)
         titles = sorted(describe_group(members) for members in groups.values())
-        # the replace call behind both halves; two calls (a remove, an add) and a replace no call records,
-        # the same on disk, are what the rows say
-        # (a group whose every row a call in one session made is Hermes's edit, as its rows are the agent's)
-        assert titles == [
-            "Hermes's edit of MEMORY in session s-tea (2 rows): 1 memory entry added, 1 memory entry removed",
-            "outside edit of MEMORY (2 rows): 1 memory entry added, 1 memory entry removed",
+        # two calls (a remove, an add) are replayed as two rows, each its call's; a replace no call records,
+        # the same on disk, is what the rows say
+        assert titles == ["outside edit of MEMORY (2 rows): 1 memory entry added, 1 memory entry removed"]
+        assert [(r.actor, r.group) for r in listed if r.summary == "MEMORY − 'Owns a cat called Miso'"] == [
+            ("agent", None)
         ]
         # the replace call was in state.db when the look found it: one row, the replace it was
         (replaced,) = [r for r in listed if "Owns a cat" in r.summary and r.action == "replace"]
@@ -198,12 +197,12 @@ async def test_the_timeline_screen_says_the_same(written, tmp_path, size):
             table = screen.query_one(TimelineList)
             what = [str(table.get_row_at(i)[3]) for i in range(table.row_count)]
             cat = next(i for i, line in enumerate(what) if line.startswith(REWORDED[:20]))  # (cut to the column)
-            assert str(table.get_row_at(cat)[1]) == "agent"  # (its call found: the agent's, as memory history says)
+            assert str(table.get_row_at(cat)[1]) == "agent"  # (its call replayed: the agent's, as memory history says)
             table.focus()
             table.move_cursor(row=cat)
             await settle(pilot)
             detail = str(screen.query_one("#timeline-detail").render())
-            assert f"Hermes's memory replace call in session s-tea · message {messages['cat']} wrote it" in " ".join(
+            assert f"Hermes's memory replace call in session s-tea · message {messages['cat']}, stored in" in " ".join(
                 detail.split()
             )
     finally:
@@ -211,12 +210,12 @@ async def test_the_timeline_screen_says_the_same(written, tmp_path, size):
 
 
 def test_a_change_hermes_made_gets_one_label_everywhere(written):
-    """An outside edit matched to Hermes's stored tool call is the agent's in the entry's origin, its history,
+    """An outside edit replayed from Hermes's stored tool call is the agent's in the entry's origin, its history,
     ``memory history`` and the Timeline (listing, JSON and detail); an edit no call made stays external."""
     root, messages = written
     listed = {r["summary"]: r for r in rows(root)}
     called, quiet = listed[REWORDED], listed["MEMORY + 'Prefers pytest over unittest'"]
-    assert (called["actor"], called["by"], quiet["by"]) == ("external", "agent", "external")
+    assert (called["actor"], called["by"], quiet["by"]) == ("agent", "agent", "external")
     line = next(line for line in workbench("timeline", "--home", str(root)).splitlines() if "Owns a cat" in line)
     assert line.split()[3] == "agent"
     shown = workbench("timeline", "show", str(called["id"]), "--home", str(root))
@@ -405,7 +404,8 @@ print(json.dumps(ids))
 @pytest.mark.anyio
 async def test_a_group_header_names_no_one_actor_or_session_its_rows_do_not_share(hermes, tmp_path):
     """Hermes's add (its call stored, in s-mix) and a remove no call explains, found in one look: the
-    group's header row read 'agent · s-mix', the newest row's, as if the agent made both."""
+    group's header row read 'agent · s-mix', the newest row's, as if the agent made both. The add is now
+    replayed as its call's own row, outside the look's group."""
     root = tmp_path / "mixed"
     root.mkdir()
     hermes.json(root, MIXED_EDIT)
@@ -418,10 +418,10 @@ async def test_a_group_header_names_no_one_actor_or_session_its_rows_do_not_shar
             screen = await open_mode(pilot, "6", TimelineScreen)
             table = screen.query_one(TimelineList)
             lines = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
-            [head] = [line for line in lines if line[3].startswith("▾ outside edit of MEMORY (2 rows)")]
-            members = [line for line in lines if line[3].startswith("  MEMORY")]
-            assert sorted((line[1], line[2]) for line in members) == [("agent", "s-mix"), ("external", "-")]
-            assert (head[1], head[2]) == ("mixed", "-")
+            # the add replayed as its call's row, the remove the look's own: no group holds both
+            assert not [line for line in lines if line[3].startswith("▾")]
+            edits = [line for line in lines if "Lake Biwa" in line[3] or "pytest" in line[3]]
+            assert sorted((line[1], line[2]) for line in edits) == [("agent", "s-mix"), ("external", "-")]
     finally:
         home.close()
 

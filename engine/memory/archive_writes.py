@@ -62,6 +62,8 @@ class ArchiveWrite:
     message_id: int  # the assistant message holding the call
     at: float
     old_text: str | None = None  # a replace's or remove's: Hermes takes out the one entry holding it
+    index: int = 0  # its place among the memory changes its message stored (with the message: its key)
+    stored: int = 0  # the id of its tool result, stored once the tool had run (0: not known)
 
 
 def memory_calls(tool_calls: Any) -> list[tuple[int, str | None, dict]]:
@@ -157,11 +159,14 @@ def writes_in(messages: Iterable[Any]) -> dict[int, list[ArchiveWrite]]:
     for i, message in enumerate(rows):
         if message.role != "assistant" or not message.tool_calls:
             continue
+        ordinal = 0  # each change's place among all the message's memory changes, applied or not
         for position, call_id, arguments in memory_calls(message.tool_calls):
             result = results.for_call(i, call_id, position)
+            made = changes(arguments)
+            ordinal += len(made)
             if result is None or not applied(result.content):
                 continue
-            for target, action, text, old_text in changes(arguments):
+            for index, (target, action, text, old_text) in enumerate(made, ordinal - len(made)):
                 taken = {entry for t, entry in left if t == target and old_text is not None and old_text in entry}
                 if len(taken) == 1:  # the entry a replace or remove took out
                     entry = taken.pop()
@@ -170,7 +175,17 @@ def writes_in(messages: Iterable[Any]) -> dict[int, list[ArchiveWrite]]:
                 if action in WRITING_ACTIONS:
                     left.append((target, text))
                 out.setdefault(message.id, []).append(
-                    ArchiveWrite(target, text, action, message.session_id, message.id, message.timestamp, old_text)
+                    ArchiveWrite(
+                        target,
+                        text,
+                        action,
+                        message.session_id,
+                        message.id,
+                        message.timestamp,
+                        old_text,
+                        index,
+                        result.id,
+                    )
                 )
     return out
 
@@ -248,26 +263,27 @@ class ArchiveWrites:
 
         return self._safe(read)
 
-    def since(self, target: str, after: float) -> list[ArchiveWrite]:
+    def since(self, target: str, after: float) -> tuple[list[ArchiveWrite], int | None]:
         """The applied memory calls on ``target`` made after ``after`` (their messages stamped at most
-        ``STAMPED_BEFORE_S`` before it), oldest first: what a look at an outside edit since the journal's
-        row at ``after`` weighs (``format.told``). Read afresh, from the archive's newest
-        ``LOOK_MESSAGES`` messages (their newest ``LOOK_CALLS`` memory calls), never waiting on state.db's
-        lock: none when it is locked, missing or unusable, and the look pairs by its own rules."""
+        ``STAMPED_BEFORE_S`` before it), in their stored order, and the newest message id read (None when
+        none was): what a look at the file since the journal's row at ``after`` replays (``replay``). Read
+        afresh, from the archive's newest ``LOOK_MESSAGES`` messages (their newest ``LOOK_CALLS`` memory
+        calls), never waiting on state.db's lock: none when it is locked, missing or unusable, and the
+        look journals the difference by its own rules."""
         if database_stamp(self.home.state_db_path)[0] is None:  # (opening it would create it)
-            return []
+            return [], None
         try:
             conn = self.home.archive.conn()
             with busy_wait(conn, 0):
                 messages = self.home.archive.recent_calls(TOOL, after - STAMPED_BEFORE_S, LOOK_MESSAGES, LOOK_CALLS)
         except (WorkbenchError, sqlite3.Error) as exc:
-            log.info("an outside edit is paired without Hermes's calls: %s: %s", self.home.state_db_path, exc)
-            return []
+            log.info("an outside edit is journaled without Hermes's calls: %s: %s", self.home.state_db_path, exc)
+            return [], None
         sessions: dict[str, list[Message]] = {}
         for message in messages:
             sessions.setdefault(message.session_id, []).append(message)
         found = [w for run in sessions.values() for ws in writes_in(run).values() for w in ws if w.target == target]
-        return sorted(found, key=lambda w: w.message_id)
+        return sorted(found, key=lambda w: (w.message_id, w.index)), max((m.id for m in messages), default=None)
 
     def call_of(self, row_id: int, find: Callable[[], Call]) -> Call:
         """``find()``'s answer for journal row ``row_id``, kept while state.db is unchanged: the call

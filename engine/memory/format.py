@@ -9,18 +9,14 @@ characters and count the delimiters, exactly as Hermes accounts them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from ..invisible import unseen_removed
 from ..textsafety import normalise_line_endings  # noqa: F401  (re-exported: the format's rule)
 from .targets import BLOCK_TITLES, FILE_NAMES, TARGETS  # noqa: F401  (re-exported: the format's names)
-
-if TYPE_CHECKING:
-    from .archive_writes import ArchiveWrite
 
 ENTRY_DELIMITER = "\n§\n"
 SEPARATOR = "═" * 46
@@ -297,9 +293,7 @@ def misread_at(entries: list[str]) -> int | None:
     return next((i for i, (wrote, back) in enumerate(zip(entries, read, strict=False)) if wrote != back), 0)
 
 
-def entry_changes(
-    old: list[str], new: list[str], calls: Callable[[], Sequence[ArchiveWrite]] = tuple
-) -> list[tuple[str, str | None, str | None, int]]:
+def entry_changes(old: list[str], new: list[str]) -> list[tuple[str, str | None, str | None, int]]:
     """What changed, entry by entry, between two versions of a store (an edit made outside).
 
     ``(action, before, after, index)``: a gone entry paired with a similar new one is a
@@ -319,26 +313,21 @@ def entry_changes(
     in the middle where one went; at the end, a remove of the last entry beside an append looks
     the same, so there the texts must be alike.
 
-    Those rules guess; Hermes's stored memory calls since (``calls``, asked only when entries both
-    went and came) know, and come first (``told``): a replace call pairs the entry it took out with
-    the one it wrote however unlike they are, and an entry a remove call took out or an add call
-    wrote is a remove or an add, never half of a guessed replace.
+    Those rules guess: the catch-up replays Hermes's stored memory calls first (``replay``), so they
+    weigh only what no call explains.
     """
     old_set, new_set = set(old), set(new)
     gone = [e for e in old if e not in new_set]
     fresh = [e for e in new if e not in old_set]
     gone_at, fresh_at = kept_before(old, new_set), kept_before(new, old_set)
     kept = sum(entry in new_set for entry in old)  # (as ``kept_before`` counts them)
-    pairs, alone = told(gone, fresh, calls()) if gone and fresh else ({}, set())
-    alone |= set(pairs.values())
+    pairs: dict[str, str] = {}
     lost_in: dict[int, list[str]] = {}
     gained_in: dict[int, list[str]] = {}
     for e in gone:
-        if e not in alone:
-            lost_in.setdefault(gone_at[e], []).append(e)
+        lost_in.setdefault(gone_at[e], []).append(e)
     for e in fresh:
-        if e not in alone and e not in pairs:
-            gained_in.setdefault(fresh_at[e], []).append(e)
+        gained_in.setdefault(fresh_at[e], []).append(e)
     for slot in lost_in.keys() & gained_in.keys():
         lost, gained = lost_in[slot], gained_in[slot]
         if len(lost) == len(gained) == 1 and slot < kept:  # one entry in another's place, before kept ones
@@ -358,44 +347,6 @@ def entry_changes(
     return changes
 
 
-def told(gone: list[str], fresh: list[str], calls: Sequence[ArchiveWrite]) -> tuple[dict[str, str], set[str]]:
-    """What Hermes's memory calls (oldest first) say of an outside edit's gone and new entries: the pairs
-    a replace call made (new entry -> the gone one holding its ``old_text``) and the entries a remove
-    took out or an add wrote. A call whose ``old_text`` more than one gone entry not yet accounted for
-    holds tells nothing (Hermes took out one of them, which is not known here: an entry an earlier call
-    took out was no longer there to match). A call whose ``old_text`` only the one gone entry an earlier call
-    took holds takes it from that call: Hermes applied both, so the earlier one had run before the look
-    the journal's last row made (the calls read go back a minute before it) and took out another entry.
-    A remove whose entry is known (``ArchiveWrite.text``) holds only that one.
-    Past ``MOST_TOLD`` tests, none are told."""
-    fresh_set = set(fresh)
-    pairs: dict[str, str] = {}
-    alone: set[str] = set()
-    if len(gone) * len(calls) > MOST_TOLD:
-        return pairs, alone
-    for call in calls:
-        if call.action == "add":
-            if call.text in fresh_set and call.text not in pairs:
-                alone.add(call.text)
-            continue
-        holding = [e for e in gone if call.old_text and call.old_text in e]
-        if call.action == "remove" and call.text != call.old_text:  # (the entry it took out is known)
-            holding = [e for e in holding if e == call.text]
-        used = alone | set(pairs.values())
-        taken = [e for e in holding if e not in used]
-        if not taken and len(holding) == 1:  # (taken back from the earlier call)
-            taken = holding
-            alone.discard(holding[0])
-            pairs = {new: old for new, old in pairs.items() if old != holding[0]}
-        if len(taken) != 1:
-            continue
-        if call.action == "remove":
-            alone.add(taken[0])
-        elif call.text in fresh_set and call.text not in pairs and call.text not in alone:
-            pairs[call.text] = taken[0]
-    return pairs, alone
-
-
 def first_index(entries: Sequence[str]) -> dict[str, int]:
     """Each entry's first index, as ``list.index`` gives it, for all of them in one pass."""
     found: dict[str, int] = {}
@@ -411,7 +362,6 @@ def first_index(entries: Sequence[str]) -> dict[str, int]:
 MOST_PAIRS = 10_000
 
 
-MOST_TOLD = 100 * MOST_PAIRS  # gone entries x calls ``told`` tests at most (a substring test each, not a ratio)
 MIN_HELD = 8  # characters the shorter of an extension pair has at least: a short one is in many texts
 
 

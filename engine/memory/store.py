@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import approval_gate
 from ..config import MEMORY_LIMIT_KEYS
+from ..db import database_stamp
 from ..errors import WorkbenchError
 from ..events import MemoryChanged
 from ..fileio import (
@@ -46,7 +47,8 @@ from ..journal import JournalEntry, Mark, content_hash, mark, mark_after
 from ..safety import Verdict, assess
 from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, AlreadyWaiting, ToolContext, already_waiting
 from . import encoding, ops, similar, targets
-from .archive_writes import ArchiveWrites
+from . import replay as replaying
+from .archive_writes import STAMPED_BEFORE_S, ArchiveWrites
 from .format import (
     BOM,
     FILE_NAMES,
@@ -1326,7 +1328,9 @@ class MemoryStore:
     def _journal_external(
         self, target: str, state: FileState, left: Left | None, *, empty: bool = False
     ) -> MemoryChanged | None:
-        """With the lock held: journal, entry by entry, how the file differs from what the journal last left.
+        """With the lock held: journal, entry by entry, how the file differs from what the journal last left:
+        first each Hermes memory call stored since, replayed on that file (``replay``: the agent's rows), then
+        what the replay does not explain, as ``external`` rows.
 
         The first time any workbench process sees a file, its entries are recorded as
         ``seen`` (present before that moment), not as an edit; a store with none is recorded
@@ -1345,16 +1349,61 @@ class MemoryStore:
                     detail={"file_sha": state.sha, "entries": state.entries},
                 )
             return None
-        if left.sha == state.sha:
+        same = left.sha == state.sha
+        if same and not self._calls_stored_since(left):
             return None
-        before = self._file_text(target, left)
+        before = state.raw if same else self._file_text(target, left)
         # as a person and Hermes read both (line endings translated): a file saved with CRLF
         # changes no entry, rather than merging them all into one
         earlier, later = read_as_hermes(before), read_as_hermes(state.raw)
-        # Hermes's stored calls since the journal's last row, read only when entries both went and came
-        changes = entry_changes(earlier, later, lambda: self.archive_writes.since(target, left.at))
-        if not changes:
+        steps, replayed, read_to = self._replay(target, left, earlier)
+        changes = entry_changes(replayed, later)  # what the replay of Hermes's calls does not explain
+        if not changes and not steps:
             return None
+        now = self.home.clock.now()
+        rows = replaying.rows_of(steps, now) + self._outside_rows(target, left, replayed, later, changes, now)
+        rows[-1]["detail"]["file_sha"] = state.sha
+        if read_to is not None:
+            rows[-1]["detail"]["calls_read"] = read_to
+        ids = self.home.journal.append_all(
+            SUBSYSTEM,
+            target,
+            rows,
+            actor="external",
+            snapshot=state.raw,
+            release=self._releasable(target, keeping=state.raw),
+        )
+        return MemoryChanged(
+            actor="external", journal_id=ids[-1], target=target, action="external", before=before, after=state.raw
+        )
+
+    def _calls_stored_since(self, left: Left) -> bool:
+        """Whether state.db changed since the calls the journal's last row could weigh (a stat, no read):
+        Hermes may have added an entry and taken it out again, leaving the file as it was."""
+        times = [stamp[2] / 1e9 for stamp in database_stamp(self.home.state_db_path) if stamp is not None]
+        return any(t > left.at - STAMPED_BEFORE_S for t in times)
+
+    def _replay(
+        self, target: str, left: Left, earlier: list[str]
+    ) -> tuple[list[replaying.Step], list[str], int | None]:
+        """Hermes's memory calls since the journal's last row that no look weighed yet, replayed on
+        ``earlier`` (``replay``): their steps, the entries they leave, and how far state.db was read."""
+        calls, read_to = self.archive_writes.since(target, left.at)
+        if not calls:
+            return [], earlier, read_to
+        conn = self.home.journal.connection()
+        last = self.home.journal.get(left.id)
+        weighed = last.detail.get("calls_read") if last is not None else None
+        fresh = replaying.unweighed(conn, target, calls, weighed if isinstance(weighed, int) else None)
+        steps, replayed = replaying.replay(earlier, fresh)
+        return steps, replayed, read_to
+
+    def _outside_rows(
+        self, target: str, left: Left, earlier: list[str], later: list[str], changes: list, now: float
+    ) -> list[dict[str, Any]]:
+        """The rows of an outside edit: ``changes``, how ``later`` differs from ``earlier``, entry by entry."""
+        if not changes:
+            return []
         # each removed or added entry's slot between the entries both keep (an index counts the
         # other list's entries too): an add in a remove's slot may be its rewrite (``approvals.outside``)
         slots = {"remove": kept_before(earlier, set(later)), "add": kept_before(later, set(earlier))}
@@ -1372,28 +1421,16 @@ class MemoryStore:
                 index = row["detail"]["index"]
                 row["detail"]["follows"] = [follows_key(e) for e in preceding(earlier, index)]
                 row["detail"]["precedes"] = [follows_key(e) for e in succeeding(earlier, index)]
-        rows[-1]["detail"]["file_sha"] = state.sha
         if len(rows) > 1:  # one edit (a file emptied, a paste of several entries): one Timeline group, one revert
             edit = secrets.token_hex(4)
             for row in rows:
                 row["detail"]["edit"] = edit
-        now = self.home.clock.now()
         at = self._edited_at(target, left, now)
-        if at < now - 1:  # found later than it was made: the rows say when it was seen, and that the
-            for row in rows:  # change came after the journal's last row (mtime is only its latest bound)
-                row["detail"].update(seen_at=now, not_before=left.at)
-        ids = self.home.journal.append_all(
-            SUBSYSTEM,
-            target,
-            rows,
-            actor="external",
-            snapshot=state.raw,
-            release=self._releasable(target, keeping=state.raw),
-            at=at,
-        )
-        return MemoryChanged(
-            actor="external", journal_id=ids[-1], target=target, action="external", before=before, after=state.raw
-        )
+        for row in rows:
+            row["at"] = at
+            if at < now - 1:  # found later than it was made: the rows say when it was seen, and that the
+                row["detail"].update(seen_at=now, not_before=left.at)  # change came after the journal's last row
+        return rows
 
     def _edited_at(self, target: str, left: Left, now: float) -> float:
         """When an outside edit was made, as near as the file tells: its mtime (the last edit's,

@@ -1,0 +1,165 @@
+"""Hermes's stored memory calls replayed on the file the journal last left: the catch-up's first step.
+
+A look that finds MEMORY.md or USER.md changed outside knows two files, the journal's last one and
+the one on disk; between them Hermes's agent may have added a note and removed it again, which no
+difference between the two shows. Hermes stores each memory call and its result in state.db, so the
+look applies the calls made since, in their stored order, to the journal's file, each matched to the
+entry it names as Hermes's tool matches it: every call that applies is a row of its own, the agent's.
+Only what the replay cannot explain (its result against the file on disk) is an outside edit.
+
+A call is replayed once: its row keeps its key (session, message id and ``call``, its place among
+the message's memory changes), and a look notes how far it read state.db (``calls_read``, the newest
+message id), so a call whose result was stored by then was weighed already and is never replayed
+again, whether it applied then or not.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .archive_writes import REMOVE, STAMPED_BEFORE_S, ArchiveWrite
+from .ops import follows_key, preceding, succeeding
+from .rebuild import SUBSYSTEM
+
+
+@dataclass(frozen=True)
+class Step:
+    """One call as it applied: the entry it took out (``before``) and the one it wrote (``after``)."""
+
+    call: ArchiveWrite
+    before: str | None
+    after: str | None
+    index: int  # the entry's place: in the entries before the step for a remove, after it otherwise
+    entries: tuple[str, ...]  # the entries just before the step (a remove's neighbours, for its undo)
+
+    @property
+    def action(self) -> str:
+        return "add" if self.before is None else "remove" if self.after is None else "replace"
+
+
+def replay(entries: Sequence[str], calls: Sequence[ArchiveWrite]) -> tuple[list[Step], list[str]]:
+    """The steps of ``calls`` that apply to ``entries``, in turn, and the entries they leave.
+
+    As Hermes's tool applies them: an add of an entry already there writes nothing; a replace or remove
+    takes the first entry holding its ``old_text``, and fails when none does or when several different
+    ones do. A call that fails here was applied to another file than this one (a hand edit came
+    between): it is skipped, and the file on disk, not the replay, says what is there.
+    """
+    working = list(entries)
+    steps: list[Step] = []
+    for call in calls:
+        if call.action == "add":
+            if call.text not in working:
+                steps.append(Step(call, None, call.text, len(working), tuple(working)))
+                working.append(call.text)
+            continue
+        found = [i for i, entry in enumerate(working) if call.old_text and call.old_text in entry]
+        if not found or len({working[i] for i in found}) > 1:
+            continue
+        at, before = found[0], working[found[0]]
+        if call.action == REMOVE:
+            steps.append(Step(call, before, None, at, tuple(working)))
+            del working[at]
+        elif before != call.text:
+            steps.append(Step(call, before, call.text, at, tuple(working)))
+            working[at] = call.text
+    return steps, working
+
+
+def unweighed(
+    conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite], read_to: int | None
+) -> list[ArchiveWrite]:
+    """Of ``calls``, those no earlier look weighed: stored after the last look's ``read_to``, and
+    without a journal row of their own (one statement, on the rows of their sessions)."""
+    fresh = [call for call in calls if read_to is None or call.stored > read_to]
+    sessions = sorted({call.session_id for call in fresh})
+    if not sessions:
+        return fresh
+    marks = ", ".join("?" * len(sessions))
+    done = set(
+        map(
+            tuple,
+            conn.execute(
+                f"SELECT session_id, message_id, json_extract(detail, '$.call') FROM journal "
+                f"WHERE session_id IN ({marks}) AND subsystem = ? AND target = ? AND json_valid(detail) "
+                "AND json_extract(detail, '$.call') IS NOT NULL",
+                (*sessions, SUBSYSTEM, target),
+            ),
+        )
+    )
+    fresh = [call for call in fresh if (call.session_id, call.message_id, call.index) not in done]
+    return _not_journaled_outside(conn, target, fresh)
+
+
+def _not_journaled_outside(conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite]) -> list[ArchiveWrite]:
+    """Of ``calls``, those whose work no ``external`` row journaled since the call was made: a look that
+    came before Hermes stored its turn (it stores a turn once it ends) journaled what the call did as an
+    outside edit, and the call, stored since, must not do it again. A row answers one call: the entry
+    it wrote is the one an add or replace wrote, the entry it took out holds a remove's ``old_text``."""
+    if not calls:
+        return []
+    since = min(call.at for call in calls)
+    rows = []
+    for at, actor, before, after in conn.execute(
+        "SELECT at, actor, before, after FROM journal WHERE subsystem = ? AND target = ? AND status = 'done' "
+        "ORDER BY id DESC",
+        (SUBSYSTEM, target),
+    ):
+        if not isinstance(at, (int, float)) or (actor != "agent" and at < since - STAMPED_BEFORE_S):
+            break  # (newest first; a replayed row, the agent's, is dated by its call, the others about when made)
+        if actor == "external" and at >= since:
+            rows.append((at, before, after))
+    left = []
+    for call in calls:
+        found = next((row for row in reversed(rows) if row[0] >= call.at and _did(call, row[1], row[2])), None)
+        if found is None:
+            left.append(call)
+        else:
+            rows.remove(found)
+    return left
+
+
+def _did(call: ArchiveWrite, before: str | None, after: str | None) -> bool:
+    """Whether a row taking out ``before`` and writing ``after`` did ``call``'s work."""
+    if call.action == REMOVE:
+        return after is None and before is not None and call.old_text is not None and call.old_text in before
+    return after == call.text
+
+
+def rows_of(steps: Sequence[Step], now: float) -> list[dict[str, Any]]:
+    """The journal rows of replayed steps: each the agent's, in its call's session and message, dated by
+    its call (one found more than a second later says when, as an outside edit does); the steps of one
+    message (a batch) are one edit, one Timeline group."""
+    edits: dict[int, str] = {}
+    for step in steps:
+        if any(other.call.message_id == step.call.message_id for other in steps if other is not step):
+            edits.setdefault(step.call.message_id, secrets.token_hex(4))
+    rows = []
+    for step in steps:
+        call = step.call
+        detail: dict[str, Any] = {"index": step.index, "call": call.index}
+        if step.after is None:  # where an undo puts it back
+            detail["follows"] = [follows_key(e) for e in preceding(list(step.entries), step.index)]
+            detail["precedes"] = [follows_key(e) for e in succeeding(list(step.entries), step.index)]
+        if call.message_id in edits:
+            detail["edit"] = edits[call.message_id]
+        at = min(call.at, now)
+        if at < now - 1:
+            detail["seen_at"] = now
+        rows.append(
+            {
+                "action": step.action,
+                "before": step.before,
+                "after": step.after,
+                "detail": detail,
+                "actor": "agent",
+                "session_id": call.session_id,
+                "message_id": call.message_id,
+                "at": at,
+            }
+        )
+    return rows
