@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from engine.memory.archive_writes import ArchiveWrite
+import json
+from pathlib import Path
+
+from engine.home import Home
+from engine.memory.archive_writes import ArchiveWrite, ArchiveWrites
 from engine.memory.replay import replay
+from tests.cli_support import printed
 
 
 def _call(action, text, old_text=None, message_id=1):
@@ -44,3 +49,39 @@ def test_a_call_hermess_tool_would_have_failed_on_this_file_is_skipped():
         _call("replace", "Loop note 72", "note 72"),  # (writes what is there: no change)
     ]
     assert _steps(entries, skipped) == ([], entries)
+
+
+def test_the_runners_own_memory_calls_are_not_replayed(tmp_path: Path) -> None:
+    """The workbench's own runner stores its turns in state.db as Hermes does, and journals each memory
+    write as it runs: a look after it must not replay those calls as the agent's a second time (an add
+    and a remove within a minute came back as two more rows)."""
+    (tmp_path / "home" / "memories").mkdir(parents=True)
+    (tmp_path / "home" / "memories" / "USER.md").write_text("User prefers tea.", encoding="utf-8")
+    home = str(tmp_path / "home")
+    printed("memory", "show", "--home", home)  # the first look
+    printed("run", "--home", home, "-m", "remember that my favourite fruit is mango", "-m", "forget my favourite fruit")
+    events = json.loads(printed("memory", "history", "--home", home, "--target", "user", "--json"))["events"]
+    rows = [(e["actor"], e["action"], e["message_id"] is not None) for e in reversed(events)]
+    assert rows[-2:] == [("agent", "add", True), ("agent", "remove", True)]
+    assert [r[:2] for r in rows].count(("agent", "add")) == 1
+
+
+def test_hermes_calls_are_read_for_an_unchanged_file_by_a_look_once_and_never_by_a_write(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Reading Hermes's recent calls costs milliseconds in a busy archive: a write under the lock must not
+    pay it for a file as the journal left it, and a look pays it once per change of state.db."""
+    (tmp_path / "memories").mkdir()
+    (tmp_path / "memories" / "MEMORY.md").write_text("Project uses PostgreSQL", encoding="utf-8")
+    printed("run", "--home", str(tmp_path), "-m", "hello there")  # a state.db changed just now
+    home = Home(tmp_path)
+    home.memory.record_external_change("memory")  # the first look
+    reads = []
+    real = ArchiveWrites.since
+    monkeypatch.setattr(ArchiveWrites, "since", lambda self, *a: reads.append(a) or real(self, *a))
+    home.memory.add("memory", "Deploys on Fridays")
+    home.memory.remove("memory", "Deploys on Fridays")
+    assert reads == []
+    home.memory.record_external_change("memory")
+    home.memory.record_external_change("memory")
+    assert len(reads) == 1

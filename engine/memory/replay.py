@@ -74,7 +74,9 @@ def unweighed(
     conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite], read_to: int | None
 ) -> list[ArchiveWrite]:
     """Of ``calls``, those no earlier look weighed: stored after the last look's ``read_to``, and
-    without a journal row of their own (one statement, on the rows of their sessions)."""
+    without a journal row of their own (one statement, on the rows of their sessions). A message the
+    workbench's own runner wrote memory from has rows with its session and message but no ``call``:
+    its calls were journaled as they ran, and replaying them would make each a second time."""
     fresh = [call for call in calls if read_to is None or call.stored > read_to]
     sessions = sorted({call.session_id for call in fresh})
     if not sessions:
@@ -85,13 +87,18 @@ def unweighed(
             tuple,
             conn.execute(
                 f"SELECT session_id, message_id, json_extract(detail, '$.call') FROM journal "
-                f"WHERE session_id IN ({marks}) AND subsystem = ? AND target = ? AND json_valid(detail) "
-                "AND json_extract(detail, '$.call') IS NOT NULL",
+                f"WHERE session_id IN ({marks}) AND subsystem = ? AND target = ? AND message_id IS NOT NULL "
+                "AND json_valid(detail)",
                 (*sessions, SUBSYSTEM, target),
             ),
         )
     )
-    fresh = [call for call in fresh if (call.session_id, call.message_id, call.index) not in done]
+    fresh = [
+        call
+        for call in fresh
+        if (call.session_id, call.message_id, call.index) not in done
+        and (call.session_id, call.message_id, None) not in done
+    ]
     return _not_journaled_outside(conn, target, fresh)
 
 

@@ -878,7 +878,7 @@ class MemoryStore:
                     if pending:
                         self._settle(target, state, conn)
                         last = left_of(conn, target)
-                external = self._journal_external(target, state, last)
+                external = self._journal_external(target, state, last, looking=False)
                 if external is not None or last is None:  # rows of an outside edit (or a first look) came first
                     last, base = left_of(conn, target), None
                 link = self._link(last, state, outcome, text)
@@ -1315,6 +1315,11 @@ class MemoryStore:
         return {}
 
     @cached_property
+    def _calls_weighed(self) -> dict[str, tuple]:
+        """Per target, state.db's stamp when this process last read Hermes's calls for it (``_replay``)."""
+        return {}
+
+    @cached_property
     def _seen(self) -> dict[str, str]:
         """Per target, the file content this process last wrote or announced."""
         return {}
@@ -1326,7 +1331,7 @@ class MemoryStore:
         return {}
 
     def _journal_external(
-        self, target: str, state: FileState, left: Left | None, *, empty: bool = False
+        self, target: str, state: FileState, left: Left | None, *, empty: bool = False, looking: bool = True
     ) -> MemoryChanged | None:
         """With the lock held: journal, entry by entry, how the file differs from what the journal last left:
         first each Hermes memory call stored since, replayed on that file (``replay``: the agent's rows), then
@@ -1335,6 +1340,10 @@ class MemoryStore:
         The first time any workbench process sees a file, its entries are recorded as
         ``seen`` (present before that moment), not as an edit; a store with none is recorded
         so only when ``empty`` (a first look; a write's own rows are its baseline).
+
+        Hermes's calls are read for a file as the journal left it only on a look (``looking``), never
+        under a write: that read costs milliseconds in an archive the agent is busy in, and a write
+        must not pay it each time for what only a look has to find.
         """
         if state.error:
             return None
@@ -1350,7 +1359,7 @@ class MemoryStore:
                 )
             return None
         same = left.sha == state.sha
-        if same and not self._calls_stored_since(left):
+        if same and not (looking and self._calls_stored_since(target, left)):
             return None
         before = state.raw if same else self._file_text(target, left)
         # as a person and Hermes read both (line endings translated): a file saved with CRLF
@@ -1377,18 +1386,23 @@ class MemoryStore:
             actor="external", journal_id=ids[-1], target=target, action="external", before=before, after=state.raw
         )
 
-    def _calls_stored_since(self, left: Left) -> bool:
-        """Whether state.db changed since the calls the journal's last row could weigh (a stat, no read):
-        Hermes may have added an entry and taken it out again, leaving the file as it was."""
-        times = [stamp[2] / 1e9 for stamp in database_stamp(self.home.state_db_path) if stamp is not None]
-        return any(t > left.at - STAMPED_BEFORE_S for t in times)
+    def _calls_stored_since(self, target: str, left: Left) -> bool:
+        """Whether state.db changed since the calls the journal's last row could weigh, and since this
+        process last read them (a stat, no read): Hermes may have added an entry and taken it out again,
+        leaving the file as it was."""
+        stamp = database_stamp(self.home.state_db_path)
+        if stamp == self._calls_weighed.get(target):
+            return False
+        return any(s[2] / 1e9 > left.at - STAMPED_BEFORE_S for s in stamp if s is not None)
 
     def _replay(
         self, target: str, left: Left, earlier: list[str]
     ) -> tuple[list[replaying.Step], list[str], int | None]:
         """Hermes's memory calls since the journal's last row that no look weighed yet, replayed on
         ``earlier`` (``replay``): their steps, the entries they leave, and how far state.db was read."""
+        stamp = database_stamp(self.home.state_db_path)
         calls, read_to = self.archive_writes.since(target, left.at)
+        self._calls_weighed[target] = stamp  # (what a look at an unchanged file need not read again)
         if not calls:
             return [], earlier, read_to
         conn = self.home.journal.connection()
