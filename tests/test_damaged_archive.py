@@ -492,3 +492,78 @@ async def test_the_sessions_screen_says_so_when_damage_stops_a_branch_or_a_jump_
             assert "state.db is damaged" in said()[0]
     finally:
         home.close()
+
+
+def _talks_damaged(tmp_path: Path) -> Path:
+    """Ended sessions with messages (read by the workers that look a session up), one untitled (named by
+    its first message), the messages table's root page overwritten."""
+    root = tmp_path / "talks-damaged"
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    for n in range(2):
+        home.archive.create_session(f"r{n}", source="cli", title=f"Root {n}" if n == 0 else None)  # (r1: named by
+        home.archive.append_messages(f"r{n}", [{"role": "user", "content": f"Talk {n}"}])  # its first message)
+        home.archive.end_session(f"r{n}", "user_exit")
+    home.close()
+    return _overwrite_root(root, "messages")
+
+
+WORKERS = {  # the screen's key, and the worker called as its key or event calls it
+    "delete": ("2", lambda screen: screen._look("delete", "r0")),
+    "archive": ("2", lambda screen: screen._look("archive", "r0")),
+    "prune": ("2", lambda screen: screen._look_prune("0.0001")),
+    "run-load": ("5", lambda screen: screen.load_session("r0", at_tip=True)),
+    "run-gone": ("5", lambda screen: screen.check_gone("r0", reload=True)),
+    "run-resume-list": ("5", lambda screen: screen.open_resume()),
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("worker", WORKERS)
+async def test_damage_met_by_a_worker_looking_a_session_up_is_said_with_the_advice(tmp_path, worker):
+    """The Sessions screen's delete, archive and prune questions, and the Run screen's transcript loads and
+    resume list, read state.db outside any handling of an SQLite error: on damage the worker ended with a
+    bare "Something went wrong: DatabaseError: database disk image is malformed", no question, no advice."""
+    key, call = WORKERS[worker]
+    home = open_home(_talks_damaged(tmp_path))
+    try:
+        async with make_app(home, tmp_path).run_test(size=(100, 30)) as pilot:
+            await pilot.press(key)
+            await settle(pilot)
+            screen, shown = pilot.app.screen, []
+            show_status = screen.show_status  # (the Sessions screen's status line cuts it: see it whole)
+            screen.show_status = lambda text, **kw: (shown.append(str(text)), show_status(text, **kw))[1]
+            call(screen)
+            said = lambda: [  # noqa: E731
+                text
+                for text in shown + [n.message for n in pilot.app._notifications]
+                if "archive cannot be read" in text
+            ]
+            await wait_for(pilot, said, what="the damage said")
+            assert "state.db is damaged" in said()[0] and ".recover" in said()[0]
+            assert not [n for n in pilot.app._notifications if "DatabaseError" in n.message]
+    finally:
+        home.close()
+
+
+@pytest.mark.anyio
+async def test_damage_met_looking_up_a_session_to_resume_is_said_with_the_advice(tmp_path):
+    """The resume dialog's lookup said SQLite's bare words ("database disk image is malformed")."""
+    from workbench.screens.resume import ResumeDialog
+
+    root = tmp_path / "titles-damaged"
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    home.archive.create_session("r0", source="cli", title="Root 0")
+    home.close()
+    home = open_home(_overwrite_root(root, "idx_sessions_title_unique"))  # (a title is looked up by it)
+    try:
+        async with make_app(home, tmp_path).run_test(size=(100, 30)) as pilot:
+            dialog = ResumeDialog([], home.archive.find_session, {})
+            pilot.app.push_screen(dialog)
+            await settle(pilot)
+            await pilot.press(*"Root 1", "enter")
+            error = dialog.query_one("#resume-error")
+            await wait_for(pilot, lambda: error.display, what="the lookup's answer")
+            shown = str(error.render())
+            assert shown.startswith("The session archive cannot be read.") and ".recover" in shown, shown
+    finally:
+        home.close()

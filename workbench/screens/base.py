@@ -62,6 +62,13 @@ TOAST_WIDTH = 60  # a notice's width in cells (Textual's Toast), at most half th
 ARCHIVE_UNREADABLE = "The session archive cannot be read."
 
 
+def archive_unreadable(home: Home, exc: Exception) -> str:
+    """What a worker says when a read of state.db failed: the words the Sessions tree and the CLI use,
+    with the salvage advice when the error is damage (a damaged page the opening checks missed, too)."""
+    said = exc.in_app if isinstance(exc, WorkbenchError) else home.explain(exc)
+    return f"{ARCHIVE_UNREADABLE} {said}"
+
+
 @dataclass
 class StatusReport(Message):
     """A worker's outcome, for the screen's status line."""
@@ -166,14 +173,16 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         What follows the failed read in the ``with`` block is skipped."""
         try:
             yield
-        except WorkbenchError as exc:
-            self.report(f"{ARCHIVE_UNREADABLE} {exc.in_app}", error=True)
-        except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed
-            self.report(f"{ARCHIVE_UNREADABLE} {self.home.explain(exc)}", error=True)
+        except (WorkbenchError, sqlite3.Error, OSError) as exc:
+            self.report(archive_unreadable(self.home, exc), error=True)
 
     @on(StatusReport)
     def _status_reported(self, message: StatusReport) -> None:
-        self.show_status(message.text, error=message.error)
+        """Said in the status line; a screen without one (Run) says it in a notice."""
+        if self.query("#status"):
+            self.show_status(message.text, error=message.error)
+        else:
+            self.workbench.notice(message.text, title="", severity="error" if message.error else "information")
 
     # -- reloads ------------------------------------------------------------------
     def reload(self) -> None:

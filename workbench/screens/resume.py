@@ -8,6 +8,7 @@ exact id, unique id prefix, or title) and shows its refusal in place.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,8 +24,10 @@ from textual.widgets.option_list import Option
 from engine.archive import Session
 from engine.archive.sessions import titled
 from engine.clock import shown_time
+from engine.errors import WorkbenchError
 from widgets.literal import literal, one_line
 
+from .base import archive_unreadable
 from .dialogs import Dialog
 
 RECENT = 50  # sessions the picker lists
@@ -130,8 +133,11 @@ class ResumeDialog(Dialog[str | None]):
     def _look_up(self, text: str) -> None:
         try:
             session_id = self.resolve(text).id
-        except Exception as exc:  # the resolver's refusal says what to type instead
-            self.post_result(LookedUp(None, getattr(exc, "message", None) or str(exc)))
+        except WorkbenchError as exc:  # the resolver's refusal says what to type instead
+            self.post_result(LookedUp(None, exc.in_app))
+            return
+        except (sqlite3.Error, OSError) as exc:  # damage met as it read: said as every screen says it
+            self.post_result(LookedUp(None, archive_unreadable(self.app.home, exc)))  # type: ignore[attr-defined]
             return
         self.post_result(LookedUp(session_id))
 

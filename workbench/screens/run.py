@@ -671,8 +671,9 @@ class RunScreen(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="resume-list")
     def open_resume(self) -> None:
-        recent = self.home.archive.list_sessions(limit=RECENT)
-        self.post_result(RecentLoaded(recent, self.home.archive.previews([s.id for s in recent if not s.title])))
+        with self.archive_read():
+            recent = self.home.archive.list_sessions(limit=RECENT)
+            self.post_result(RecentLoaded(recent, self.home.archive.previews([s.id for s in recent if not s.title])))
 
     @on(RecentLoaded)
     def _pick_resume(self, message: RecentLoaded) -> None:
@@ -1159,22 +1160,24 @@ class RunScreen(WorkbenchScreen):
         """``at_tip``: a session just resumed, which compression may have continued in a newer segment
         (the turn goes there); a session talked in follows its rotations by ``session_rotated``."""
         opened = self._opened_count
-        tip = self.home.archive.tip_of(session_id) if at_tip else session_id
-        if tip != session_id:
-            self.post_result(ResumedAtTip(session_id, tip))
-        look = _look(self.home, tip)
-        self.post_result(SessionReloaded(tip, session_items(self.home, tip), look, opened))
+        with self.archive_read():
+            tip = self.home.archive.tip_of(session_id) if at_tip else session_id
+            if tip != session_id:
+                self.post_result(ResumedAtTip(session_id, tip))
+            look = _look(self.home, tip)
+            self.post_result(SessionReloaded(tip, session_items(self.home, tip), look, opened))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run-gone")
     def check_gone(self, session_id: str, reload: bool = False) -> None:
         """Whether the session shown was deleted; ``reload``: another program changed state.db, so the
         transcript is read again (messages a Hermes running the session stored show when stored)."""
         opened = self._opened_count
-        look = _look(self.home, session_id)
-        if look is None:
-            self.post_result(SessionGone(session_id))
-        elif reload and look != self._shown_look:  # (another session's change, or upkeep's: nothing to read)
-            self.post_result(SessionReloaded(session_id, session_items(self.home, session_id), look, opened))
+        with self.archive_read():
+            look = _look(self.home, session_id)
+            if look is None:
+                self.post_result(SessionGone(session_id))
+            elif reload and look != self._shown_look:  # (another session's change, or upkeep's: nothing to read)
+                self.post_result(SessionReloaded(session_id, session_items(self.home, session_id), look, opened))
 
     @on(SessionGone)
     def _session_gone(self, message: SessionGone) -> None:

@@ -170,7 +170,7 @@ class SessionActions(WorkbenchScreen):
     @work(thread=True, exit_on_error=False, group="session-action")
     def _look(self, action: str, session_id: str) -> None:
         archive = self.home.archive
-        try:
+        with self.archive_read():  # (damage met here is said, not a bare "Something went wrong")
             session = archive.get_session(session_id)
             if session is None:
                 self.report(f"Session {session_id} is no longer in state.db.", error=True)
@@ -187,14 +187,16 @@ class SessionActions(WorkbenchScreen):
                 else None
             )
             mark = archive.delete_mark(session_id) if action == "delete" else None
-            cited = tuple(history.entries_from(self.home.memory, set(mark.sessions))) if mark else ()
-        except WorkbenchError as exc:
-            self.report(exc.in_app, error=True)
-            return
-        name = _named(session.id, titled(session.title, previews.get(session_id)))
-        chain_label = titled(chain.title, previews.get(chain.head.id))
-        looked = SessionLooked(action, session, name, chain.ids, chain.title, chain_label, live, mark, cited)
-        self.post_result(looked)
+            try:
+                cited = tuple(history.entries_from(self.home.memory, set(mark.sessions))) if mark else ()
+            except WorkbenchError as exc:
+                self.report(exc.in_app, error=True)
+                return
+            name = _named(session.id, titled(session.title, previews.get(session_id)))
+            chain_label = titled(chain.title, previews.get(chain.head.id))
+            self.post_result(
+                SessionLooked(action, session, name, chain.ids, chain.title, chain_label, live, mark, cited)
+            )
 
     @on(SessionLooked)
     def _looked(self, message: SessionLooked) -> None:

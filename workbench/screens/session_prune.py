@@ -78,17 +78,13 @@ class SessionPrune(WorkbenchScreen):
             self.post_result(DaysRefused(text, f"{exc}."))
             return
         archive = self.home.archive
-        try:
+        with self.archive_read():
             ids = archive.prunable(count, source)
             if not ids:
                 self.report(f"No ended session{from_source(source)} is older than {days(count)}; nothing to prune.")
                 return
             warnings = archive.prune_warnings(count, source, ids)
-            looked = PruneLooked(count, source, ids, archive.prune_listing(ids), warnings)
-        except WorkbenchError as exc:
-            self.report(exc.in_app, error=True)
-            return
-        self.post_result(looked)
+            self.post_result(PruneLooked(count, source, ids, archive.prune_listing(ids), warnings))
 
     @on(PruneLooked)
     def _prune_looked(self, looked: PruneLooked) -> None:
