@@ -16,6 +16,7 @@ what a revert would change, and what it would refuse, without writing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -55,7 +56,7 @@ from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
 from .textsafety import apart, inline, one_line, visible
 from .tools import ToolContext
-from .values import iso_time, row_id, text_value
+from .values import iso_time, row_id, text_value, typed_number
 
 if TYPE_CHECKING:
     from .skills.discovery import Found
@@ -70,7 +71,7 @@ MAX_FILTER = 1000  # characters a filter may hold: no id, name or phrase is near
 # outside changes of several rows at once are one group (of skills: the lifecycle changes one look found, as a
 # Hermes curator pass makes them, ``outside._LIFECYCLE``)
 OUTSIDE_GROUPED = ("memory", "sessions", "skills")
-_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_RELATIVE = re.compile(r"^\s*([^\s+-]+?)\s*([smhdw])\s*$")  # the number: ``typed_number``, unsigned
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _RECORDS = {
     ("approvals", "stage"),
@@ -649,7 +650,8 @@ def parse_since(text: str, now: float) -> float:
     as the listings show times)."""
     match = _RELATIVE.match(text or "")
     if match:
-        return now - float(match.group(1)) * _UNITS[match.group(2)]
+        with contextlib.suppress(ValueError):  # (not digits: not an age, so perhaps a date)
+            return now - typed_number(match.group(1), "an age") * _UNITS[match.group(2)]
     try:
         moment = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
     except ValueError:

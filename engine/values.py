@@ -24,13 +24,35 @@ def text_value(raw: Any) -> str | None:
     return str(raw)
 
 
+# What a person may type as a number: ASCII digits, a sign and, where a fraction means something, a point;
+# the full-width ones a CJK input method types read as those, and spaces around are ignored. int() and
+# float() take more, each read as some number: 1_0 (10), 1e3, nan, and any script's digits (١٠, ۱۰, ¹⁰ no).
+_FULL_WIDTH = str.maketrans("０１２３４５６７８９＋－．", "0123456789+-.")
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
+def typed_whole(text: str, what: str) -> int:
+    """A whole number a person typed (``_WHOLE``), else ValueError saying what to type: the one reading
+    of a typed number for every skin, so ``1_0`` or ``١٠`` is refused, never read as 10."""
+    plain = text.strip().translate(_FULL_WIDTH)
+    if not _WHOLE.fullmatch(plain) or len(plain) > 4000:  # (int() refuses more digits than that)
+        raise ValueError(f"{text!r} is not {what}: type it with the digits 0-9")
+    return int(plain)
+
+
+def typed_number(text: str, what: str) -> float:
+    """A number a person typed (``_DECIMAL``: ``90``, ``0.5``), else ValueError saying what to type."""
+    plain = text.strip().translate(_FULL_WIDTH)
+    if not _DECIMAL.fullmatch(plain):
+        raise ValueError(f"{text!r} is not {what}: type it with the digits 0-9 (and a point for a fraction)")
+    return float(plain)
+
+
 def number_in(text: str, low: float, high: float, what: str) -> float:
-    """``text`` as a finite number from ``low`` to ``high``, else ValueError saying what was wanted, the
-    one wording for every skin (``float('1e999')`` is infinity, which no query should meet)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not {what}") from None
+    """``text`` typed (``typed_number``) as a finite number from ``low`` to ``high``, else ValueError saying
+    what was wanted, the one wording for every skin (a huge one is infinity, which no query should meet)."""
+    value = typed_number(text, what)
     if not math.isfinite(value) or not low <= value <= high:
         raise ValueError(f"{text} is out of range: give {what} from {low:g} to {high:g}")
     return value
@@ -65,11 +87,15 @@ MAX_JSON_DEPTH = 64  # far deeper than any record we or Hermes write; every read
 
 
 def row_id(text: str) -> int | None:
-    """``text`` as an SQLite row id, or None: ASCII digits only (``isdigit`` accepts ``²``) and within INTEGER range."""
-    text = text.strip()
-    if not (text.isascii() and text.isdigit()) or len(text) > 19:
+    """``text`` as an SQLite row id, or None: digits only (``typed_whole``; ``isdigit`` accepts ``²``) and
+    within INTEGER range."""
+    plain = text.strip()
+    if plain[:1] in ("+", "-") or len(plain) > 19:
         return None
-    value = int(text)
+    try:
+        value = typed_whole(plain, "an id")
+    except ValueError:
+        return None
     return value if value < 2**63 else None
 
 

@@ -180,6 +180,40 @@ def test_huge_or_non_finite_numbers_are_usage_errors(tmp_path, argv, capsys):
     assert any(words in doc["error"] for words in said), doc
 
 
+NUMBER_ARGS = (
+    ["curator", "purge", "--dry-run", "--days"],
+    ["sessions", "prune", "--dry-run", "--days"],
+    ["timeline", "--limit"],
+    ["timeline", "--since"],  # (the number of an age: 10d)
+)
+
+
+@pytest.mark.parametrize("argv", NUMBER_ARGS)
+@pytest.mark.parametrize("typed", ["1_0", "١٠", "1e1", "²"])
+def test_a_number_typed_in_anything_but_digits_0_9_is_a_usage_error(tmp_path, argv, typed, capsys):
+    """Python's int() and float() read ``1_0``, ``١٠`` and ``1e1`` as 10: `curator purge --days 1_0` purged
+    what was archived more than 10 days ago. Every number typed is digits 0-9 (``values.typed_whole``)."""
+    from engine import open_home
+    from workbench.cli import main
+
+    open_home(tmp_path / "h").close()
+    typed += "d" if argv[-1] == "--since" else ""
+    assert main(["--home", str(tmp_path / "h"), "--json", *argv, typed]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert repr(typed) in error, error
+
+
+@pytest.mark.parametrize("argv", NUMBER_ARGS)
+@pytest.mark.parametrize("typed", ["１０", " 10 "])  # (a CJK input method's digits: their meaning is plain)
+def test_full_width_digits_and_spaces_around_a_number_read_as_its_digits(tmp_path, argv, typed, capsys):
+    from engine import open_home
+    from workbench.cli import main
+
+    open_home(tmp_path / "h").close()
+    typed += "d" if argv[-1] == "--since" else ""
+    assert main(["--home", str(tmp_path / "h"), "--json", *argv, typed]) == 0, capsys.readouterr()
+
+
 @pytest.mark.parametrize(
     ("argv", "usage", "hint"),
     [

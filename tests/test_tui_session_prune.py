@@ -61,14 +61,18 @@ async def test_p_names_what_a_prune_takes_and_deletes_it_on_yes(home, clock, tmp
 
 
 async def test_a_days_value_it_cannot_take_is_asked_again_and_nothing_goes(home, clock, tmp_path):
+    """Only digits 0-9 are days: 1_0 and Arabic-Indic digits were read as 10 (Python's float() syntax)."""
     aged(home, clock)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_mode(pilot, "2", SessionsScreen)
         await asked(pilot, "ninety")
         for typed, said in (
-            ("ninety", "'ninety' is not a number of days."),
-            ("inf", "inf is out of range: give a number of days from 0 to 36500."),
+            ("ninety", "'ninety' is not a number of days: type it with the digits 0-9"),
+            ("1_0", "'1_0' is not a number of days"),  # (float() read these as 10: a prune of 10 days asked)
+            ("١٠", "'١٠' is not a number of days"),
+            ("inf", "'inf' is not a number of days"),
+            ("99999999999", "99999999999 is out of range"),
             ("-1", "-1 is out of range"),
         ):
             app.screen.query_one(Input).value = typed

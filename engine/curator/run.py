@@ -29,6 +29,7 @@ from ..skills.library import READ_ONLY_PROVENANCE, skill_command, skill_label
 from ..skills.usage import archived_origin, copy_origins, default_record, iso, made_anew, origin_fields
 from ..skills.validation import SkillError, check_inside
 from ..textsafety import inline
+from ..values import typed_whole
 from .archive import archived_time, base_name, destination, restore_matches
 from .cron import jobs_naming, named_skills
 from .ledger import LedgerEntry
@@ -68,8 +69,8 @@ def purge_days_typed(text: str) -> int:
     """The days a person typed (``curator purge --days``, the Skills screen's purge box), read and checked
     by the one rule, ``purge_days_problem``: ValueError with its words when they cannot bound a purge."""
     try:
-        days: int | str = int(text)
-    except ValueError:  # (no number: the rule says what it must be)
+        days: int | str = typed_whole(text, "a number of days")
+    except ValueError:  # (no number, or not in plain digits: the rule says what it must be)
         days = text
     problem = purge_days_problem(days)
     if problem:

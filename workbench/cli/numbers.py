@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from engine.values import number_in
+from engine.values import number_in, typed_whole
 
 INT_MAX = 2**63 - 1
 
@@ -17,9 +17,9 @@ INT_MAX = 2**63 - 1
 def whole(low: int = 0, high: int = INT_MAX, what: str = "a whole number"):
     def parse(text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+            value = typed_whole(text, what)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
         if high == INT_MAX and value < low:  # (SQLite's bound is no range a person has in mind)
             raise argparse.ArgumentTypeError(f"{text} is out of range: give {what} of {low:,} or more")
         if not low <= value <= high:
