@@ -56,7 +56,7 @@ from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
 from .textsafety import apart, inline, one_line, visible
 from .tools import ToolContext
-from .values import iso_time, row_id, text_value, typed_number
+from .values import iso_time, number_value, row_id, text_value, typed_number
 
 if TYPE_CHECKING:
     from .skills.discovery import Found
@@ -225,6 +225,9 @@ class _Lookups:
 
 WHY_CHARS = 500  # of a row's why, on one line (it may quote a record's text)
 FOUND_LATE_S = 1.0  # an outside change seen this long after it was made is marked as found later (``found_at``)
+# the rows journaled before such a row that its mark looks at: it is marked only when one of them is stamped after
+# it, so it sits above a newer-stamped row (the rows shown near it; a page's worth)
+OVERTAKES_WITHIN = 200
 
 
 @dataclass(frozen=True)
@@ -253,6 +256,7 @@ class Row:
     # when a look found an outside change made before it (its ``at``, the file's time): rows are listed by id,
     # in the order the workbench learned of them, so such a row sits above older-stamped rows (``found_later``)
     found_at: float | None = None
+    overtakes: bool = False  # it is listed above a row stamped after it (``Timeline._overtakes``): the mark says why
 
     @property
     def when(self) -> str:
@@ -260,8 +264,9 @@ class Row:
 
     @property
     def found_later(self) -> str | None:
-        """Both skins' mark of a row listed where it was found, not where its time would put it."""
-        if self.found_at is None:
+        """Both skins' mark of a row listed where it was found above a row stamped after it, not where its time
+        would put it (one whose place its time would give too needs no mark: every catch-up row had one)."""
+        if self.found_at is None or not self.overtakes:
             return None
         same_day = shown_time(self.found_at, "%Y-%m-%d") == shown_time(self.at, "%Y-%m-%d")
         return f"found {shown_time(self.found_at, '%H:%M:%S' if same_day else '%Y-%m-%d %H:%M:%S')}, made before"
@@ -281,7 +286,10 @@ class Row:
         return self.session_id or (self.source.session_id if self.source is not None else None)
 
     def to_dict(self) -> dict[str, Any]:
-        shown = {key: value for key, value in asdict(self).items() if key != "found"}  # (``why_line`` says it)
+        shown = {
+            key: value for key, value in asdict(self).items() if key not in ("found", "overtakes")
+        }  # (``why_line``
+        # says the one, ``found_at`` always the other's time)
         found_at = iso_time(self.found_at) if self.found_at is not None else None
         return {**shown, "at": self.when, "found_at": found_at, "session": self.session, "by": self.by}
 
@@ -1271,7 +1279,7 @@ class Timeline:
         return conn
 
     def _row(self, entry: JournalEntry) -> Row:
-        outside = _outside_change(entry)
+        outside, found_at = _outside_change(entry), _found_at(entry)
         return Row(
             entry.id,
             group_of(entry),
@@ -1288,8 +1296,22 @@ class Timeline:
             change=outside.get("change"),
             file=outside.get("file"),
             found=_found(entry),
-            found_at=_found_at(entry),
+            found_at=found_at,
+            overtakes=found_at is not None and self._overtakes(entry),
         )
+
+    def _overtakes(self, entry: JournalEntry) -> bool:
+        """Whether a row journaled before ``entry`` (among the ``OVERTAKES_WITHIN`` just before it) is stamped
+        after it: listed by id, ``entry`` then sits above a newer-stamped row."""
+        newest = number_value(
+            self._conn()
+            .execute(
+                "SELECT max(at) FROM (SELECT at FROM journal WHERE id < ? ORDER BY id DESC LIMIT ?)",
+                (entry.id, OVERTAKES_WITHIN),
+            )
+            .fetchone()[0]
+        )  # (a hand-edited ``at`` may be text)
+        return newest is not None and newest > entry.at
 
     def page(
         self,

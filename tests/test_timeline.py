@@ -1136,6 +1136,31 @@ def found_after_a_pin(home, clock) -> None:
     home.memory.catch_up()  # (as `workbench timeline` and the TUI's start do first)
 
 
+def found_in_order(home, clock) -> None:
+    """An outside memory edit made 30 s before it was found (at 12:01:00), with no row journaled meanwhile."""
+    import os
+
+    home.memory.add("memory", "Tea at four", ToolContext(actor="user"))
+    clock.advance(60)
+    path = home.root / "memories" / "MEMORY.md"
+    path.write_text(path.read_text() + "\n§\nCoffee at nine", encoding="utf-8")
+    os.utime(path, (clock.now() - 30, clock.now() - 30))
+    home.memory.catch_up()
+
+
+def test_a_change_found_later_but_listed_in_its_place_has_no_mark(home, clock, cli):
+    """Every catch-up row said "↳ found …, made before", also where nothing stamped after it was listed below
+    it: noise. The mark is for a row listed above a newer-stamped one; `--json` keeps `found_at` always."""
+    found_in_order(home, clock)
+    found, added = Timeline(home).page(limit=3)[:2]
+    assert found.actor == "external" and found.found_at is not None and added.at < found.at
+    assert found.found_later is None
+    printed = cli("timeline", "--limit", "3").stdout
+    assert "Coffee at nine" in printed and "↳ found" not in printed, printed
+    data = json.loads(cli("timeline", "--limit", "3", "--json").stdout)
+    assert data["rows"][0]["found_at"].startswith("20") and "overtakes" not in data["rows"][0]
+
+
 def test_a_change_found_after_newer_rows_is_marked_where_it_is_listed(home, clock, cli):
     """Rows are listed by id, the order the workbench learned of them: an outside memory edit made before a
     pin but found after it (the catch-up dates it by the file's mtime) printed above the newer-stamped pin

@@ -18,7 +18,7 @@ from tests.screens_seed import open_mode, screen_text
 from tests.test_curator_consolidate import library as library  # (a fixture, for the consolidation test)
 from tests.test_curator_consolidate import staged_plan
 from tests.test_skills_support import write_skill
-from tests.test_timeline import REVIEW, found_after_a_pin, learn
+from tests.test_timeline import REVIEW, found_after_a_pin, found_in_order, learn
 from tests.tui_support import footer_keys, footer_labels, make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
 from workbench.screens.approvals import ApprovalsScreen
@@ -915,6 +915,14 @@ async def test_a_skill_removed_with_its_support_files_is_offered_back_as_its_ski
         await settle(pilot)
         await wait_for(pilot, lambda: (home.skills_dir / "standup" / "SKILL.md").exists(), what="the SKILL.md")
     assert [p.name for p in (home.skills_dir / "standup").iterdir()] == ["SKILL.md"]
+
+
+async def test_a_change_found_later_but_listed_in_its_place_has_no_mark(home, clock, tmp_path):
+    """The mark showed on every catch-up row, also one with no newer-stamped row under it."""
+    found_in_order(home, clock)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        assert shown(screen)[0] == "MEMORY + 'Coffee at nine'"
 
 
 async def test_a_change_found_after_newer_rows_says_so_in_the_list(home, clock, tmp_path):
