@@ -14,8 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import WorkbenchError
 from .health import CHECKS, FIXES, NEEDS_CONFIG, Finding
+from .kept_files import drafts_finding
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .home import Home
 
 CHECK_MODULES = (
@@ -75,21 +78,21 @@ def examine(home: Home) -> list[Finding]:
     return findings
 
 
-def run_doctor(home: Home, fix: bool = False) -> Report:
+def run_doctor(home: Home, fix: bool = False, drafts: Path | None = None) -> Report:
     """The findings; with ``fix``, each named repair made, in rounds: a repair can uncover what another
     mends (a file that is not UTF-8 gets its byte-order mark and line-ending findings only once its bytes
     are replaced), so the home is examined again after each round and the repairs new findings name run
-    too, each at most once, so one run makes all it can."""
+    too, each at most once, so one run makes all it can. ``drafts``: the skin's folder of drafts kept by
+    "Take theirs" (not the home's), said as an info line when it holds any (``kept_files.drafts_finding``)."""
     findings = examine(home)
-    if not fix:
-        return Report(findings)
     repairs: list[dict[str, Any]] = []
     tried: set[str] = set()
-    while names := [n for n in dict.fromkeys(f.repair for f in findings if f.repair) if n not in tried]:
+    while fix and (names := [n for n in dict.fromkeys(f.repair for f in findings if f.repair) if n not in tried]):
         tried.update(names)
         repairs += [_repair(home, name) for name in names]
         findings = examine(home)
-    return Report(findings, repairs)
+    kept = drafts_finding(drafts) if drafts is not None else None
+    return Report(findings + ([kept] if kept else []), repairs)
 
 
 def _repair(home: Home, name: str) -> dict[str, Any]:

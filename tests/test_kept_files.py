@@ -42,3 +42,31 @@ def test_a_crash_loop_keeps_at_most_a_hundred_tracebacks(tmp_path):
     keep_text("Traceback ...", folder, "crash")
     left = {path.name for path in folder.iterdir()}
     assert len(left) == KEEP_MOST and set(young[: KEEP_MOST - 1]) <= left
+
+
+def test_doctor_lists_the_drafts_take_theirs_kept(tmp_path, monkeypatch, capsys):
+    """A draft kept by "Take theirs" was named only in a passing notice: once it went, nothing said the file
+    was there. `workbench doctor` lists the drafts (how many, the newest, the folder) as information."""
+    import json
+
+    from engine import open_home
+    from workbench.cli import main
+
+    monkeypatch.setenv("WORKBENCH_CONFIG_DIR", str(tmp_path / "config"))
+    home = tmp_path / "home"
+    open_home(home).close()
+    assert main(["doctor", "--home", str(home)]) == 0
+    assert "kept by the editor" not in capsys.readouterr().out  # (none kept: nothing said)
+    folder = tmp_path / "config" / "drafts"
+    _old(folder if folder.mkdir(parents=True) is None else folder, "draft", 0, 2)
+    newest = keep_text("my words", folder, "draft")
+    assert main(["doctor", "--home", str(home)]) == 0  # (information: nothing needs attention)
+    printed = capsys.readouterr().out
+    assert (
+        f"2 drafts kept by the editor's Take theirs (your text where theirs was taken), the newest {newest.name}"
+        in (printed.replace("\n", " "))
+    )
+    assert str(folder) in printed.replace("\n", "")
+    assert main(["doctor", "--home", str(home), "--json"]) == 0
+    [found] = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["area"] == "drafts"]
+    assert found["severity"] == "info" and newest.name in found["what"]

@@ -38,3 +38,24 @@ async def test_the_palette_runs_the_doctor_and_shows_its_report(home, tmp_path):
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, DoctorDialog)
+
+
+async def test_the_doctor_dialog_lists_the_drafts_take_theirs_kept(home, tmp_path):
+    """The drafts the editor's "Take theirs" kept were named only by the notice as it kept one."""
+    from workbench.crash import keep_text
+    from workbench.settings import drafts_dir
+
+    app = make_app(home, tmp_path)
+    kept = keep_text("my words", drafts_dir(app.settings_file), "draft")  # (as Take theirs keeps one)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.push_screen(DoctorDialog(home))
+        await wait_for(pilot, lambda: isinstance(app.screen, DoctorDialog), what="the Doctor dialog")
+        said = lambda: "".join(str(r.render()) for r in app.screen.query("#doctor-report"))  # noqa: E731
+        await wait_for(pilot, lambda: "kept by the editor" in said(), what="the drafts line")
+        shown = said()
+        assert (
+            f"1 draft kept by the editor's Take theirs (your text where theirs was taken), the newest {kept.name}"
+            in (shown)
+        )
+        assert shown == render(run_doctor(home, drafts=drafts_dir(app.settings_file)).to_dict())

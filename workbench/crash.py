@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import sys
 import tempfile
 import time
@@ -20,15 +19,10 @@ from pathlib import Path
 
 import platformdirs
 
+from engine.kept_files import KEEP_DAYS, KEEP_MOST, KEEP_NEWEST, kept_files
 from engine.textsafety import visible
 
 CRASH_EXIT = 70  # EX_SOFTWARE: an internal error
-# Kept files of one kind (crash tracebacks, drafts kept by "Take theirs") that stay as new ones come: the
-# newest KEEP_NEWEST however old (the last few are what a person comes back for), then those younger than
-# KEEP_DAYS, up to KEEP_MOST in all (a crash loop never fills the folder).
-KEEP_NEWEST = 10
-KEEP_DAYS = 30
-KEEP_MOST = 100
 
 
 def crash_dir() -> Path:
@@ -50,15 +44,8 @@ def keep_text(text: str, folder: Path, kind: str) -> Path:
 def _prune(folder: Path, kind: str) -> None:
     """Remove the files of ``kind`` that ``keep_text`` wrote and KEEP_NEWEST, KEEP_DAYS and KEEP_MOST no longer
     keep (newest first by mtime); any other file in ``folder`` is left alone, and a file that will not go stays."""
-    named = re.compile(rf"{re.escape(kind)}-\d{{8}}-\d{{6}}-.+\.txt")
-    files = []
-    for path in folder.iterdir():
-        with contextlib.suppress(OSError):  # (gone meanwhile)
-            if named.fullmatch(path.name) and path.is_file():
-                files.append((path.stat().st_mtime, path))
-    files.sort(reverse=True)
     young = time.time() - KEEP_DAYS * 86400
-    for n, (mtime, path) in enumerate(files):
+    for n, (mtime, path) in enumerate(kept_files(folder, kind)):
         if n >= KEEP_MOST or (n >= KEEP_NEWEST and mtime < young):
             with contextlib.suppress(OSError):
                 path.unlink()

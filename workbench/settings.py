@@ -24,6 +24,12 @@ def settings_path() -> Path:
     return Path(folder) / "tui.json"
 
 
+def drafts_dir(settings_file: Path) -> Path:
+    """Where the editor's "Take theirs" keeps a draft, beside the settings (never in the home); doctor
+    lists what is there."""
+    return settings_file.parent / "drafts"
+
+
 def load_settings(path: Path) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -7,6 +7,7 @@ import argparse
 from engine.doctor import render, run_doctor
 from engine.home import Home
 
+from ..settings import drafts_dir, settings_path
 from . import Output
 
 
@@ -39,7 +40,7 @@ def register(subparsers, common) -> None:
 
 
 def doctor_home(home: Home, args) -> Output:
-    report = run_doctor(home, fix=args.fix)
+    report = run_doctor(home, fix=args.fix, drafts=drafts_dir(settings_path()))
     data = report.to_dict()
     attention = [f for f in report.findings if f.needs_attention]
     if attention:

@@ -31,6 +31,7 @@ from textual.widgets import Button, Input, Static, TextArea
 from engine import lock_waits
 from engine.diffs import changed_lines
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
+from engine.kept_files import DRAFT
 from engine.memory.budget import Budget
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, visible
@@ -39,6 +40,7 @@ from widgets.textual_fixes import DismissOnce
 
 from ..crash import keep_text
 from ..messages import ResultsFromWorkers
+from ..settings import drafts_dir
 
 Result = TypeVar("Result")
 
@@ -433,7 +435,7 @@ class EditDialog(Dialog[bool]):
         theirs = self.conflict.theirs if self.conflict is not None else None
         if self.draft not in (self.original, theirs):
             try:
-                kept = keep_text(self.draft, self.app.settings_file.parent / "drafts", "draft")
+                kept = keep_text(self.draft, drafts_dir(self.app.settings_file), DRAFT)
             except OSError as exc:
                 self.show_error(
                     f"Your draft could not be kept in a file ({exc.strerror or exc}): copy it from above "

@@ -21,6 +21,7 @@ from engine.errors import WorkbenchError
 from engine.home import Home
 from widgets.literal import assemble, literal
 
+from ..settings import drafts_dir
 from .dialogs import Dialog
 
 CHECKING = "Checking the home as `workbench doctor` does…"
@@ -52,7 +53,7 @@ class DoctorDialog(Dialog[None]):
     @work(thread=True, exit_on_error=False, group="doctor")
     def check(self) -> None:
         try:
-            report = render(run_doctor(self.home).to_dict())
+            report = render(run_doctor(self.home, drafts=drafts_dir(self.app.settings_file)).to_dict())  # type: ignore[attr-defined]
         except WorkbenchError as exc:
             report = f"The checks could not run: {exc.in_app}"
         self.post_result(Checked(report))
