@@ -567,3 +567,34 @@ async def test_damage_met_looking_up_a_session_to_resume_is_said_with_the_advice
             assert shown.startswith("The session archive cannot be read.") and ".recover" in shown, shown
     finally:
         home.close()
+
+
+@pytest.mark.anyio
+async def test_damage_deep_in_workbench_db_met_by_the_timeline_is_said_with_the_advice(tmp_path):
+    """A workbench.db whose journal leaf is damaged (its first pages read, so the app opens it): the Timeline's
+    load ended with a bare "Something went wrong: DatabaseError: database disk image is malformed"."""
+    from workbench.screens.timeline import TimelineScreen
+
+    root = tmp_path / "journal-damaged"
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    for n in range(20):
+        home.memory.add("memory", f"fact number {n} " + "x" * 30)
+    home.close()
+    db = sqlite3.connect(root / "workbench.db", isolation_level=None)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = db.execute("SELECT max(pageno) FROM dbstat WHERE name = 'journal' AND pagetype = 'leaf'").fetchone()[0]
+    db.close()
+    with open(root / "workbench.db", "r+b") as file:
+        file.seek((page - 1) * PAGE)
+        file.write(b"\xde\xad" * (PAGE // 2))
+    home = open_home(root)
+    try:
+        async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
+            await pilot.press("6")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, TimelineScreen), what="Timeline")
+            detail = pilot.app.screen.query_one("#timeline-detail")
+            await wait_for(pilot, lambda: "could not be read" in str(detail.render()), what="the damage said")
+            assert "workbench doctor" in str(detail.render())
+            assert not [n for n in pilot.app._notifications if "DatabaseError" in n.message]
+    finally:
+        home.close()
