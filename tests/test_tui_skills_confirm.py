@@ -170,7 +170,7 @@ async def test_a_purge_bound_is_refused_in_the_same_words_by_both_skins(home, tm
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await open_mode(pilot, "3", SkillsScreen)
-        for days in ("-1", "x", "0", "36501"):
+        for days in ("-1", "x", "0", "36501", "1_0", "١٠"):  # (int() read the last two as 10: a purge of 10 days)
             await pilot.press("x")
             await wait_for(pilot, lambda: isinstance(app.screen, DaysDialog), what="days dialog")
             app.screen.query_one(Input).value = days
