@@ -21,12 +21,12 @@ import json
 import re
 import secrets
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from functools import cache, lru_cache
+from functools import cache, lru_cache, wraps
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import lock_waits
 from .approvals.labels import detail_summary
@@ -1266,6 +1266,21 @@ def parse_filter(query: str) -> dict[str, str]:
     return filters
 
 
+_T = TypeVar("_T")
+
+
+def _reads_the_journal(method: Callable[..., _T]) -> Callable[..., _T]:
+    """A Timeline read of workbench.db on the journal's connection: SQLite's own errors ("database disk image
+    is malformed", which name no file) are raised as the journal's own calls raise them, naming workbench.db,
+    and damage is remembered (``Journal.problem``). Its reads of state.db handle their own errors."""
+
+    @wraps(method)
+    def call(self: Timeline, *args: Any, **kwargs: Any) -> _T:
+        return self.home.journal.reading(lambda: method(self, *args, **kwargs))
+
+    return call
+
+
 class Timeline:
     def __init__(self, home):
         self.home = home
@@ -1313,6 +1328,7 @@ class Timeline:
         )  # (a hand-edited ``at`` may be text)
         return newest is not None and newest > entry.at
 
+    @_reads_the_journal
     def page(
         self,
         *,
@@ -1537,6 +1553,7 @@ class Timeline:
             "(see `workbench timeline`)."
         )
 
+    @_reads_the_journal
     def group_sizes(self, groups: Iterable[str]) -> dict[str, int]:
         """How many rows each group holds as ``page`` lists them, whatever filter showed some of them."""
         if not self.home.journal.exists():

@@ -572,7 +572,10 @@ async def test_damage_met_looking_up_a_session_to_resume_is_said_with_the_advice
 @pytest.mark.anyio
 async def test_damage_deep_in_workbench_db_met_by_the_timeline_is_said_with_the_advice(tmp_path):
     """A workbench.db whose journal leaf is damaged (its first pages read, so the app opens it): the Timeline's
-    load ended with a bare "Something went wrong: DatabaseError: database disk image is malformed"."""
+    load ended with a bare "Something went wrong: DatabaseError: database disk image is malformed", and
+    `workbench timeline` said "a file in HOME could not be read": engine.timeline reads the journal on its
+    own connection, outside the journal's calls that name workbench.db."""
+    from tests.cli_support import ran
     from workbench.screens.timeline import TimelineScreen
 
     root = tmp_path / "journal-damaged"
@@ -594,7 +597,10 @@ async def test_damage_deep_in_workbench_db_met_by_the_timeline_is_said_with_the_
             await wait_for(pilot, lambda: isinstance(pilot.app.screen, TimelineScreen), what="Timeline")
             detail = pilot.app.screen.query_one("#timeline-detail")
             await wait_for(pilot, lambda: "could not be read" in str(detail.render()), what="the damage said")
-            assert "workbench doctor" in str(detail.render())
+            said = " ".join(str(detail.render()).split())
+            assert "workbench.db could not be read as an SQLite database" in said and "workbench doctor" in said
             assert not [n for n in pilot.app._notifications if "DatabaseError" in n.message]
     finally:
         home.close()
+    status, _, err = ran("--home", str(root), "timeline")
+    assert status == 1 and f"error: {root / 'workbench.db'} could not be read as an SQLite database" in err, err

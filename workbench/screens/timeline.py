@@ -11,7 +11,6 @@ refused. Engine events reload the first page, so the view follows live.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -184,11 +183,9 @@ class TimelineScreen(WorkbenchScreen):
             marks = self.home.journal.undone_by(shown) if where == "newer" else {}
             undone = {row_id: marks.get(row_id) for row_id in shown}
             sources = timeline.sources_found(awaiting) if where == "newer" else {}
-        except WorkbenchError as exc:  # e.g. group:zzz; the old rows must not stay as if they matched
+        except WorkbenchError as exc:  # e.g. group:zzz, or workbench.db damaged; the old rows must not stay as if
+            # they matched
             self.post_result(PageLoaded([], "first", query, exc.in_app))
-            return
-        except (sqlite3.Error, OSError) as exc:  # damage deep in workbench.db's rows: the CLI's words, not a bare
-            self.post_result(PageLoaded([], "first", query, self.home.explain(exc)))  # "Something went wrong"
             return
         self.post_result(
             PageLoaded(
