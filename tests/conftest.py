@@ -77,10 +77,11 @@ def pytest_collection(session):
 FIXED_NOW = 1796040000.0
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(autouse=True)
 def _config_dir(tmp_path_factory):
-    """The workbench's own settings and crash files go to a temp folder, never the user's real one
-    (a test that crashes the CLI on purpose left files in ~/.config/memory-workbench/crashes)."""
+    """The workbench's own settings, crash files and kept drafts go to a temp folder of each test's own,
+    never the user's real one (a test that crashes the CLI on purpose left files in
+    ~/.config/memory-workbench/crashes), nor one another test wrote to (doctor lists kept drafts)."""
     saved = os.environ.get("WORKBENCH_CONFIG_DIR")
     os.environ["WORKBENCH_CONFIG_DIR"] = str(tmp_path_factory.mktemp("config"))
     yield
