@@ -90,14 +90,6 @@ class Conversation:
         """Stop the running turn at its next safe point (any thread)."""
         self.agent.cancel()
 
-    def reviews_under_way(self) -> list[str]:
-        """The sessions of the background reviews still queued or running (a quit asks about them)."""
-        return self.agent.reviews_under_way()
-
-    def drop_reviews(self) -> list[str]:
-        """Stop them without waiting for their model (the user quits without them); their sessions."""
-        return self.agent.drop_reviews()
-
     @property
     def stop_event(self) -> threading.Event:
         """Set once the running turn is asked to stop (``cancel``): a skin that lets a turn's waits for

@@ -1847,7 +1847,7 @@ async def test_quitting_while_a_background_review_waits_for_its_model_asks_and_d
             await pilot.press("ctrl+q")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
             assert app.screen.question == question
-            assert "n stays here and lets it finish; ctrl+q after that quits at once." in app.screen.detail
+            assert "n stays here and lets it finish." in app.screen.detail
             await pilot.press("n")  # stays: the review goes on
             await settle(pilot)
             assert app.is_running and not isinstance(app.screen, ConfirmDialog) and session.reviewing
@@ -1899,6 +1899,78 @@ async def test_a_review_that_ends_while_the_quit_asks_is_saved_and_not_said_drop
             await wait_for(pilot, lambda: not app.is_running, what="the quit")
         assert app.quit_note is None and home.memory.read("user").entries == ["User drinks tea."]
         assert not any(title == "Review not done" for title, _ in await said_at_start(home, tmp_path))
+
+
+async def test_quitting_while_a_scenario_s_review_runs_asks_about_it_too(demo_root, tmp_path):
+    """A review a scenario started (ctrl+g: its sessions are the scenario's, not the screen's) was dropped
+    at quit with no question and no word, its write lost: here the demo's first review, whose write of
+    the user's name waits for USER.md's lock, which another process holds. Now the quit asks about it as
+    about any other, and y says it was dropped."""
+    from engine.runner.review import dropped_note
+
+    home = open_home(demo_root)
+    lock = home.memories_dir / "USER.md.lock"
+    before = home.memory.read("user").entries
+    holder = holding_flock(lock)
+    app = make_app(home, tmp_path)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_run(pilot)
+            screen.speed = 0
+            screen.query_one("#run-scenario", Select).value = "demo"
+            await pilot.press("ctrl+g")
+            await wait_for(pilot, lambda: _waiting_on(lock), timeout=20, what="the review's write waiting")
+            reviewed = app.running_session
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            assert reviewed in app.screen.question
+            await pilot.press("y")
+            await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
+        assert app.quit_note == dropped_note([reviewed])
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        home.close()
+    assert open_home(demo_root).memory.read("user").entries == before
+
+
+async def test_quit_when_done_waits_for_the_review_then_quits_by_itself(home, tmp_path):
+    """n to the review question left the user watching for its end to press ctrl+q again. w now stays
+    until the review has landed, says so in the header, and quits by itself: nothing is dropped."""
+    app = make_app(home, tmp_path)
+    with slow_review(home) as (endpoint, answered):
+        async with app.run_test(size=(80, 24)) as pilot:
+            await review_under_way(pilot, endpoint)
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            await pilot.press("w")
+            await wait_for(pilot, lambda: "then quit" in app.review_status, what="the wait in the header")
+            assert app.is_running
+            answered.set()
+            await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit once reviewed")
+        assert app.quit_note is None and home.memory.read("user").entries == ["User drinks tea."]
+
+
+async def test_ctrl_q_during_the_wait_asks_again_and_n_ends_the_wait(home, tmp_path):
+    """The wait w chose is the user's to take back: ctrl+q asks again, and n stays for good."""
+    app = make_app(home, tmp_path)
+    with slow_review(home) as (endpoint, answered):
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await review_under_way(pilot, endpoint)
+            session = screen.agent.agent
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            await pilot.press("w")
+            header = screen.query_one(WorkbenchHeader)
+            await wait_for(pilot, lambda: header.review == "reviewing\u2026, then quit (ctrl+q: ask)", what="the wait")
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question again")
+            await pilot.press("n")
+            await wait_for(pilot, lambda: header.review == "reviewing\u2026", what="the wait's words gone")
+            answered.set()
+            await wait_for(pilot, lambda: not session.reviewing, what="the review's end")
+            await pilot.pause(1.0)  # (the wait w began would have looked, and quit, several times by now)
+            assert app.is_running and home.memory.read("user").entries == ["User drinks tea."]
 
 
 async def test_the_reopened_title_shows_a_hostile_end_reason_as_symbols(home, tmp_path):

@@ -33,6 +33,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
 from textual.theme import ThemeProvider
+from textual.timer import Timer
 from textual.widgets._toast import ToastRack
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -43,7 +44,7 @@ from engine.errors import WorkbenchError
 from engine.events import ConfigChanged, Event, KeptStored, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
 from engine.home import Home
 from engine.memory.targets import TARGETS
-from engine.runner import dropped
+from engine.runner import background, dropped
 from engine.runner.review import dropped_note
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
 from widgets import textual_fixes
@@ -58,7 +59,7 @@ from .messages import AfterEngineEvents, JumpToMessage, ResultsFromWorkers, Resu
 from .problems import ProblemSaid
 from .screens.approvals import ApprovalsScreen
 from .screens.base import WorkbenchScreen
-from .screens.dialogs import ConfirmDialog, EditDialog
+from .screens.dialogs import LATER, ConfirmDialog, EditDialog, QuitLaterDialog
 from .screens.doctor import DoctorDialog
 from .screens.help import HelpScreen, HelpSection, binding_rows, class_bindings, working_bindings
 from .screens.memory import MemoryScreen
@@ -95,6 +96,7 @@ MODES: dict[str, type[Screen]] = {
 CURATOR_TICK = 60.0  # seconds between checks whether a Curator pass is due
 GC_THRESHOLDS = (20_000, 20, 20)  # Python's are (700, 10, 10); see on_mount
 TERMINAL_CHECK = 1.0  # seconds between checks that the terminal is still there
+REVIEW_WAIT_POLL_S = 0.2  # seconds between looks whether the reviews a quit waits for are done
 
 log = logging.getLogger(__name__)
 
@@ -277,6 +279,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._quitting = threading.Event()
         self._uncancel_waits: Callable[[], None] = lambda: None
         self._asking_quit = False  # the question about waiting writes is being put (a second ctrl+q waits for it)
+        self._review_wait: Timer | None = None  # w to the review question: quit once the reviews are done
+        self._review_line = ""  # the header's review part, without that wait's words
         self.quit_note: str | None = None  # what quitting left unsaved, said once the app has exited
         self.frozen_snapshot = None  # the snapshot the Memory screen compares with (see MemoryScreen)
         self.run_screen: RunScreen | None = None  # set once the Run screen is opened (quitting asks it first)
@@ -324,7 +328,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._quit_now()
 
     def _quit_now(self, reviews_asked: bool = False) -> None:
-        if not reviews_asked and self.run_screen is not None and (sessions := self.run_screen.reviews_under_way()):
+        if not reviews_asked and (sessions := background.under_way(self.home)):
             self._ask_about_reviews(sessions)
             return
         if self.run_screen is not None and self.run_screen.unstored:
@@ -334,24 +338,47 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     def _ask_about_reviews(self, sessions: list[str]) -> None:
         """A background review's model call may take as long as the model's timeout: quitting asks before
-        dropping it (the exit then says so), rather than waiting for it on a blank terminal."""
+        dropping it (the exit then says so), rather than waiting for it on a blank terminal. Every review
+        of this process is asked about, whoever started it (a typed turn, a scenario, the demo)."""
         self._asking_quit = True
         question = f"A background review of session {', '.join(sessions)} is still running. Quit and drop it?"
         detail = (
-            "Its model has not answered yet. y quits at once: the review is stopped, and what it has not saved "
-            "is never saved (the terminal says so when it is back). n stays here and lets it finish; ctrl+q "
-            "after that quits at once."
+            "It is not done yet (a model may take as long as its timeout). y quits at once: the review is "
+            "stopped, and what it has not saved is never saved (the terminal says so when it is back). n stays "
+            "here and lets it finish. w stays until it is done and then quits (the header says so; ctrl+q "
+            "meanwhile asks again)."
         )
 
-        def answer(yes: bool | None) -> None:
+        def answer(choice: bool | str | None) -> None:
             self._asking_quit = False
-            if yes and self.run_screen is not None:
-                if dropped := self.run_screen.drop_reviews():  # (none when it ended as the question was put)
+            self._quit_after_reviews(choice == LATER)
+            if choice is True:
+                if dropped := background.drop(self.home):  # (none when it ended as the question was put)
                     note = dropped_note(dropped)
                     self.quit_note = f"{self.quit_note} {note}" if self.quit_note else note
                 self._quit_now(reviews_asked=True)
 
-        self.push_screen(ConfirmDialog(visible(question), visible(detail)), answer)
+        self.push_screen(QuitLaterDialog(visible(question), visible(detail)), answer)
+
+    def _quit_after_reviews(self, wait: bool) -> None:
+        """w to the question: quit once no background review is left, said in the header meanwhile; any
+        other answer ends that wait. The reviews' threads are looked at in memory, as the question did
+        (their "review finished" event comes before a review's thread lets go of it)."""
+        if self._review_wait is not None:
+            self._review_wait.stop()
+        self._review_wait = self.set_interval(REVIEW_WAIT_POLL_S, self._quit_if_reviewed) if wait else None
+        self._say_review(self._review_line)
+
+    def _quit_if_reviewed(self) -> None:
+        if not background.under_way(self.home):
+            self._quit_after_reviews(False)
+            self._quit_now(reviews_asked=True)
+
+    def _say_review(self, line: str) -> None:
+        """The header's review part: "reviewing…" or the last result, and while a quit waits for the
+        reviews, that it does."""
+        self._review_line = line
+        self.review_status = f"{line}, then quit (ctrl+q: ask)" if self._review_wait is not None else line
 
     def notify(
         self,
@@ -414,6 +441,9 @@ class WorkbenchApp(ResultsFromWorkers, App):
         locks, so no worker keeps the process from ending."""
         if self.run_screen is not None:  # (first: a scenario goes no further than the write whose wait ends)
             self.run_screen.stop_for_exit()
+        # A review still running (an exit no one was asked about: a hang-up, a closed terminal) is never
+        # waited for, and the next start says it was not done.
+        background.drop(self.home)
         self._quitting.set()
         note = visible(self.quit_note) if self.quit_note else None  # (it may name sessions state.db holds)
         super().exit(result, return_code, message if message is not None else note)
@@ -745,9 +775,9 @@ class WorkbenchApp(ResultsFromWorkers, App):
         elif isinstance(event, RunnerEvent) and event.session_id:
             self.running_session = event.session_id
             if event.kind == "review_started":
-                self.review_status = "reviewing\u2026"
+                self._say_review("reviewing\u2026")
             elif event.kind == "review_finished":
-                self.review_status = visible(f"review: {event.data.get('line') or event.data.get('summary')}")
+                self._say_review(visible(f"review: {event.data.get('line') or event.data.get('summary')}"))
             if event.kind in ("turn_started", "turn_finished"):
                 self._turn_running = event.kind == "turn_started"
         elif isinstance(event, SessionChanged) and event.action == "ended" and event.session_id == self.running_session:

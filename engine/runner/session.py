@@ -41,7 +41,7 @@ from ..providers.manager import MemoryManager
 from ..tools import ToolContext
 from ..unstored import Unstored
 from ..worker import SerialWorker
-from . import compression
+from . import background, compression
 from .claims import unbacked_claims
 from .dropped import put as put_dropped
 from .prompt import build_system_prompt, prefix_hash
@@ -259,6 +259,8 @@ class AgentSession:
         self._own_cancel = cancel_event is None  # a shared event (a whole scenario's) is never cleared here
         self.cancel_event = cancel_event or threading.Event()
         self.requests = RequestLog(home)
+        if background_review:  # (a quit asks about its reviews, whoever holds it: ``background``)
+            background.track(self)
         self.manager = MemoryManager(prefetch_timeout=home.config.seconds("memory.provider_timeout"))
         for chosen in [provider] if provider is not None else configured_providers(home, self.manager.warnings):
             self.manager.add_provider(chosen)

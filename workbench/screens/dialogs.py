@@ -127,6 +127,11 @@ class ConfirmDialog(Dialog[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Yes (y)", variant="error", id="yes")
                 yield Button("No (n)", id="no")
+                yield from self.more_buttons()
+
+    def more_buttons(self) -> ComposeResult:
+        """A subclass's further answers, after No."""
+        yield from ()
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -156,7 +161,20 @@ class ConfirmDialog(Dialog[bool]):
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        self.dismiss(LATER if event.button.id == LATER else event.button.id == "yes")
+
+
+LATER = "later"  # ``QuitLaterDialog``'s third answer
+
+
+class QuitLaterDialog(ConfirmDialog):
+    """Quit now (y), stay (n), or quit once what still runs is done (w, answers ``LATER``): nobody
+    has to watch for the end of what they chose to wait for."""
+
+    BINDINGS = [Binding("w", "answer('later')", "Quit when done")]
+
+    def more_buttons(self) -> ComposeResult:
+        yield Button("Quit when done (w)", id=LATER)
 
 
 class LineInput(Input):

@@ -515,8 +515,6 @@ class RunScreen(WorkbenchScreen):
         self._cancel.set()  # never keep the app waiting on a running turn at exit
         turn = self._turn
         agent = self.agent or (turn.agent if turn is not None else None)
-        if agent is not None:  # a review still running (an exit no one was asked about: a hang-up, a closed
-            agent.drop_reviews()  # terminal) is never waited for, and the next start says it was not done
         if turn is not None and turn.close():  # a turn still runs (its lock waits end with the app):
             if agent is not None:  # its thread ends the session once it stops (``run_turn``)
                 agent.cancel()
@@ -538,14 +536,6 @@ class RunScreen(WorkbenchScreen):
         """Whether Run talks in ``session_id`` having resumed it live: another Hermes may write to it too."""
         agent = self.agent
         return agent is not None and agent.id == session_id and agent.live_warning is not None
-
-    def reviews_under_way(self) -> list[str]:
-        """Sessions whose background review still runs or waits for its turn (quitting asks first)."""
-        return self.agent.reviews_under_way() if self.agent is not None else []
-
-    def drop_reviews(self) -> list[str]:
-        """The user quits without them: stopped now, so closing the session never waits for their model."""
-        return self.agent.drop_reviews() if self.agent is not None else []
 
     @property
     def unstored(self) -> int:
