@@ -1945,6 +1945,8 @@ async def test_quit_when_done_waits_for_the_review_then_quits_by_itself(home, tm
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
             await pilot.press("w")
             await wait_for(pilot, lambda: "then quit" in app.review_status, what="the wait in the header")
+            said = ("Quit when done", "The workbench quits once the background review is done. ctrl+q asks again.")
+            await wait_for(pilot, lambda: said in [(n.title, n.message) for n in app._notifications], what="its notice")
             assert app.is_running
             answered.set()
             await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit once reviewed")

@@ -97,6 +97,7 @@ CURATOR_TICK = 60.0  # seconds between checks whether a Curator pass is due
 GC_THRESHOLDS = (20_000, 20, 20)  # Python's are (700, 10, 10); see on_mount
 TERMINAL_CHECK = 1.0  # seconds between checks that the terminal is still there
 REVIEW_WAIT_POLL_S = 0.2  # seconds between looks whether the reviews a quit waits for are done
+REVIEW_WAIT_NOTICE_S = 3600.0  # its notice stays as long as that wait (withdrawn when it ends)
 
 log = logging.getLogger(__name__)
 
@@ -280,6 +281,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._uncancel_waits: Callable[[], None] = lambda: None
         self._asking_quit = False  # the question about waiting writes is being put (a second ctrl+q waits for it)
         self._review_wait: Timer | None = None  # w to the review question: quit once the reviews are done
+        self._review_wait_notice: Notification | None = None  # (says that wait where the header has no room)
         self._review_line = ""  # the header's review part, without that wait's words
         self.quit_note: str | None = None  # what quitting left unsaved, said once the app has exited
         self.frozen_snapshot = None  # the snapshot the Memory screen compares with (see MemoryScreen)
@@ -351,7 +353,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
         def answer(choice: bool | str | None) -> None:
             self._asking_quit = False
-            self._quit_after_reviews(choice == LATER)
+            # (once the question is down: a notice posted while it is up is never drawn on the screen below)
+            self.call_after_refresh(self._quit_after_reviews, choice == LATER)
             if choice is True:
                 if dropped := background.drop(self.home):  # (none when it ended as the question was put)
                     note = dropped_note(dropped)
@@ -368,6 +371,15 @@ class WorkbenchApp(ResultsFromWorkers, App):
             self._review_wait.stop()
         self._review_wait = self.set_interval(REVIEW_WAIT_POLL_S, self._quit_if_reviewed) if wait else None
         self._say_review(self._review_line)
+        self.withdraw(self._review_wait_notice)
+        self._review_wait_notice = None
+        if wait:  # (the header's review part is cut first, gone at 80 columns: this says it at any size)
+            self._review_wait_notice = self.notice(
+                "The workbench quits once the background review is done. ctrl+q asks again.",
+                title="Quit when done",
+                severity="information",
+                timeout=REVIEW_WAIT_NOTICE_S,
+            )
 
     def _quit_if_reviewed(self) -> None:
         if not background.under_way(self.home):

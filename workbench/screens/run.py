@@ -30,6 +30,7 @@ from engine.errors import said, said_in_app
 from engine.events import Event, RunnerEvent, SessionChanged
 from engine.kept import cause, of_session, when_stored
 from engine.models import BACKENDS, configured_backend, make_model
+from engine.runner import background
 from engine.runner.session import CLOSE_REASON, REVIEW_CLOSE_WAIT_S, end_reason_said
 from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_scenario
 from engine.textsafety import visible
@@ -515,6 +516,9 @@ class RunScreen(WorkbenchScreen):
         self._cancel.set()  # never keep the app waiting on a running turn at exit
         turn = self._turn
         agent = self.agent or (turn.agent if turn is not None else None)
+        # A review still running (an exit no one was asked about: a hang-up, a closed terminal), whoever
+        # started it, is never waited for, and the next start says it was not done.
+        background.drop(self.home)
         if turn is not None and turn.close():  # a turn still runs (its lock waits end with the app):
             if agent is not None:  # its thread ends the session once it stops (``run_turn``)
                 agent.cancel()
