@@ -809,6 +809,22 @@ class Journal:
         return {target: who for target, who in newest.items() if isinstance(who, str) and who}
 
     @_names_the_file
+    def rejected_payloads(self, subsystem: str) -> list[tuple[str, dict[str, Any]]]:
+        """(pending id, payload) of each ``subsystem`` proposal a person rejected here and nobody put back
+        since (``restore``), oldest first."""
+        if not self.exists():
+            return []
+        rows = self.connection().execute(
+            "SELECT target, json_extract(detail, '$.payload') FROM journal AS r WHERE subsystem = 'approvals' "
+            "AND action = 'reject' AND actor = 'user' AND status = 'done' AND json_valid(detail) "
+            "AND json_extract(detail, '$.subsystem') = ? AND NOT EXISTS (SELECT 1 FROM journal WHERE "
+            "subsystem = 'approvals' AND action = 'restore' AND target = r.target AND status = 'done' AND id > r.id) "
+            "ORDER BY id",
+            (subsystem,),
+        )
+        return [(target, payload) for target, raw in rows if raw and isinstance(payload := json.loads(raw), dict)]
+
+    @_names_the_file
     def writers_of(self, subsystem: str, target: str, text: str) -> list[JournalEntry]:
         """Provenance: the done rows whose result (``after``) is exactly ``text``, newest first."""
         if not self.exists():

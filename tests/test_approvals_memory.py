@@ -13,6 +13,7 @@ import pytest
 from engine.approvals.editing import batch_draft, edit_draft
 from engine.approvals.preview import seen_in
 from engine.events import MemoryChanged, PendingChanged
+from engine.memory.tool import memory_tool
 from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.hermes_support import hermes_record, workbench_cmd
 
@@ -99,6 +100,62 @@ def test_two_processes_proposing_the_same_add_at_once_stage_it_once(home):
         blocked_on(folder.parent / "memory.lock", 2)
     ids = [run.communicate()[0].strip() for run in runs]
     assert ids[0] == ids[1] and [r.id for r in home.approvals.list("memory")] == [ids[0]]
+
+
+def test_an_add_the_user_rejected_is_not_proposed_again_by_turn_or_review(home):
+    """Rejected in the queue, "User prefers tabs over spaces." waited again after the next turn that said
+    the same (the offline agent's add, then its review's). Now neither proposes it: the review's line
+    says so, the add is told how a person still adds it, and a person's add by hand goes in."""
+    from engine.conversation import Conversation
+    from engine.models import OfflineModel
+
+    home.config_path.write_text("memory:\n  write_approval: true\n  nudge_interval: 1\n")
+    home.reload_config()
+    first = Conversation(home, OfflineModel(), background_review=False)
+    first.run_turn("I prefer tabs over spaces")
+    (record,) = home.approvals.list("memory")
+    home.approvals.reject(record.id)
+    again = Conversation(home, OfflineModel(), background_review=False)
+    turn = again.run_turn("i prefer  TABS over spaces")
+    assert home.approvals.list("memory") == []
+    (call,) = turn.tool_calls
+    assert call["result"]["rejected_before"] == record.id and "workbench memory add" in call["result"]["error"]
+    assert "1 not proposed again (rejected before: add by hand to keep)" in turn.review.summary
+    assert home.memory.add("user", "User prefers tabs over spaces.", USER)["success"]
+    assert home.memory.read("user").entries == ["User prefers tabs over spaces."]
+
+
+def test_a_model_review_does_not_propose_again_what_the_user_rejected(home):
+    """The same rule holds for a real model's review (an OpenAI-compatible server on 127.0.0.1: its memory
+    call goes through the same tool); a rejection put back in the queue since (restore) no longer
+    counts, nor does one of another target."""
+    from engine.approvals.rejected import rejected_add
+    from engine.conversation import Conversation
+    from engine.models.openai import OpenAIModel
+    from tests.test_models_openai import FakeEndpoint
+
+    home.config_path.write_text("memory:\n  write_approval: true\n  nudge_interval: 1\n")
+    home.reload_config()
+    review = ToolContext(actor="review", origin=BACKGROUND_REVIEW, session_id="s1", message_id=5)
+    pid = staged_id(memory_tool(home, {"action": "add", "target": "user", "content": "User drinks tea."}, review))
+    home.approvals.reject(pid)
+    endpoint = FakeEndpoint()
+    try:
+        endpoint.answer("Noted.")
+        endpoint.answer(
+            tool_calls=[("c1", "memory", {"action": "add", "target": "user", "content": "User drinks tea"})]
+        )
+        endpoint.answer("Nothing else.")
+        model = OpenAIModel(base_url=endpoint.base_url, model="m", api_key_env="")
+        turn = Conversation(home, model, background_review=False).run_turn("I drink tea")
+    finally:
+        endpoint.close()
+    assert home.approvals.list("memory") == [] and turn.review is not None
+    assert [a["result"].get("rejected_before") for a in turn.review.actions] == [pid]
+    assert "1 not proposed again" in turn.review.summary
+    assert rejected_add(home, "memory", "User drinks tea.") is None
+    home.approvals.restore(pid)
+    assert rejected_add(home, "user", "User drinks tea.") is None
 
 
 def test_stale_pin_is_refused_and_the_record_kept(home):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
+from ..approvals.rejected import refusal
 from ..tools import ToolContext
 from .format import FILE_NAMES, TARGETS, Usage
 from .ops import REPLACE_HINT
@@ -125,7 +126,7 @@ def memory_tool(home: Home, args: dict[str, Any], ctx: ToolContext) -> dict[str,
     if action == "add":
         if not content:
             return _error("Content is required for 'add' action.")
-        return store.add(target, content, ctx)
+        return refusal(home, target, str(content)) or store.add(target, content, ctx)
     old_text = args.get("old_text")
     if not old_text:
         state = store.read(target)

@@ -86,6 +86,8 @@ class ReviewResult:
                 lines.append(f"Skill '{args.get('name')}' {verb.get(args.get('action'), 'updated')}")
         if self.staged:
             lines.append(f"{len(self.staged)} proposal(s) waiting for approval")
+        if skipped := [a for a in self.actions if a["result"].get("rejected_before")]:
+            lines.append(f"{len(skipped)} not proposed again (rejected before: add by hand to keep)")
         return " \u00b7 ".join(dict.fromkeys(lines)) or "Nothing to save."
 
     @property
