@@ -282,6 +282,46 @@ def test_another_team_takes_the_old_ones_place_as_a_name_does():
     assert first_call("I work on the billing service", teamed).arguments["action"] == "add"  # another subject
 
 
+@pytest.mark.parametrize(
+    ("memory", "said", "replaced"),
+    [
+        ("User's editor is vim.", "my editor is emacs", "User's editor is emacs."),
+        ("User's editor is vim.", "I use emacs now", "User uses emacs now."),
+        ("User uses vim.", "I use emacs now", "User uses emacs now."),
+        ("User's shell is zsh.", "my shell is fish", "User's shell is fish."),
+        ("User's OS is macOS.", "my operating system is Linux", "User's operating system is Linux."),
+        ("User's timezone is CET.", "my time zone is PST", "User's time zone is PST."),
+        ("User's preferred language is German.", "my language is French", "User's language is French."),
+        ("User's role is backend engineer.", "my role is tech lead", "User's role is tech lead."),
+        ("User's location is Berlin.", "my city is Lisbon", "User's city is Lisbon."),
+        ("User's pronouns are she/her.", "my pronouns are they/them", "User's pronouns are they/them."),
+    ],
+)
+def test_another_value_of_a_one_value_fact_replaces_it(memory, said, replaced):
+    """ "User's editor is vim." in memory, then "I use emacs now" or "my editor is emacs", became an add
+    beside the old fact: the changed-fact rule knew only name, team and employer."""
+    user_block = render_block("user", ["User prefers tabs."], 1375)
+    known = SYSTEM.replace(user_block, render_block("user", [memory, "User prefers tabs."], 1375))
+    call = first_call(said, known)
+    assert call.arguments == {"action": "replace", "target": "user", "old_text": memory, "content": replaced}
+
+
+@pytest.mark.parametrize(
+    ("memory", "said"),
+    [
+        ("User's editor is vim.", "my shell is fish"),  # another kind
+        ("User uses vim.", "I use Postgres for the ledger"),  # not a tool of one kind
+        ("User uses Postgres.", "I use Redis"),  # two things used, both kept
+        ("User's editor is vim.", "my editor is vim"),  # known: the tool answers it is there
+        ("User likes vim.", "my editor is emacs"),  # a liking is not which editor
+    ],
+)
+def test_other_facts_beside_a_one_value_fact_stay_adds(memory, said):
+    user_block = render_block("user", ["User prefers tabs."], 1375)
+    known = SYSTEM.replace(user_block, render_block("user", [memory, "User prefers tabs."], 1375))
+    assert first_call(said, known).arguments["action"] == "add"
+
+
 def test_a_recalled_session_is_quoted_without_the_snippets_match_marks(home):
     """The answer to "what did we discuss about X" quoted the search's snippet with its « » round the match:
     the marks show the model where the hit is (Hermes's own are >>> <<<), and a model's answer leaves them out."""

@@ -325,3 +325,24 @@ def test_unbacked_claims_are_flagged_marked_and_counted(home, capsys):
     items = {item.id: item for item in session_items(home, session.id)}
     assert items[claim_id].mark == "unbacked claim" and UNBACKED_NOTE in items[claim_id].writes
     assert sum(1 for item in items.values() if item.mark == "unbacked claim") == 1
+
+
+def test_a_review_told_another_editor_proposes_the_change_and_skips_the_one_memory_gives(home):
+    """A one-value fact said in passing (the turn saves nothing of it) was proposed beside the old one:
+    "I'm on Linux now" next to "User's OS is macOS.". The review now proposes a replace, skips the value
+    memory gives, and adds a fact of another kind."""
+    from engine.tools import ToolContext
+
+    _config(home, "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n")
+    old = "User's OS is macOS."
+    assert home.memory.add("user", old, ToolContext(actor="user"))["success"]
+    session = AgentSession(home, OfflineModel())
+    assert session.run_turn("thanks! I'm on macOS").review.line == "Nothing to save."  # known
+    review = session.run_turn("thanks! I'm on Linux now").review
+    [record] = home.approvals.list("memory")
+    assert record.payload["action"] == "replace" and record.payload["content"] == "User uses Linux now."
+    assert record.payload["matched_entry"] == old and "the user gave another operating system" in review.line
+    home.approvals.approve(record.id)
+    review = session.run_turn("thanks! I switched to fish").review  # another kind: an add
+    assert home.memory.entries("user") == ["User uses Linux now.", "User uses fish."] and review.staged == []
+    session.close()

@@ -35,6 +35,39 @@ _SUBJECTS = [
         "the user said anew where they work",
     ),
 ]
+# One-value things the user has, said "User's <kind> is <value>." (the words naming one kind, first): another
+# value replaces the one memory gives ("User's editor is emacs." for "User's editor is vim.").
+_ONE_VALUE = {
+    "editor": "editor",
+    "text editor": "editor",
+    "shell": "shell",
+    "os": "operating system",
+    "operating system": "operating system",
+    "timezone": "time zone",
+    "time zone": "time zone",
+    "language": "language",
+    "preferred language": "language",
+    "native language": "language",
+    "role": "role",
+    "job title": "role",
+    "location": "location",
+    "city": "location",
+    "pronouns": "pronouns",
+    "browser": "browser",
+    "keyboard layout": "keyboard layout",
+}
+_KINDS = "|".join(sorted(map(re.escape, _ONE_VALUE), key=len, reverse=True))
+_HAS = re.compile(rf"^(?:the )?user's (?P<kind>{_KINDS}) (?:is|are)\b", re.I)
+# Tools that are one of those kinds, so "User uses emacs now." says which editor: without such a name
+# ("User uses Postgres.") a use is not one value of anything, and another is added beside it.
+_TOOLS = {
+    "editor": "vim neovim nvim emacs vscode nano helix zed sublime intellij pycharm",
+    "shell": "bash zsh fish nushell powershell tcsh ksh",
+    "operating system": "linux macos windows ubuntu debian fedora arch nixos freebsd",
+    "browser": "firefox chrome chromium safari brave edge",
+}
+_TOOL_KIND = {tool: kind for kind, tools in _TOOLS.items() for tool in tools.split()}
+_USES = re.compile(rf"^(?:the )?user (?:uses|switched to|moved to|is on|runs) (?P<tool>{'|'.join(_TOOL_KIND)})\b", re.I)
 # The words every entry of a kind begins with ("User prefers", "The team uses", "User usually"): no sign
 # that two entries say the same thing.
 _FRAME = re.compile(
@@ -109,6 +142,16 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[str, str]], 
         "a standing instruction from the user",
     ),
     (
+        re.compile(rf"^my (?P<kind>{_KINDS}) (?P<verb>is|are) (?P<x>.+)$", re.I),
+        lambda m: ("user", sentence(f"User's {m.group('kind').lower()} {m.group('verb').lower()} {m.group('x')}")),
+        "a one-value fact about the user",
+    ),
+    (
+        re.compile(rf"^(?:i (?:use|switched to|moved to|am on)|i'm on) (?P<x>(?:{'|'.join(_TOOL_KIND)})\b.*)$", re.I),
+        lambda m: ("user", sentence(f"User uses {m.group('x')}")),
+        "a tool the user works with",
+    ),
+    (
         re.compile(r"^(?P<x>i (?:prefer|like|love|hate|dislike|want) .+)$", re.I),
         lambda m: declarative(m.group("x")),
         "a preference the user stated",
@@ -157,10 +200,17 @@ class Subject(NamedTuple):
 
 
 def subject(entry: str) -> Subject | None:
-    """What single-valued thing ``entry`` says of the user (``_SUBJECTS``); None for anything else."""
+    """What single-valued thing ``entry`` says of the user (``_SUBJECTS``, ``_ONE_VALUE``, a tool of one of
+    those kinds it uses); None for anything else."""
     for kind, pattern, why in _SUBJECTS:
         if match := pattern.match(entry):
             return Subject(f"{kind} {match.groupdict().get('how') or ''}".strip().lower(), entry[match.end() :], why)
+    if match := _HAS.match(entry):
+        kind = _ONE_VALUE[match["kind"].lower()]
+        return Subject(kind, entry[match.end() :], f"the user gave another {kind}")
+    if match := _USES.match(entry):
+        kind = _TOOL_KIND[match["tool"].lower()]
+        return Subject(kind, entry[match.start("tool") :], f"the user gave another {kind}")
     return None
 
 
