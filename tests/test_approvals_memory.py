@@ -119,7 +119,10 @@ def test_an_add_the_user_rejected_is_not_proposed_again_by_turn_or_review(home):
     turn = again.run_turn("i prefer  TABS over spaces")
     assert home.approvals.list("memory") == []
     (call,) = turn.tool_calls
-    assert call["result"]["rejected_before"] == record.id and "workbench memory add" in call["result"]["error"]
+    assert (
+        call["result"]["rejected_before"] == record.id
+        and "workbench memory add --target user" in call["result"]["error"]
+    )
     assert "1 not proposed again (rejected before: add by hand to keep)" in turn.review.summary
     assert home.memory.add("user", "User prefers tabs over spaces.", USER)["success"]
     assert home.memory.read("user").entries == ["User prefers tabs over spaces."]
@@ -129,7 +132,7 @@ def test_a_model_review_does_not_propose_again_what_the_user_rejected(home):
     """The same rule holds for a real model's review (an OpenAI-compatible server on 127.0.0.1: its memory
     call goes through the same tool); a rejection put back in the queue since (restore) no longer
     counts, nor does one of another target."""
-    from engine.approvals.rejected import rejected_add
+    from engine.approvals.rejected import rejected_write
     from engine.conversation import Conversation
     from engine.models.openai import OpenAIModel
     from tests.test_models_openai import FakeEndpoint
@@ -153,9 +156,9 @@ def test_a_model_review_does_not_propose_again_what_the_user_rejected(home):
     assert home.approvals.list("memory") == [] and turn.review is not None
     assert [a["result"].get("rejected_before") for a in turn.review.actions] == [pid]
     assert "1 not proposed again" in turn.review.summary
-    assert rejected_add(home, "memory", "User drinks tea.") is None
+    assert rejected_write(home, "add", "memory", "User drinks tea.") is None
     home.approvals.restore(pid)
-    assert rejected_add(home, "user", "User drinks tea.") is None
+    assert rejected_write(home, "add", "user", "User drinks tea.") is None
 
 
 def test_stale_pin_is_refused_and_the_record_kept(home):

@@ -346,3 +346,20 @@ def test_a_review_told_another_editor_proposes_the_change_and_skips_the_one_memo
     review = session.run_turn("thanks! I switched to fish").review  # another kind: an add
     assert home.memory.entries("user") == ["User uses Linux now.", "User uses fish."] and review.staged == []
     session.close()
+
+
+def test_a_changed_fact_the_user_rejected_is_not_proposed_again(home):
+    """Rejected, the review's replace of "User's OS is macOS." by "User uses Linux now." waited again after
+    the next turn: the conversation still said it, and the next review proposed the same replace."""
+    from engine.tools import ToolContext
+
+    _config(home, "memory:\n  nudge_interval: 1\n  write_approval: true\nskills:\n  creation_nudge_interval: 0\n")
+    assert home.memory.add("user", "User's OS is macOS.", ToolContext(actor="user"))["success"]
+    session = AgentSession(home, OfflineModel())
+    session.run_turn("thanks! I'm on Linux now")
+    [record] = home.approvals.list("memory")
+    assert record.payload["action"] == "replace"
+    home.approvals.reject(record.id)
+    review = session.run_turn("thanks, that is all").review
+    assert home.approvals.list("memory") == [] and "1 not proposed again" in review.line
+    session.close()

@@ -1,9 +1,10 @@
-"""Memory adds a person rejected, which the agent does not propose again.
+"""Memory adds and replaces a person rejected, which the agent does not propose again.
 
 Told the same fact again ("I prefer tabs over spaces", in the next turn or another session), the
 agent and its background review proposed the same add again after the user had said no to it,
-and it waited in the queue once more. The memory tool (every model's turn, review and flush)
-asks ``refusal`` before an add; what the user rejected can still be added by hand.
+and it waited in the queue once more (a changed fact's replace too). The memory tool (every model's
+turn, review and flush) asks ``refusal`` before an add or a replace; what the user rejected can still
+be written by hand.
 """
 
 from __future__ import annotations
@@ -21,29 +22,34 @@ def same_text(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(".")
 
 
-def rejected_add(home: Home, target: str, content: str) -> str | None:
-    """The pending id of a rejected add of ``content`` to memory ``target``, if any (newest)."""
-    wanted = same_text(content)
+def rejected_write(home: Home, action: str, target: str, content: str, old_text: str = "") -> str | None:
+    """The pending id of a rejected ``action`` (add, or replace of ``old_text``) writing ``content`` to memory
+    ``target``, if any (newest)."""
+    wanted = (action, target, same_text(content), same_text(old_text))
     found = [
         pending
         for pending, payload in home.journal.rejected_payloads("memory")
-        if payload.get("action") == "add"
-        and payload.get("target", "memory") == target
-        and same_text(str(payload.get("content", ""))) == wanted
+        if (
+            payload.get("action"),
+            payload.get("target", "memory"),
+            same_text(str(payload.get("content") or "")),
+            same_text(str(payload.get("old_text") or "")),
+        )
+        == wanted
     ]
     return found[-1] if found else None
 
 
-def refusal(home: Home, target: str, content: str) -> dict[str, Any] | None:
-    """The memory tool's result for an add of what the user rejected (nothing is staged or written);
+def refusal(home: Home, action: str, target: str, content: str, old_text: str = "") -> dict[str, Any] | None:
+    """The memory tool's result for an add or replace the user rejected (nothing is staged or written);
     None when it was never rejected."""
-    pending = rejected_add(home, target, content)
+    pending = rejected_write(home, action, target, content, old_text)
     if pending is None:
         return None
     return {
         "success": False,
         "rejected_before": pending,
-        "error": f"Not proposed again: the user rejected this same add before (proposal {pending}). "
-        f"Do not retry it. To keep it after all, a person adds it by hand: workbench memory add --target "
-        f"{target} TEXT, or a on the Memory screen.",
+        "error": f"Not proposed again: the user rejected this same {action} before (proposal {pending}). "
+        f"Do not retry it. To keep it after all, a person writes it by hand: workbench memory {action} "
+        f"--target {target}{' --old OLD' if action == 'replace' else ''} TEXT, or on the Memory screen.",
     }

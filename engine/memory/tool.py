@@ -126,7 +126,7 @@ def memory_tool(home: Home, args: dict[str, Any], ctx: ToolContext) -> dict[str,
     if action == "add":
         if not content:
             return _error("Content is required for 'add' action.")
-        return refusal(home, target, str(content)) or store.add(target, content, ctx)
+        return refusal(home, "add", target, str(content)) or store.add(target, content, ctx)
     old_text = args.get("old_text")
     if not old_text:
         state = store.read(target)
@@ -141,6 +141,8 @@ def memory_tool(home: Home, args: dict[str, Any], ctx: ToolContext) -> dict[str,
     if action == "replace":
         if not content:
             return _error("content is required for 'replace' action.")
+        if refused := refusal(home, "replace", target, str(content), str(old_text)):
+            return refused
         result = store.replace(target, old_text, content, ctx)
         result.pop("new_entry", None)  # the model's own text: no echo (Hermes keeps a success terse)
         return result
