@@ -9,6 +9,7 @@ import json
 import random
 import re
 import sqlite3
+import unicodedata
 
 import pytest
 
@@ -39,6 +40,23 @@ LATIN = [
     "x1y2",
 ]
 CJK = list("数据库迁移部署服务器半夜日志") + ["デプロイ", "サーバー", "ログ"]
+HALF_WIDTH = re.compile("[\uff61-\uff9f]+")
+# each katakana the corpus uses as half-width text ("デ": "ﾃﾞ"), for a third of its messages (not those
+# with ﾟ: プ stays full-width, so a word mixes both widths, ﾃﾞプﾛｲ)
+NARROW = {
+    unicodedata.normalize("NFKC", half): half
+    for half in [chr(c) for c in range(0xFF66, 0xFF9E)] + [chr(c) + "\uff9e" for c in range(0xFF66, 0xFF9E)]
+    if len(unicodedata.normalize("NFKC", half)) == 1
+}
+
+
+def _narrow(text: str) -> str:
+    return "".join(NARROW.get(char, char) for char in text)
+
+
+def _folded(text: str) -> str:
+    """Half-width katakana as NFKC makes them, in lower case: what the search compares."""
+    return HALF_WIDTH.sub(lambda run: unicodedata.normalize("NFKC", run.group()), text).lower()
 
 
 def _strings(value) -> list[str]:
@@ -61,7 +79,7 @@ def decoded_scan(path, needle: str) -> set[int]:
     found = set()
     for mid, content, tool_name, calls in conn.execute("SELECT id, content, tool_name, tool_calls FROM messages"):
         texts = [content or "", tool_name or ""] + (_strings(json.loads(calls)) if calls else [])
-        if any(needle.lower() in t.lower() for t in texts):
+        if any(_folded(needle) in _folded(t) for t in texts):
             found.add(mid)
     conn.close()
     return found
@@ -78,6 +96,13 @@ def _text(rng: random.Random) -> str:
 
 
 def _message(rng: random.Random, n: int) -> dict:
+    message = _wide_message(rng, n)
+    if n % 3 == 0 and isinstance(message["content"], str):  # (half-width text: ﾃﾞﾌﾟﾛｲ, ｻｰﾊﾞｰ, ﾛｸﾞ)
+        message["content"] = _narrow(message["content"])
+    return message
+
+
+def _wide_message(rng: random.Random, n: int) -> dict:
     if rng.random() < 0.4:
         args = {"query": _text(rng), "limit": 3}
         hermes = rng.random() < 0.6
@@ -100,7 +125,8 @@ def corpus(request, tmp_path_factory):
         home.archive.create_session(f"s{s}")
         home.archive.append_messages(f"s{s}", [_message(rng, s * 100 + i) for i in range(25)])
     home.archive.bigram_index.refresh()
-    home.archive.create_session("late")
+    home.archive.create_session("late")  # (its messages are past the index: the scan of the gap finds them)
+    home.archive.append_messages("late", [_message(rng, 9000 + i) for i in range(25)])
     yield home, rng
     home.close()
 
@@ -112,6 +138,11 @@ def test_cjk_recall_equals_a_decoding_substring_scan(corpus):
         "迁",
         "ログ",
         "数据库迁移",
+        "ﾃﾞﾌﾟﾛｲ",
+        "デプロイ",
+        "ﾃﾞﾌﾟ",
+        "サーバ",
+        "ｰﾊﾞ",
     }
     found_any = False
     for query in sorted(queries):

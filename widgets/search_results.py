@@ -281,7 +281,6 @@ class SearchResults(CursorInView, OptionList):
         self.note: str | None = None  # why part of the query was not searched (engine's words)
         self.error: str | None = None  # why the search shown failed (engine's words)
         self.unsearched: str | None = None  # why nothing was searched for the query shown (engine's words)
-        self.hint: str | None = None  # what to try when nothing matched the query shown (engine's words)
         self.cap = cap  # a count this high means "this many or more"
         self.best: dict[str, Hit] = {}  # session -> its best hit, in the archive's order
         self.counts: dict[str, int] = {}
@@ -302,7 +301,6 @@ class SearchResults(CursorInView, OptionList):
         again: bool = False,
         error: str | None = None,
         unsearched: str | None = None,
-        hint: str | None = None,
     ) -> None:
         """Replace the list with the hits for ``query``, under ``note`` if the engine gave one;
         their counts follow (``set_counts``). ``more``: others matched beyond those listed (``50+``).
@@ -311,14 +309,12 @@ class SearchResults(CursorInView, OptionList):
         ``error``: the search failed (the engine's words), said in place of the hits: a list that says
         "no messages match" would claim a result the search never produced. ``unsearched``: why nothing
         was searched (punctuation alone, a NOT with nothing before it; the engine's words, as the CLI
-        says them), said in place of the hits, likewise never "no messages match". ``hint``: with no hits,
-        what to try instead (the engine's ``no_match_hint``), said under "no messages match"."""
+        says them), said in place of the hits, likewise never "no messages match"."""
         again = again and query == self.query
         unfolded = {sid: hits for sid, hits in self.expanded.items() if again}
         self.note = note
         self.error = error
         self.unsearched = unsearched
-        self.hint = hint
         self.best = {}
         for hit in hits:
             self.best.setdefault(hit.session_id, hit)
@@ -446,9 +442,6 @@ class SearchResults(CursorInView, OptionList):
             options.append(Option(_wrapped(literal(self.unsearched, "$warning"), width), disabled=True))
         elif not self.best and self.query:
             options.append(Option(_nothing_matches(self.query, width), disabled=True))
-            if self.hint:  # (its own lines, wrapped: the query's line above stays one line)
-                said = literal(self.hint[:1].upper() + self.hint[1:] + ".", "$text-muted")
-                options.append(Option(_wrapped(said, width), disabled=True))
         wanted = highlight or (None if highlight_first else previous)
         index = next((i for i, o in enumerate(options) if wanted and o.id == wanted), None)
         if index is None:

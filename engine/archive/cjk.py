@@ -3,8 +3,9 @@
 Two-character CJK words need an index (a LIKE scan of a large archive takes most of a
 second). Every CJK run of a message's indexed text (content, tool name, tool-call JSON
 with its ``\\uXXXX`` escapes decoded) is stored as its overlapping character pairs in a
-contentless FTS5 table keyed by the message id; a query of 2+ CJK characters becomes a
-phrase of its pairs, which matches exactly where the characters appear consecutively.
+contentless FTS5 table keyed by the message id, half-width katakana folded to full width
+(``query.fold_width``, as the query is); a query of 2+ CJK characters becomes a phrase of its
+pairs, which matches exactly where the characters appear consecutively.
 The same pass counts the message's words into the vocabulary (vocab.py).
 
 The index follows state.db by message id: ``refresh`` indexes every message above the
@@ -25,14 +26,14 @@ from ..db import BUSY_TIMEOUT_MS, ThreadConnections, write_transaction
 from ..errors import ReadOnlyError, WorkbenchError
 from ..values import text_value
 from . import merges, vocab
-from .query import CJK_CHAR, CJK_RUN, bigrams, searchable_text
+from .query import CJK_CHAR, CJK_RUN, bigrams, fold_width, searchable_text
 
 if TYPE_CHECKING:
     from .core import ArchiveCore
 
 TABLE = "archive_cjk"
 BATCH = 1000  # messages per write transaction: the workbench.db lock is held a few tens of ms
-VERSION = "3"  # 2: tool-call escapes decoded, vocabulary; 3: half-width katakana; another version is rebuilt
+VERSION = "4"  # 2: tool-call escapes decoded, vocabulary; 3: half-width katakana; 4: width-folded; else rebuilt
 QUICK_BUSY_MS = 100
 
 _SCHEMA = f"""
@@ -146,7 +147,7 @@ class BigramIndex:
         texts = [(r[0], searchable_text(*map(text_value, r[1:]))) for r in rows]
         conn.executemany(
             f"INSERT INTO {TABLE}(rowid, grams) VALUES (?, ?)",
-            [(mid, " ".join(grams(text))) for mid, text in texts if CJK_CHAR.search(text)],
+            [(mid, " ".join(grams(fold_width(text)))) for mid, text in texts if CJK_CHAR.search(text)],
         )
         # the raw text, as messages_fts holds it (a BLOB written by another program reads as text)
         vocab.add(conn, (" ".join(filter(None, map(text_value, r[1:]))) for r in rows))

@@ -105,14 +105,40 @@ def holds_symbol(text: str) -> bool:
 HALF_WIDTH_KANA = re.compile("[\uff61-\uff9f]+")  # half-width katakana and their marks (ﾀﾜｰ, ﾊﾞ, ｡)
 
 
-def half_width_hint(query: str) -> str | None:
-    """For a query that found nothing: that its half-width katakana were searched as typed, which only
-    text written half-width holds, with the query in full-width kana to try (``ﾀﾜｰ``: ``タワー``; the
-    index keeps each message's text as written, so the forms are not folded together), else None."""
-    full = HALF_WIDTH_KANA.sub(lambda run: unicodedata.normalize("NFKC", run.group()), query)
-    if full == query:
-        return None
-    return f"half-width katakana are searched as typed, so only text written half-width matches: try {full!r}"
+def fold_width(text: str) -> str:
+    """``text`` as the CJK path compares it: half-width katakana as NFKC makes them (``ﾃﾞﾌﾟﾛｲ``: ``デプロイ``,
+    the sound marks joined to their kana), so a search finds a message whichever width either was typed
+    in. (Full-width ASCII stays as typed here: folded, no ASCII could narrow a prefilter on stored text.)"""
+    return HALF_WIDTH_KANA.sub(lambda run: unicodedata.normalize("NFKC", run.group()), text)
+
+
+def _half_forms() -> dict[str, str]:
+    """Each character ``fold_width`` makes of half-width katakana, and the half-width text it came from."""
+    singles = [chr(c) for c in range(0xFF61, 0xFFA0)]
+    forms = {unicodedata.normalize("NFKC", s): s for s in singles}
+    for base in singles:
+        for mark in ("\uff9e", "\uff9f"):  # ﾞ ﾟ: a voiced kana is one character folded, two half-width
+            folded = unicodedata.normalize("NFKC", base + mark)
+            if len(folded) == 1:
+                forms[folded] = base + mark
+    return forms
+
+
+HALF_FORMS = _half_forms()
+
+
+def width_parts(term: str) -> list[str]:
+    """The pieces of a folded ``term`` that read the same in the stored text whatever width it was written
+    in: a prefilter on the text as stored (LIKE, Hermes's trigram table) may narrow by them only."""
+    return [part for part in re.split("[" + re.escape("".join(HALF_FORMS)) + "]+", term) if part]
+
+
+def width_pattern(term: str) -> str:
+    """A regular expression for ``term`` in text written in either width (marks the hits in a snippet)."""
+    return "".join(
+        f"(?:{re.escape(char)}|{re.escape(HALF_FORMS[char])})" if char in HALF_FORMS else re.escape(char)
+        for char in fold_width(term)
+    )
 
 
 @dataclass(frozen=True)
@@ -146,8 +172,8 @@ _FULL_WIDTH = re.compile("[\uff01-\uff5e]")  # the full-width forms of ASCII (�
 
 
 def half_width(text: str) -> str:
-    """``text`` with full-width ASCII forms as ASCII (NFKC's folding of them, and only of them: half-width
-    katakana are searched as typed, ``half_width_hint``)."""
+    """``text`` with full-width ASCII forms as ASCII (NFKC's folding of them, for the word index's path;
+    half-width katakana are folded on the CJK path, ``fold_width``)."""
     return _FULL_WIDTH.sub(lambda char: chr(ord(char.group()) - 0xFEE0), text)
 
 
@@ -300,7 +326,8 @@ def fts_expression(tokens: list[Token]) -> str:
 
 @dataclass(frozen=True)
 class Clause:
-    """One alternative (between ORs) of a query, in lower case for the substring check.
+    """One alternative (between ORs) of a query, width-folded (``fold_width``) and in lower case for the
+    substring check.
 
     It holds when the text has every ``need`` term and, of each ``unless`` group (what
     one NOT excludes), not all the terms.
@@ -433,7 +460,7 @@ class ParsedQuery:
             elif token.operator:  # AND
                 group = need
             else:
-                group.append(token.text.lower())
+                group.append(fold_width(token.text).lower())
         return [*found, Clause(tuple(need), tuple(map(tuple, unless)))]
 
     def positive(self) -> list[Token]:

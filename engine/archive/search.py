@@ -48,13 +48,15 @@ from .query import (
     bigram_match,
     contains_cjk,
     escaped_forms,
+    fold_width,
     half_width,
-    half_width_hint,
     like_escape,
     negated,
     parse,
     readable_calls,
     searchable_text,
+    width_parts,
+    width_pattern,
 )
 
 log = logging.getLogger(__name__)
@@ -199,11 +201,6 @@ class SearchMixin(LineageMixin):
             return None
         note = parsed.note or "Nothing was searched: the query holds no word to look for (punctuation is not searched)."
         return note if note.startswith("Nothing was searched") else f"Nothing was searched. {note}"
-
-    @staticmethod
-    def no_match_hint(query: str) -> str | None:
-        """What to try when ``query`` found nothing, for both skins, else None (``half_width_hint``)."""
-        return half_width_hint(query)
 
     def search_note(self, query: str, hits: Iterable[SearchHit] = (), *, prefix: bool = False) -> str | None:
         """What the user should know about ``hits`` for ``query``, else None: part of the query not
@@ -395,7 +392,7 @@ class SearchMixin(LineageMixin):
             need = list(clause.need)
             if high is not None and bigram_match(need):
                 sources.setdefault("bigram", []).append(need)
-            elif self.caps.trigram and any(len(t) >= 3 for t in need):
+            elif self.caps.trigram and any(len(p) >= 3 for t in need for p in width_parts(t)):
                 sources.setdefault("trigram", []).append(need)
             else:
                 sources.setdefault("like", []).append(need)
@@ -421,7 +418,9 @@ class SearchMixin(LineageMixin):
             indexed = self.bigram_index.pages(match, descending=descending, ranked=ranked, page=PAGE, within=within)
             return itertools.chain(gap, indexed) if descending else itertools.chain(indexed, gap)
         if source == "trigram":
-            expr = _any_of([" AND ".join(_trigram_term(t) for t in need if len(t) >= 3) for need in needs])
+            expr = _any_of(
+                [" AND ".join(_trigram_term(p) for t in need for p in width_parts(t) if len(p) >= 3) for need in needs]
+            )
             return self._fallback_pages(
                 self.conn(),
                 "messages_fts_trigram",
@@ -512,8 +511,10 @@ class SearchMixin(LineageMixin):
         args: list[str] = []
         for need in needs:
             clauses: list[str] = []
-            for term in need:  # the term as stored, or escaped in tool-call JSON written by Hermes
-                forms = [term, *escaped_forms(term)]
+            # each piece of the term that reads the same in either width, as stored or escaped in tool-call
+            # JSON written by Hermes (kana that may be written half-width do not narrow: the check does)
+            for part in (part for term in need for part in width_parts(term)):
+                forms = [part, *escaped_forms(part)]
                 clauses.append("(" + " OR ".join(f"{INDEXED_TEXT} LIKE ? ESCAPE '\\'" for _ in forms) + ")")
                 args += [f"%{like_escape(f)}%" for f in forms]
             alternatives.append("(" + (" AND ".join(clauses) or "1") + ")")
@@ -555,7 +556,7 @@ class SearchMixin(LineageMixin):
     def _verified(row: sqlite3.Row, clauses: list[Clause] | None) -> bool:
         if not clauses:
             return True
-        text = searchable_text(row["content"], row["tool_name"], row["tool_calls"]).lower()
+        text = fold_width(searchable_text(row["content"], row["tool_name"], row["tool_calls"])).lower()
         return any(c.holds(text) for c in clauses)
 
     def _light(self, ids: list[int]) -> dict[int, tuple]:
@@ -712,7 +713,7 @@ def highlight_pattern(parsed: ParsedQuery) -> re.Pattern | None:
                 continue
             body = r"\W+".join(re.escape(w) for w in re.findall(r"\w+", text)) or re.escape(text)
             if parsed.substrings or contains_cjk(text):
-                parts.append(re.escape(text))
+                parts.append(width_pattern(text))
             else:
                 parts.append(r"(?<!\w)" + body + (r"\w*" if token.prefix else r"(?!\w)"))
     if not parts:

@@ -203,7 +203,6 @@ def search_sessions(home: Home, args) -> Output:
     widens = missed and not args.prefix and bool(home.archive.search(query, limit=1, role=roles, prefix=True))
     hints = [f"the matches end before --offset {args.offset}" if past_end else None]
     hints.append("words that start with the last one match with --prefix" if widens else None)
-    hints.append(home.archive.no_match_hint(query) if missed else None)
     hint = "; ".join(filter(None, hints)) or None
     data = {"query": args.query, "results": [h.to_dict() for h in hits], "count": len(hits), "note": note}
     if hint:

@@ -85,7 +85,6 @@ class SearchDone(Message):
     note: str | None = None
     again: bool = False  # the same query searched again because the archive changed
     unsearched: str | None = None  # why nothing was searched (``nothing_searched``): no hits, and no "no match"
-    hint: str | None = None  # what to try instead, when nothing matched (``no_match_hint``)
 
 
 @dataclass
@@ -378,7 +377,7 @@ class SessionsScreen(SessionActions, SessionPrune):
 
     @work(thread=True, exit_on_error=False, group="search")
     def search(self, query: str, again: bool = False) -> None:
-        rows, error, note, unsearched, hint = [], None, None, None, None
+        rows, error, note, unsearched = [], None, None, None
         try:  # the hits alone: their sessions' match counts follow (count_matches), so no key waits for them
             archive = self.home.archive
             filters = archive.search_filters(query)  # role: and sort: words, as the CLI reads them
@@ -389,7 +388,6 @@ class SessionsScreen(SessionActions, SessionPrune):
                 words, limit=SEARCH_LIMIT + 1, prefix=True, role=filters.roles, sort=filters.sort
             )
             rows, note = [list_hit(hit) for hit in hits], archive.search_note(words, hits[:SEARCH_LIMIT], prefix=True)
-            hint = None if hits else archive.no_match_hint(words)  # (the CLI's words after "no matches")
         except BadSearchFilter as exc:  # a bad filter searches nothing, and says what it takes
             unsearched = exc.message
         except WorkbenchError as exc:  # e.g. the archive stayed busy: said, and the next key searches again
@@ -397,7 +395,7 @@ class SessionsScreen(SessionActions, SessionPrune):
         except (sqlite3.Error, OSError) as exc:  # a damaged page the opening checks missed: as the CLI says it
             error = self.home.explain(exc)
         finally:
-            self.post_message(SearchDone(query, rows, error, note, again, unsearched, hint))
+            self.post_message(SearchDone(query, rows, error, note, again, unsearched))
 
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
@@ -420,7 +418,6 @@ class SessionsScreen(SessionActions, SessionPrune):
             again=message.again,
             error=message.error,
             unsearched=message.unsearched,
-            hint=message.hint,
         )
         shown = {h.session_id for h in hits} | {sid for h in hits for sid in h.segments}
         # ("not a hit: enter opens the highlighted one": with no hits there is none to open, and the
