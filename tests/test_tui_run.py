@@ -1058,6 +1058,15 @@ async def test_resuming_a_session_deleted_after_it_was_picked_says_so_as_the_res
         assert screen.session_id not in (first, TOKYO) and home.archive.get_session(TOKYO) is None
 
 
+async def scenario_waiting(pilot, name: str, lock) -> None:
+    """The scenario ``name`` played on Run at full speed, until one of its writes waits for ``lock``."""
+    screen = await open_run(pilot)
+    screen.speed = 0
+    screen.query_one("#run-scenario", Select).value = name
+    await pilot.press("ctrl+g")
+    await wait_for(pilot, lambda: _waiting_on(lock), timeout=20, what=f"a write of {name} waiting")
+
+
 def _waiting_on(lock) -> list[lock_waits.Wait]:
     return [wait for wait in lock_waits.under_way() if wait.lock == lock]
 
@@ -1377,11 +1386,7 @@ async def test_quitting_while_a_scenario_waits_for_a_lock_does_not_hang(home, tm
     holder = holding_flock(lock)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            screen = await open_run(pilot)
-            screen.speed = 0
-            screen.query_one("#run-scenario", Select).value = "smoke"
-            await pilot.press("ctrl+g")
-            await wait_for(pilot, lambda: _waiting_on(lock), timeout=10, what="the scenario's write waiting")
+            await scenario_waiting(pilot, "smoke", lock)
             await pilot.press("ctrl+q")
             await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
         (session,) = home.archive.list_sessions()
@@ -1915,11 +1920,7 @@ async def test_quitting_while_a_scenario_s_review_runs_asks_about_it_too(demo_ro
     app = make_app(home, tmp_path)
     try:
         async with app.run_test(size=(80, 24)) as pilot:
-            screen = await open_run(pilot)
-            screen.speed = 0
-            screen.query_one("#run-scenario", Select).value = "demo"
-            await pilot.press("ctrl+g")
-            await wait_for(pilot, lambda: _waiting_on(lock), timeout=20, what="the review's write waiting")
+            await scenario_waiting(pilot, "demo", lock)
             reviewed = app.running_session
             await pilot.press("ctrl+q")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
