@@ -1818,6 +1818,14 @@ async def review_under_way(pilot, endpoint) -> RunScreen:
     return screen
 
 
+async def asked_about_review(pilot, endpoint) -> RunScreen:
+    """``review_under_way``, then ctrl+q: returns once the question about the review is up."""
+    screen = await review_under_way(pilot, endpoint)
+    await pilot.press("ctrl+q")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the question")
+    return screen
+
+
 def review_over(session, answered: threading.Event) -> None:
     """The model answers after all; wait for the dropped review's thread (its worker is closed: drain will
     not wait for it)."""
@@ -1894,10 +1902,8 @@ async def test_a_review_that_ends_while_the_quit_asks_is_saved_and_not_said_drop
     app = make_app(home, tmp_path)
     with slow_review(home) as (endpoint, answered):
         async with app.run_test(size=(80, 24)) as pilot:
-            screen = await review_under_way(pilot, endpoint)
+            screen = await asked_about_review(pilot, endpoint)
             session = screen.agent.agent
-            await pilot.press("ctrl+q")
-            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
             answered.set()
             await wait_for(pilot, lambda: not session.reviewing, what="the review's end")
             await pilot.press("y")
@@ -1941,9 +1947,7 @@ async def test_quit_when_done_waits_for_the_review_then_quits_by_itself(home, tm
     app = make_app(home, tmp_path)
     with slow_review(home) as (endpoint, answered):
         async with app.run_test(size=(80, 24)) as pilot:
-            await review_under_way(pilot, endpoint)
-            await pilot.press("ctrl+q")
-            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+            await asked_about_review(pilot, endpoint)
             await pilot.press("w")
             await wait_for(pilot, lambda: "then quit" in app.review_status, what="the wait in the header")
             said = ("Quit when done", "The workbench quits once the background review is done. ctrl+q asks again.")
@@ -1959,10 +1963,8 @@ async def test_ctrl_q_during_the_wait_asks_again_and_n_ends_the_wait(home, tmp_p
     app = make_app(home, tmp_path)
     with slow_review(home) as (endpoint, answered):
         async with app.run_test(size=(80, 24)) as pilot:
-            screen = await review_under_way(pilot, endpoint)
+            screen = await asked_about_review(pilot, endpoint)
             session = screen.agent.agent
-            await pilot.press("ctrl+q")
-            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
             await pilot.press("w")
             header = screen.query_one(WorkbenchHeader)
             await wait_for(pilot, lambda: header.review == "reviewing\u2026, then quit (ctrl+q: ask)", what="the wait")
