@@ -353,8 +353,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
         def answer(choice: bool | str | None) -> None:
             self._asking_quit = False
-            # (once the question is down: a notice posted while it is up is never drawn on the screen below)
-            self.call_after_refresh(self._quit_after_reviews, choice == LATER)
+            self._quit_after_reviews(choice == LATER)
             if choice is True:
                 if dropped := background.drop(self.home):  # (none when it ended as the question was put)
                     note = dropped_note(dropped)
