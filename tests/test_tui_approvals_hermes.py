@@ -7,7 +7,7 @@ from textual.widgets import Button, OptionList, Static, TextArea
 
 from engine.tools import ToolContext
 from tests.hermes_support import hermes_record
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import drawn, make_app, settle, wait_for
 from widgets.gauge import CapacityGauge
 from workbench.screens.dialogs import ConfirmDialog, EditDialog
 
@@ -213,6 +213,29 @@ async def test_edit_then_approve_asks_again_when_hermes_wrote_the_entry_meanwhil
         await pilot.press("ctrl+s")  # asked and answered: approved with the edit
         await wait_for(pilot, lambda: home.approvals.count() == 0, what="the approval")
     assert home.memory.entries("user") == ["Name: Alexandra Chen"]
+
+
+async def test_why_an_edited_approval_waits_shows_in_a_small_terminal(home, tmp_path, clock):
+    """At 60x20 the editor's least height pushed what the save met below the box: ctrl+s seemed to do
+    nothing."""
+    home.memory.add("user", "Name: Alexandra", ToolContext(actor="user"))
+    clock.advance(60)
+    hermes_record(
+        home,
+        "0000abcd",
+        {"action": "replace", "target": "user", "content": "Name: Alexandra Chen", "old_text": "Alexandra"},
+        created_at=clock.now(),
+    )
+    clock.advance(60)
+    home.memory.path("user").write_text("Name: Alexandra Smith", encoding="utf-8")  # Hermes's own write
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        dialog = await edit_proposal(pilot, "+ Name: Alexandra Chen")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "Save again" in str(dialog.query_one("#error", Static).content), what="warning")
+        await settle(pilot)
+        assert "Nothing was approved." in drawn(app) and "Replace hits an entry" in drawn(app)
+        assert home.approvals.count() == 1
 
 
 @pytest.mark.parametrize("keys", [("a",), ("A",)])

@@ -609,7 +609,7 @@ class ApprovalsScreen(WorkbenchScreen):
             if late:
                 heard.update(entry for _, entry in late)
                 warnings = "\n".join(f"⚠ {why}: {one_line(entry, 160)}" for why, entry in late)
-                return f"{warnings}\nNothing was approved. Save again to approve with your edit anyway, or cancel."
+                return f"Nothing was approved. Save again to approve with your edit anyway, or cancel.\n{warnings}"
             seen = seen_in(preview)  # what was checked is what it changes
         result = self.home.approvals.approve(record.id, edit=text, seen=seen)
         return None if result.get("success") else str(result.get("error") or "refused")

@@ -284,12 +284,14 @@ class EditDialog(Dialog[bool]):
             if self.hint:
                 yield Static(literal(self.hint, "$text-muted"), classes="hint")
             yield Static("", id="on-disk", classes="warning")
+            # above the draft: below it, the draft's least height pushed it out of view at 60x20 (a refused
+            # save then looked like a key that did nothing); a long refusal scrolls (tab, arrows)
+            with VerticalScroll(id="error-box"):
+                yield Static("", id="error", classes="error")
             yield SymbolTextArea(text=self.original, id="draft", soft_wrap=True, show_line_numbers=False)
             if self.budget is not None:
                 yield CapacityGauge(id="draft-budget")
                 yield Static("", id="draft-advice", classes="warning")
-            with VerticalScroll(id="error-box"):  # a long refusal scrolls (tab, arrows) and the buttons stay
-                yield Static("", id="error", classes="error")
             with VerticalScroll(id="conflict", can_focus=False):  # tab goes from the draft to Keep mine
                 yield Static("", id="conflict-text")
             with Horizontal(classes="dialog-buttons"):
@@ -523,13 +525,13 @@ class EditDialog(Dialog[bool]):
         error = self.query_one("#error", Static)
         error.update(literal(message))
         error.display = self.query_one("#error-box").display = bool(message)
+        for hint in self.query(".hint"):  # read already: its rows go to what the save met, or what changed
+            hint.display = not message and self.conflict is None
 
     def _show_conflict(self, conflict: Conflict | None) -> None:
         shown = conflict is not None
         for selector in ("#conflict", "#keep-mine", "#take-theirs"):
             self.query_one(selector).display = shown
-        for hint in self.query(".hint"):  # its room goes to what changed (at 80x24 there was none left for it)
-            hint.display = not shown
         self.query_one("#on-disk").display = bool(self.disk_note) and not shown  # (its "saving will show" is done)
         self.query_one("#error-box").can_focus = not shown  # its note is short; tab goes on to Keep mine
         self.query_one("#save").display = not shown
