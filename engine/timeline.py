@@ -51,7 +51,7 @@ from .memory.history import (
 )
 from .skills.archive_calls import TOOL as SKILL_TOOL
 from .skills.archive_calls import hermes_skill_call
-from .skills.outside import ARCHIVED, CREATED, EDITED, RECORD_ONLY, REMOVED, STATE_CHANGES
+from .skills.outside import ARCHIVED, CREATED, EDITED, HERMES_PASS, RECORD_ONLY, REMOVED, STATE_CHANGES
 from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
 from .textsafety import apart, inline, one_line, visible
@@ -257,6 +257,7 @@ class Row:
     # in the order the workbench learned of them, so such a row sits above older-stamped rows (``found_later``)
     found_at: float | None = None
     overtakes: bool = False  # it is listed above a row stamped after it (``Timeline._overtakes``): the mark says why
+    hermes_pass: bool = False  # an outside skill row credited to a pass of Hermes's own curator
 
     @property
     def when(self) -> str:
@@ -391,7 +392,8 @@ def _summary(entry: JournalEntry) -> str:
             what = f"file '{inside}' of skill '{target}'" if isinstance(inside, str) else f"skill '{target}'"
             files = detail.get("files")  # (a removal's: the support files the skill had, gone or not)
             beside = f"; it had {', '.join(map(str, files))}" if isinstance(files, list) and files else ""
-            return f"{what} {detail.get('change', 'changed')} outside the workbench ({detail.get('path', '')}{beside})"
+            by = "by Hermes's curator" if detail.get(HERMES_PASS) else "outside the workbench"
+            return f"{what} {detail.get('change', 'changed')} {by} ({detail.get('path', '')}{beside})"
         if action == "consolidate":
             return f"consolidated {', '.join(detail.get('absorbed') or [])} into skill '{target}'"
         if action == "rollback":
@@ -617,7 +619,9 @@ def describe_group(rows: list[Row], total: int | None = None) -> str:
     counts: dict[tuple[str, str], int] = {}
     for row in rows:
         # an outside skill row by what happened ("2 skills marked stale outside"), not "changed outside"
-        action = f"{row.change} outside" if _outside_skill(row) and row.change else row.action
+        action = (
+            f"{row.change}{'' if row.hermes_pass else ' outside'}" if _outside_skill(row) and row.change else row.action
+        )
         counts[row.subsystem, action] = counts.get((row.subsystem, action), 0) + 1
     # a remove and an add one Hermes replace call made are one replace, said as one of ours is
     halves: dict[tuple[str, str, int | None], list[str]] = {}
@@ -632,6 +636,8 @@ def describe_group(rows: list[Row], total: int | None = None) -> str:
     parts = ", ".join(_part(subsystem, action, n) for (subsystem, action), n in sorted(counts.items()))
     if kind == "outside":
         title = f"outside edit of {FILES[rows[0].target]}" if rows[0].target in FILES else "outside the workbench"
+        if all(row.hermes_pass for row in rows):
+            title = "Hermes's curator pass"
         sessions = {row.source.session_id for row in rows if row.by != row.actor and row.source is not None}
         if len(sessions) == 1 and all(row.by != row.actor for row in rows):  # every row Hermes's, in one session
             title = f"Hermes's edit of {FILES.get(rows[0].target, rows[0].target)} in session {visible(sessions.pop())}"
@@ -1101,6 +1107,8 @@ def _found(entry: JournalEntry) -> str | None:
         else:
             look = _SKILL_LOOKS.get(str(change), "the skills folder with the workbench's last look")
             found = "found by comparing " + look.format(path=path)
+        if pass_at := stamped(detail.get(HERMES_PASS), seconds=True):
+            found += f"; Hermes's curator made a pass at {pass_at} (skills/.curator_state), which this is credited to"
     elif entry.subsystem == "sessions":
         if action == "delete":
             found = "found by comparing state.db with the workbench's last look: the session is gone since"
@@ -1313,6 +1321,7 @@ class Timeline:
             found=_found(entry),
             found_at=found_at,
             overtakes=found_at is not None and self._overtakes(entry),
+            hermes_pass=bool(outside) and bool(entry.detail.get(HERMES_PASS)),
         )
 
     def _overtakes(self, entry: JournalEntry) -> bool:

@@ -955,6 +955,54 @@ def test_a_hermes_curator_pass_is_one_outside_group_naming_each_state_change(hom
     assert "archive it (`workbench skills archive brew`" in Timeline(home).preview(row.id)["refused"][0]["error"]
 
 
+HERMES_CURATOR_RUNS = """
+import json
+from agent.curator import run_curator_review
+print(json.dumps(run_curator_review(synchronous=True)["auto_transitions"]))
+"""
+
+
+def test_a_pass_of_hermes_s_own_curator_is_credited_to_it(tmp_path, hermes):
+    """Hermes's curator pass (its run_curator_review, whose skills/.curator_state says when it ran) read on
+    the Timeline as changes made by no one in particular, `outside the workbench`."""
+    from engine import open_home
+    from engine.timeline import describe_group
+
+    home = open_home(tmp_path / "home")  # (the real clock: Hermes stamps its pass with it)
+    try:
+        assert hermes.json(home.root, HERMES_MAKES_AGENT_SKILLS) == [True, True, True]
+        home.skills.outside.record()
+        counts = hermes.json(home.root, HERMES_CURATOR_RUNS)
+        assert (counts["marked_stale"], counts["archived"]) == (2, 1)
+        home.skills.outside.record()
+        rows = Timeline(home).page(subsystem="skills")
+        assert describe_group(rows) == "Hermes's curator pass (3 rows): 1 skill archived, 2 skills marked stale"
+        stale = next(r for r in rows if r.target == "brew")
+        assert stale.summary == "skill 'brew' marked stale by Hermes's curator (brew/SKILL.md)"
+        assert "Hermes's curator made a pass at" in str(stale.found)
+    finally:
+        home.close()
+
+
+def test_a_hand_archive_after_a_pass_of_ours_is_not_credited_to_hermes(tmp_path):
+    """Our Curator's pass writes skills/.curator_state too: a move by hand after it stays outside."""
+    from engine import open_home
+
+    home = open_home(tmp_path / "home")
+    try:
+        _create_brew(home)
+        home.skills.outside.record()
+        home.curator.run()
+        (home.skills_dir / ".archive").mkdir(exist_ok=True)
+        shutil.move(str(home.skills_dir / "brew"), str(home.skills_dir / ".archive" / "brew"))
+        home.skills.outside.record()
+        assert _outside_rows(home) == [("external", "brew", "archived", "brew/SKILL.md")]
+        [row] = Timeline(home).page(subsystem="skills", limit=1)
+        assert row.summary == "skill 'brew' archived outside the workbench (brew/SKILL.md)"
+    finally:
+        home.close()
+
+
 def _stale_library(home) -> None:
     from engine.skills.usage import default_record, iso
 

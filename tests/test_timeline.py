@@ -268,6 +268,7 @@ def test_cli_timeline_and_revert(tmp_path, home):
         "file",  # the support file an outside skill row is about; None here
         "session",  # the row's own session, else its source's
         "found_at",  # when a look found an outside change well after it was made; None here
+        "hermes_pass",  # an outside skill row credited to a pass of Hermes's own curator; False here
     }
     assert listed["rows"][0]["source"] is None and listed["rows"][0]["session"] == "s1"
     text = completed("timeline", "--home", str(home.root)).stdout

@@ -62,6 +62,7 @@ from ..curator.ledger import sha256
 from ..fileio import UnsafePath
 from ..values import json_value
 from .discovery import ARCHIVE_DIR, Found
+from .usage import parse_iso
 from .validation import ALLOWED_SUBDIRS
 
 if TYPE_CHECKING:
@@ -76,6 +77,11 @@ RECORD_ONLY = ("consolidate_refused", "mark_stale", "reactivate")
 RESTORED = "restored"  # a SKILL.md whose name left the archive since the last look (Hermes's restore_skill)
 # the changes of one look that are one group when several arrive together (a Hermes curator pass)
 _LIFECYCLE = (*STATE_CHANGES.values(), ARCHIVED, RESTORED)
+# the changes Hermes's curator makes on its own (``apply_automatic_transitions``), credited to a pass of it found
+# since the last look: its ``.curator_state`` time, in the row's detail under this key
+HERMES_PASS = "hermes_curator_pass"
+_PASS_MAKES = (*STATE_CHANGES.values(), ARCHIVED)
+_PASS_SLACK = 60.0  # seconds: a pass that began just before the last look may have moved skills after it
 # the skills rows that make a change of that skill or file ours (``_journaled``)
 _OURS = f"subsystem = 'skills' AND action NOT IN ('external', {', '.join(repr(a) for a in RECORD_ONLY)})"
 
@@ -484,14 +490,34 @@ class OutsideChanges:
                     planned.append((change, one, shown, sha, mtime, _was(last, one, old, change)))
         lifecycle = [p for p in planned if p[0] in _LIFECYCLE]
         edit = secrets.token_hex(4) if len(lifecycle) > 1 else None
+        credit = self._hermes_pass(last.at) if any(p[0] in _PASS_MAKES for p in planned) else None
         ids = []
         for change, one, shown, sha, mtime, was in planned:
             group = edit if change in _LIFECYCLE else None
+            if credit is not None and change in _PASS_MAKES:
+                was = {**was, HERMES_PASS: credit}
             when = (mtime, last.at) if found_later else None
             row = self._journal(change, one, shown.name, sha, since, when, None, group, was)
             if row is not None:
                 ids.append(row)
         return ids
+
+    def _hermes_pass(self, since: float) -> str | None:
+        """When Hermes's own curator made a pass since the look at ``since`` (its ``skills/.curator_state``
+        says when) and no pass of ours came after it: that pass's time, so the stale marks and archives this
+        look found are credited to it, not to an unknown writer; else None."""
+        try:
+            state = json.loads(self.home.links.read_text(self.home.skills_dir / ".curator_state"))
+        except (OSError, ValueError, RecursionError, UnsafePath):
+            return None
+        ran = state.get("last_run_at") if isinstance(state, dict) else None
+        at = parse_iso(ran)
+        if at is None or not since - _PASS_SLACK <= at <= self.home.clock.now():
+            return None
+        ours = self.home.journal.connection().execute(  # (our Curator's pass journals a run row as it writes the state)
+            "SELECT 1 FROM journal WHERE subsystem = 'curator' AND action = 'run' AND at >= ? LIMIT 1", (at - 1,)
+        )
+        return None if ours.fetchone() is not None else str(ran)
 
     def _journal_files(
         self, last: _Look, now: dict[str, _Seen], files: dict[str, _File], since: int, found_later: bool
