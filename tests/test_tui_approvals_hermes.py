@@ -309,3 +309,18 @@ async def test_the_header_names_the_session_whose_call_staged_a_hermes_record(ho
         await pilot.press("4")
         await wait_for(pilot, lambda: "session h-stage-2" in text_of(app, "#proposal-info"), what="the session")
         assert text_of(app, "#proposal-info").startswith("from agent, staged by Hermes · ")
+
+
+async def test_a_cjk_proposal_s_queue_row_is_cut_by_its_width_on_screen(home, tmp_path, clock):
+    """A proposal's gist was cut at 120 characters: in Japanese, 240 cells, so at 60x20 one row filled
+    the queue and the next proposal could not be seen."""
+    for pid in ("0000abcd", "0000abce"):
+        content = "長い記憶のエントリ" * 30
+        hermes_record(home, pid, {"action": "add", "target": "memory", "content": content}, created_at=clock.now())
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "0000abcd" in drawn(app), what="the queue")
+        await settle(pilot)
+        rows = [line for line in drawn(app).splitlines() if line.startswith("│ memory add")]
+        assert len(rows) == 2

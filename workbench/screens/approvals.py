@@ -39,7 +39,7 @@ from engine.textsafety import inline
 from widgets.cursor_in_view import CursorList
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
-from widgets.literal import age, assemble, literal, one_line
+from widgets.literal import age, assemble, cut_cells, literal, one_line
 
 from ..messages import ShowProposal
 from .base import WorkbenchScreen, clauses
@@ -841,7 +841,7 @@ def _queue_row(record: PendingRecord, now: float):
         ("⚠ not what it says · " if record.claim_problem else "", "bold $error"),  # (its file's claims lie)
         (f"{record.origin_label} · ", "$text-muted"),
         ("Hermes · " if record.by_hermes else "", "$secondary"),
-        (summary_line(record.summary, 120), ""),
+        (cut_cells(summary_line(record.summary), 120), ""),  # (cells: in CJK, 120 characters filled the queue)
     )
 
 
