@@ -15,7 +15,7 @@ from engine.skills.manage import skill_manage_tool
 from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.hermes_support import hermes_record, workbench_cmd
 from tests.screens_seed import screen_text
-from tests.tui_support import footer_keys, make_app, settle, wait_for
+from tests.tui_support import drawn, footer_keys, make_app, settle, wait_for
 from widgets.gauge import CapacityGauge
 from widgets.header import WorkbenchHeader
 from workbench.screens.dialogs import ConfirmDialog, EditDialog
@@ -265,6 +265,8 @@ async def test_edit_then_approve_of_a_proposal_decided_meanwhile_says_so(gated, 
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: said in str(dialog.query_one("#error", Static).content), what="the refusal")
         assert app.screen is dialog and gated.memory.entries("memory") == ["Uses Postgres 16", "Likes tea"]
+        await settle(pilot)
+        assert drawn(app).count("decided elsewhere") == 1  # the note gave way to the refusal of the same words
 
 
 async def test_edit_then_approve_keeps_the_agents_validation(gated, tmp_path):

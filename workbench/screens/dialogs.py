@@ -305,7 +305,6 @@ class EditDialog(Dialog[bool]):
         self.query_one("#keep-mine").display = False
         self.query_one("#take-theirs").display = False
         self.show_error("")
-        self.query_one("#on-disk").display = False
         self.query_one(TextArea).focus()
         self._show_budget()
         if self.recheck is not None:
@@ -331,9 +330,8 @@ class EditDialog(Dialog[bool]):
             self.conflict = replace(self.conflict, theirs=check.theirs[0])  # moved again while shown
             self._show_conflict(self.conflict)
         self.disk_note = check.note
-        note = self.query_one("#on-disk", Static)
-        note.update(literal(check.note or ""))
-        note.display = bool(check.note) and self.conflict is None  # (a conflict shown says it, and more)
+        self.query_one("#on-disk", Static).update(literal(check.note or ""))
+        self._show_disk_note()
 
     @on(TextArea.Changed, "#draft")
     def _draft_changed(self) -> None:
@@ -527,12 +525,18 @@ class EditDialog(Dialog[bool]):
         error.display = self.query_one("#error-box").display = bool(message)
         for hint in self.query(".hint"):  # read already: its rows go to what the save met, or what changed
             hint.display = not message and self.conflict is None
+        self._show_disk_note()
+
+    def _show_disk_note(self) -> None:
+        """What changed on disk, unless a conflict shown says it, and more, or the error line just above
+        says the same (a proposal decided elsewhere: both said it, one under the other)."""
+        note = self.disk_note
+        self.query_one("#on-disk").display = bool(note) and self.conflict is None and note != self.error_said
 
     def _show_conflict(self, conflict: Conflict | None) -> None:
         shown = conflict is not None
         for selector in ("#conflict", "#keep-mine", "#take-theirs"):
             self.query_one(selector).display = shown
-        self.query_one("#on-disk").display = bool(self.disk_note) and not shown  # (its "saving will show" is done)
         self.query_one("#error-box").can_focus = not shown  # its note is short; tab goes on to Keep mine
         self.query_one("#save").display = not shown
         if conflict is None:
