@@ -324,3 +324,20 @@ async def test_a_cjk_proposal_s_queue_row_is_cut_by_its_width_on_screen(home, tm
         await settle(pilot)
         rows = [line for line in drawn(app).splitlines() if line.startswith("│ memory add")]
         assert len(rows) == 2
+
+
+async def test_the_draft_of_a_proposal_that_would_be_refused_shows_at_60x20(home, tmp_path, clock):
+    """The box's note that the proposal would be refused as it stands (Hermes staged an ESC) took nine
+    lines at 60x20 and pushed the draft out of view: there was nothing to edit on screen."""
+    content = "Prefers \x1b]0;PWNED\x07 titles and draft-7f3 oolong"
+    hermes_record(home, "0000abcd", {"action": "add", "target": "user", "content": content}, created_at=clock.now())
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "Would be refused" in text_of(app, "#proposal-warnings"), what="the proposal")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog) and app.screen.query("#error"), what="box")
+        await settle(pilot)
+        shown = drawn(app)
+        assert "As it stands it would be refused" in shown
+        assert "draft-7f3" in shown

@@ -281,8 +281,9 @@ class EditDialog(Dialog[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide"):
             yield Static(literal(self.title_text, "bold"), classes="dialog-title")
-            if self.hint:
-                yield Static(literal(self.hint, "$text-muted"), classes="hint")
+            if self.hint:  # a long one scrolls: unbounded, it pushed the draft out of view at 60x20
+                with VerticalScroll(id="hint-box"):
+                    yield Static(literal(self.hint, "$text-muted"), classes="hint")
             yield Static("", id="on-disk", classes="warning")
             # above the draft: below it, the draft's least height pushed it out of view at 60x20 (a refused
             # save then looked like a key that did nothing); a long refusal scrolls (tab, arrows)
@@ -523,7 +524,7 @@ class EditDialog(Dialog[bool]):
         error = self.query_one("#error", Static)
         error.update(literal(message))
         error.display = self.query_one("#error-box").display = bool(message)
-        for hint in self.query(".hint"):  # read already: its rows go to what the save met, or what changed
+        for hint in self.query("#hint-box"):  # read already: its rows go to what the save met, or what changed
             hint.display = not message and self.conflict is None
         self._show_disk_note()
 
