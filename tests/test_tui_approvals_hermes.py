@@ -187,9 +187,8 @@ async def test_a_proposal_that_would_be_refused_still_shows_what_it_asks_to_writ
         assert "It asks to write: Colour ␛[31mred␛[0m logs" in text_of(app, "#proposal-warnings")
 
 
-async def test_edit_then_approve_asks_again_when_hermes_wrote_the_entry_meanwhile(home, tmp_path, clock):
-    """Hermes replaced the entry a staged replace hits while the edit box was open: saving approved
-    at once and overwrote Hermes's newer entry, with only "the target changed" said."""
+def stage_alexandra_chen(home, clock) -> None:
+    """The user's entry `Name: Alexandra`, and a minute later Hermes's staged replace of it."""
     home.memory.add("user", "Name: Alexandra", ToolContext(actor="user"))
     clock.advance(60)
     hermes_record(
@@ -198,6 +197,12 @@ async def test_edit_then_approve_asks_again_when_hermes_wrote_the_entry_meanwhil
         {"action": "replace", "target": "user", "content": "Name: Alexandra Chen", "old_text": "Alexandra"},
         created_at=clock.now(),
     )
+
+
+async def test_edit_then_approve_asks_again_when_hermes_wrote_the_entry_meanwhile(home, tmp_path, clock):
+    """Hermes replaced the entry a staged replace hits while the edit box was open: saving approved
+    at once and overwrote Hermes's newer entry, with only "the target changed" said."""
+    stage_alexandra_chen(home, clock)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         dialog = await edit_proposal(pilot, "+ Name: Alexandra Chen")
@@ -218,14 +223,7 @@ async def test_edit_then_approve_asks_again_when_hermes_wrote_the_entry_meanwhil
 async def test_why_an_edited_approval_waits_shows_in_a_small_terminal(home, tmp_path, clock):
     """At 60x20 the editor's least height pushed what the save met below the box: ctrl+s seemed to do
     nothing."""
-    home.memory.add("user", "Name: Alexandra", ToolContext(actor="user"))
-    clock.advance(60)
-    hermes_record(
-        home,
-        "0000abcd",
-        {"action": "replace", "target": "user", "content": "Name: Alexandra Chen", "old_text": "Alexandra"},
-        created_at=clock.now(),
-    )
+    stage_alexandra_chen(home, clock)
     clock.advance(60)
     home.memory.path("user").write_text("Name: Alexandra Smith", encoding="utf-8")  # Hermes's own write
     app = make_app(home, tmp_path)
