@@ -12,6 +12,7 @@ import pytest
 
 from engine import open_home
 from engine.skills.validation import SkillError
+from tests.cli_support import printed
 from tests.test_skills_support import write_skill
 from workbench.cli import main
 
@@ -416,3 +417,19 @@ def test_status_says_how_its_counts_relate_to_hermes_curator_status(hermes, tmp_
     # (``mine-1`` reads ``user`` where `hermes curator usage` says ``agent``: the listing's help says why)
     said = " ".join(listed.stdout.split())
     assert "user = a local skill the agent did not make. `hermes curator usage` lists both as `agent`" in said
+
+
+@pytest.mark.parametrize("aging", ["stale_after_days: -5", "stale_after_days: 30\n  archive_after_days: 10"])
+def test_curator_status_says_when_its_aging_settings_stop_every_pass(tmp_path, aging):
+    """`stale after -5 d` was listed as if it applied, while every pass of ours refuses to run with it (and
+    Hermes's marks every agent-made skill stale)."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.yaml").write_text(f"curator:\n  {aging}\n", encoding="utf-8")
+    code, status = wb(home, "curator", "status")
+    assert code == 0 and "must be at least 1 and no more than" in status["policy_problem"]
+    text = printed("curator", "status", "--home", str(home))
+    assert "⚠ curator.stale_after_days" in text and "no Curator pass of the workbench runs" in text
+    (home / "config.yaml").write_text("curator:\n  stale_after_days: 30\n", encoding="utf-8")
+    code, status = wb(home, "curator", "status")
+    assert code == 0 and status["policy_problem"] is None

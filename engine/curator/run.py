@@ -789,6 +789,7 @@ class Curator:
             "hermes_counts": hermes,
             "pinned": sorted({s.name for s in skills if s.pinned}),  # (a record, and its pin, is a name's)
             "usage_problem": self.skills.usage_warning(),
+            "policy_problem": self._policy_problem(),
             "run_count": int(state.get("run_count") or 0),
             "seeded_only": seeded_only(state),  # ``last_run_at`` is a first check's seed, not a pass
             "last_run_at": state.get("last_run_at"),
@@ -803,6 +804,18 @@ class Curator:
                 "consolidate": schedule.consolidate,
             },
         }
+
+    def _policy_problem(self) -> str | None:
+        """Why the aging settings stop every pass of ours (``stale after -5 d``), said where they are shown:
+        status listed them as if they applied, while Hermes 0.19.0 runs with them as written."""
+        try:
+            Policy.from_config(self.home.config)
+        except ConfigError as exc:
+            return (
+                f"{exc.message} Until then no Curator pass of the workbench runs; Hermes 0.19.0's Curator runs "
+                "with it as written."
+            )
+        return None
 
     # -- schedule ------------------------------------------------------------------------
     def _set_paused(self, paused: bool) -> dict[str, Any]:

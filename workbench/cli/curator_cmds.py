@@ -97,8 +97,8 @@ def curator_status(home: Home, args) -> Output:
         f"automatic consolidation {'on' if settings['consolidate'] else 'off'}",
         f"  next pass: {stamped(status['next']['next_at']) or 'not scheduled'} — {status['next']['reason']}",
     ]
-    if status["usage_problem"]:
-        lines.append(f"⚠ {inline(status['usage_problem'])}")
+    for problem in (status["policy_problem"], status["usage_problem"]):
+        lines += [f"⚠ {inline(problem)}"] if problem else []
     return Output(status, text="\n".join(lines))
 
 
