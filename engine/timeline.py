@@ -832,7 +832,12 @@ def _probe_details(subsystem: str) -> list[dict[str, Any]]:
             {"entries": [own]},
         ]
     if subsystem == "skills":
-        return [{}, {"change": own, "path": own}, {"file": own, "change": own, "path": own}]
+        return [
+            {},
+            {"change": own, "path": own},
+            {"change": own, "path": own, HERMES_PASS: own},
+            {"file": own, "change": own, "path": own},
+        ]
     if subsystem == "sessions":
         return [{}, {"preview": own, "message_count": 1, "sessions": [own]}]
     if subsystem != "approvals":

@@ -980,6 +980,7 @@ def test_a_pass_of_hermes_s_own_curator_is_credited_to_it(tmp_path, hermes):
         stale = next(r for r in rows if r.target == "brew")
         assert stale.summary == "skill 'brew' marked stale by Hermes's curator (brew/SKILL.md)"
         assert "Hermes's curator made a pass at" in str(stale.found)
+        assert len(Timeline(home).page(text="marked stale by hermes's curator")) == 2  # its words find it
     finally:
         home.close()
 
