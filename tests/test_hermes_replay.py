@@ -180,3 +180,20 @@ def test_calls_stored_after_the_looks_that_journaled_their_work_are_not_replayed
         ("agent", "remove", NOTE, None, dropped),
         ("external", "add", None, "Typed by hand", None),
     ]
+
+
+def test_a_call_a_look_weighed_and_skipped_stays_skipped_after_a_write_of_ours(hermes, tmp_path):
+    """Hermes removed a note no look saw (skipped: the journal's file lacks it), then the user adds a note
+    holding the text that remove names, in the workbench: the write's row says nothing of Hermes's calls,
+    and the next look, reading them again within the minute, applied the skipped remove to the user's note:
+    "Hermes removed it", and an outside edit put it back."""
+    root = looked_at_seed(tmp_path)
+    path = root / "memories" / "MEMORY.md"
+    write_from_another_process(path, SEED + "\n§\nTyped by hand, never seen")
+    ids = hermes_turns(hermes, root, [ADD, DROP, ("unseen", {"action": "remove", "old_text": "Typed by hand"})])
+    replayed = [("agent", "add", None, NOTE, ids["add"]), ("agent", "remove", NOTE, None, ids["drop"])]
+    assert history(root) == replayed
+    ours = "Typed by hand later, in the workbench"
+    printed("memory", "add", ours, "--home", str(root))
+    assert history(root) == [*replayed, ("user", "add", None, ours, None)]
+    assert ours in path.read_text(encoding="utf-8")

@@ -25,6 +25,10 @@ from .archive_writes import REMOVE, STAMPED_BEFORE_S, ArchiveWrite
 from .ops import follows_key, preceding, succeeding
 from .rebuild import SUBSYSTEM
 
+# the newest rows of a file a look's ``calls_read`` is looked for in: the rows since the look before, a minute's
+# at most (older calls are not read again), far fewer than this
+WEIGHED_WITHIN = 1_000
+
 
 @dataclass(frozen=True)
 class Step:
@@ -70,13 +74,12 @@ def replay(entries: Sequence[str], calls: Sequence[ArchiveWrite]) -> tuple[list[
     return steps, working
 
 
-def unweighed(
-    conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite], read_to: int | None
-) -> list[ArchiveWrite]:
-    """Of ``calls``, those no earlier look weighed: stored after the last look's ``read_to``, and
+def unweighed(conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite]) -> list[ArchiveWrite]:
+    """Of ``calls``, those no earlier look weighed: stored after the last look's ``calls_read``, and
     without a journal row of their own (one statement, on the rows of their sessions). A message the
     workbench's own runner wrote memory from has rows with its session and message but no ``call``:
     its calls were journaled as they ran, and replaying them would make each a second time."""
+    read_to = _read_to(conn, target)
     fresh = [call for call in calls if read_to is None or call.stored > read_to]
     sessions = sorted({call.session_id for call in fresh})
     if not sessions:
@@ -100,6 +103,20 @@ def unweighed(
         and (call.session_id, call.message_id, None) not in done
     ]
     return _not_journaled_outside(conn, target, fresh)
+
+
+def _read_to(conn: sqlite3.Connection, target: str) -> int | None:
+    """How far the newest look that read Hermes's calls read state.db (its last row's ``calls_read``), among
+    ``WEIGHED_WITHIN`` rows of ``target``: a write of ours since notes none (it reads no calls), and a call
+    that look skipped, read again within the minute, was applied to the write's file (a person's note
+    holding the text a skipped remove names was journaled as removed by Hermes)."""
+    row = conn.execute(
+        "SELECT read_to FROM (SELECT json_extract(detail, '$.calls_read') AS read_to FROM journal "
+        "WHERE subsystem = ? AND target = ? AND json_valid(detail) ORDER BY id DESC LIMIT ?) "
+        "WHERE typeof(read_to) = 'integer' LIMIT 1",
+        (SUBSYSTEM, target, WEIGHED_WITHIN),
+    ).fetchone()
+    return row[0] if row else None
 
 
 def _not_journaled_outside(conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite]) -> list[ArchiveWrite]:

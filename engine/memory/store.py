@@ -1405,10 +1405,7 @@ class MemoryStore:
         self._calls_weighed[target] = stamp  # (what a look at an unchanged file need not read again)
         if not calls:
             return [], earlier, read_to
-        conn = self.home.journal.connection()
-        last = self.home.journal.get(left.id)
-        weighed = last.detail.get("calls_read") if last is not None else None
-        fresh = replaying.unweighed(conn, target, calls, weighed if isinstance(weighed, int) else None)
+        fresh = replaying.unweighed(self.home.journal.connection(), target, calls)
         steps, replayed = replaying.replay(earlier, fresh)
         return steps, replayed, read_to
 
