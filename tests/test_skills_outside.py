@@ -985,6 +985,28 @@ def test_a_pass_of_hermes_s_own_curator_is_credited_to_it(tmp_path, hermes):
         home.close()
 
 
+def test_a_hand_archive_after_a_pass_a_look_credited_is_not_credited_again(tmp_path, hermes):
+    """A pass of Hermes's curator ended before the last look, which credited its changes to it: a skill
+    a person moves into the archive seconds later was credited to that pass too (its time lay within the
+    minute before the last look), though that pass had written its state before that look."""
+    from engine import open_home
+
+    home = open_home(tmp_path / "home")  # (the real clock: Hermes stamps its pass with it)
+    try:
+        assert hermes.json(home.root, HERMES_MAKES_AGENT_SKILLS) == [True, True, True]
+        (home.skills_dir / "by-hand").mkdir()
+        (home.skills_dir / "by-hand" / "SKILL.md").write_text(BREW.replace("name: brew", "name: by-hand"))
+        home.skills.outside.record()
+        hermes.json(home.root, HERMES_CURATOR_RUNS)
+        home.skills.outside.record()
+        shutil.move(str(home.skills_dir / "by-hand"), str(home.skills_dir / ".archive" / "by-hand"))
+        home.skills.outside.record()
+        [row] = Timeline(home).page(subsystem="skills", limit=1)
+        assert row.summary == "skill 'by-hand' archived outside the workbench (by-hand/SKILL.md)"
+    finally:
+        home.close()
+
+
 def test_a_hand_archive_after_a_pass_of_ours_is_not_credited_to_hermes(tmp_path):
     """Our Curator's pass writes skills/.curator_state too: a move by hand after it stays outside."""
     from engine import open_home

@@ -505,14 +505,18 @@ class OutsideChanges:
     def _hermes_pass(self, since: float) -> str | None:
         """When Hermes's own curator made a pass since the look at ``since`` (its ``skills/.curator_state``
         says when) and no pass of ours came after it: that pass's time, so the stale marks and archives this
-        look found are credited to it, not to an unknown writer; else None."""
+        look found are credited to it, not to an unknown writer; else None. The pass may have begun just
+        before that look, but it writes its state once its changes are made: a state written before that
+        look is of a pass whose changes that look found, and credits nothing it finds now."""
+        path = self.home.skills_dir / ".curator_state"
         try:
-            state = json.loads(self.home.links.read_text(self.home.skills_dir / ".curator_state"))
+            state = json.loads(self.home.links.read_text(path))
+            written = path.stat().st_mtime
         except (OSError, ValueError, RecursionError, UnsafePath):
             return None
         ran = state.get("last_run_at") if isinstance(state, dict) else None
         at = parse_iso(ran)
-        if at is None or not since - _PASS_SLACK <= at <= self.home.clock.now():
+        if at is None or written <= since or not since - _PASS_SLACK <= at <= self.home.clock.now():
             return None
         ours = self.home.journal.connection().execute(  # (our Curator's pass journals a run row as it writes the state)
             "SELECT 1 FROM journal WHERE subsystem = 'curator' AND action = 'run' AND at >= ? LIMIT 1", (at - 1,)
