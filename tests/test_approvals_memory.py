@@ -161,6 +161,20 @@ def test_a_model_review_does_not_propose_again_what_the_user_rejected(home):
     assert rejected_write(home, "add", "user", "User drinks tea.") is None
 
 
+def test_an_add_the_user_rejected_is_not_proposed_again_inside_a_batch(home):
+    """The rule held for one add, but the same add as one of a call's ``operations`` was staged again."""
+    home.config_path.write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    review = ToolContext(actor="review", origin=BACKGROUND_REVIEW, session_id="s1", message_id=5)
+    pid = staged_id(memory_tool(home, {"action": "add", "target": "user", "content": "User drinks tea."}, review))
+    home.approvals.reject(pid)
+    operations = [{"action": "add", "content": "User is in Lisbon."}, {"action": "add", "new_text": "user drinks TEA"}]
+    result = memory_tool(home, {"target": "user", "operations": operations}, review)
+    assert result["success"] is False and result["rejected_before"] == pid
+    assert result["error"].startswith("Operation 2: Not proposed again") and "all-or-nothing" in result["error"]
+    assert home.approvals.list("memory") == []
+
+
 def test_stale_pin_is_refused_and_the_record_kept(home):
     seed(home, "User likes tea", "Project uses uv")
     approval_on(home)

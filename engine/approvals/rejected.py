@@ -3,14 +3,16 @@
 Told the same fact again ("I prefer tabs over spaces", in the next turn or another session), the
 agent and its background review proposed the same add again after the user had said no to it,
 and it waited in the queue once more (a changed fact's replace too). The memory tool (every model's
-turn, review and flush) asks ``refusal`` before an add or a replace; what the user rejected can still
-be written by hand.
+turn, review and flush) asks ``refusal`` before an add or a replace (``batch_refusal`` before a batch
+holding one); what the user rejected can still be written by hand.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from typing import TYPE_CHECKING, Any
+
+from ..memory.ops import op_text
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -53,3 +55,15 @@ def refusal(home: Home, action: str, target: str, content: str, old_text: str = 
         f"Do not retry it. To keep it after all, a person writes it by hand: workbench memory {action} "
         f"--target {target}{' --old OLD' if action == 'replace' else ''} TEXT, or on the Memory screen.",
     }
+
+
+def batch_refusal(home: Home, target: str, operations: Any) -> dict[str, Any] | None:
+    """The memory tool's result for a batch holding an add or replace the user rejected: refused whole, as a
+    batch is applied all or nothing (one such operation among others was staged again); None otherwise."""
+    for number, op in enumerate(operations if isinstance(operations, list) else [], 1):
+        action = op.get("action") if isinstance(op, dict) else None
+        if action in ("add", "replace") and (content := op_text(op, "content")):
+            if refused := refusal(home, action, target, content, op_text(op, "old_text")):
+                error = f"Operation {number}: {refused['error']} No operations were applied (batch is all-or-nothing)."
+                return {**refused, "error": error}
+    return None

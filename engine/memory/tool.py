@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from ..approvals.rejected import refusal
+from ..approvals.rejected import batch_refusal, refusal
 from ..tools import ToolContext
 from .format import FILE_NAMES, TARGETS, Usage
 from .ops import REPLACE_HINT
@@ -114,7 +114,7 @@ def memory_tool(home: Home, args: dict[str, Any], ctx: ToolContext) -> dict[str,
         return _error(f"Built-in {FILE_NAMES[target]} writes are disabled in memory config.", target=target)
     operations = args.get("operations")
     if operations:
-        return store.batch(target, operations, ctx)
+        return batch_refusal(home, target, operations) or store.batch(target, operations, ctx)
     action = args.get("action")
     if not action:
         return _error(
