@@ -25,10 +25,6 @@ from .archive_writes import REMOVE, STAMPED_BEFORE_S, ArchiveWrite
 from .ops import follows_key, preceding, succeeding
 from .rebuild import SUBSYSTEM
 
-# the newest rows of a file a look's ``calls_read`` is looked for in: the rows since the look before, a minute's
-# at most (older calls are not read again), far fewer than this
-WEIGHED_WITHIN = 1_000
-
 
 @dataclass(frozen=True)
 class Step:
@@ -75,11 +71,14 @@ def replay(entries: Sequence[str], calls: Sequence[ArchiveWrite]) -> tuple[list[
 
 
 def unweighed(conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite]) -> list[ArchiveWrite]:
-    """Of ``calls``, those no earlier look weighed: stored after the last look's ``calls_read``, and
-    without a journal row of their own (one statement, on the rows of their sessions). A message the
-    workbench's own runner wrote memory from has rows with its session and message but no ``call``:
-    its calls were journaled as they ran, and replaying them would make each a second time."""
-    read_to = _read_to(conn, target)
+    """Of ``calls``, those no earlier look weighed: stored after the newest look's ``calls_read``, without
+    a journal row of their own (one statement, on the rows of their sessions), and not journaled as an
+    outside edit (``_done_outside``). A message the workbench's own runner wrote memory from has rows
+    with its session and message but no ``call``: its calls were journaled as they ran, and replaying
+    them would make each a second time."""
+    if not calls:
+        return []
+    read_to, outside = _recent(conn, target, min(call.at for call in calls))
     fresh = [call for call in calls if read_to is None or call.stored > read_to]
     sessions = sorted({call.session_id for call in fresh})
     if not sessions:
@@ -102,41 +101,37 @@ def unweighed(conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrit
         if (call.session_id, call.message_id, call.index) not in done
         and (call.session_id, call.message_id, None) not in done
     ]
-    return _not_journaled_outside(conn, target, fresh)
+    return _done_outside(fresh, outside)
 
 
-def _read_to(conn: sqlite3.Connection, target: str) -> int | None:
-    """How far the newest look that read Hermes's calls read state.db (its last row's ``calls_read``), among
-    ``WEIGHED_WITHIN`` rows of ``target``: a write of ours since notes none (it reads no calls), and a call
-    that look skipped, read again within the minute, was applied to the write's file (a person's note
-    holding the text a skipped remove names was journaled as removed by Hermes)."""
-    row = conn.execute(
-        "SELECT read_to FROM (SELECT json_extract(detail, '$.calls_read') AS read_to FROM journal "
-        "WHERE subsystem = ? AND target = ? AND json_valid(detail) ORDER BY id DESC LIMIT ?) "
-        "WHERE typeof(read_to) = 'integer' LIMIT 1",
-        (SUBSYSTEM, target, WEIGHED_WITHIN),
-    ).fetchone()
-    return row[0] if row else None
-
-
-def _not_journaled_outside(conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite]) -> list[ArchiveWrite]:
-    """Of ``calls``, those whose work no ``external`` row journaled since the call was made: a look that
-    came before Hermes stored its turn (it stores a turn once it ends) journaled what the call did as an
-    outside edit, and the call, stored since, must not do it again. A row answers one call: the entry
-    it wrote is the one an add or replace wrote, the entry it took out holds a remove's ``old_text``."""
-    if not calls:
-        return []
-    since = min(call.at for call in calls)
-    rows = []
-    for at, actor, before, after in conn.execute(
-        "SELECT at, actor, before, after FROM journal WHERE subsystem = ? AND target = ? AND status = 'done' "
-        "ORDER BY id DESC",
+def _recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | None, list[tuple]]:
+    """The rows of ``target`` that can bear on calls made from ``since`` on, read newest first back to the
+    first not replayed that is dated a minute before it (a replayed row is dated by its call, the others,
+    ours too, about when made; an older look read no call made since): how far the newest look among them
+    read state.db (its last row's ``calls_read``: a write of ours since notes none, and a call that look
+    skipped, read again, was applied to the write's file), and the ``external`` rows dated since."""
+    read_to, outside = None, []
+    for at, actor, read, replayed, before, after in conn.execute(
+        "SELECT at, actor, CASE WHEN json_valid(detail) THEN json_extract(detail, '$.calls_read') END, "
+        "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.call') END IS NOT NULL, before, after "
+        "FROM journal WHERE subsystem = ? AND target = ? AND status = 'done' ORDER BY id DESC",
         (SUBSYSTEM, target),
     ):
-        if not isinstance(at, (int, float)) or (actor != "agent" and at < since - STAMPED_BEFORE_S):
-            break  # (newest first; a replayed row, the agent's, is dated by its call, the others about when made)
+        if read_to is None and isinstance(read, int):
+            read_to = read
+        if not isinstance(at, (int, float)) or (not replayed and at < since - STAMPED_BEFORE_S):
+            break
         if actor == "external" and at >= since:
-            rows.append((at, before, after))
+            outside.append((at, before, after))
+    return read_to, outside
+
+
+def _done_outside(calls: Sequence[ArchiveWrite], outside: list[tuple]) -> list[ArchiveWrite]:
+    """Of ``calls``, those whose work none of the ``outside`` rows journaled since the call was made: a look
+    that came before Hermes stored its turn (it stores a turn once it ends) journaled what the call did as
+    an outside edit, and the call, stored since, must not do it again. A row answers one call: the entry
+    it wrote is the one an add or replace wrote, the entry it took out holds a remove's ``old_text``."""
+    rows = list(outside)
     left = []
     for call in calls:
         found = next((row for row in reversed(rows) if row[0] >= call.at and _did(call, row[1], row[2])), None)
