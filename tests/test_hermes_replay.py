@@ -197,3 +197,17 @@ def test_a_call_a_look_weighed_and_skipped_stays_skipped_after_a_write_of_ours(h
     printed("memory", "add", ours, "--home", str(root))
     assert history(root) == [*replayed, ("user", "add", None, ours, None)]
     assert ours in path.read_text(encoding="utf-8")
+
+
+def test_a_remove_hermes_made_before_a_note_of_ours_never_takes_that_note(hermes, tmp_path):
+    """No look weighed Hermes's remove (the file was as the journal left it again: a person's note no look
+    saw, and Hermes's remove of it), and the user then added a note holding the text it names: the next
+    look applied that remove, made before the note was, to the note."""
+    root = looked_at_seed(tmp_path)
+    path = root / "memories" / "MEMORY.md"
+    write_from_another_process(path, SEED + "\n§\nTyped by hand, never seen")
+    hermes_turns(hermes, root, [("unseen", {"action": "remove", "old_text": "Typed by hand"})])
+    ours = "Typed by hand later, in the workbench"
+    printed("memory", "add", ours, "--home", str(root))
+    assert history(root) == [("user", "add", None, ours, None)]
+    assert ours in path.read_text(encoding="utf-8")

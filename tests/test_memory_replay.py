@@ -100,7 +100,7 @@ def _steps_weighing_a_fresh_call(root: Path, rows_of_ours: int) -> int:
         conn = home.journal.connection()
         steps = []
         conn.set_progress_handler(lambda: steps.append(1) and 0, 1)
-        assert unweighed(conn, "memory", [call]) == [call]
+        assert unweighed(conn, "memory", [call])[0] == [call]
         conn.set_progress_handler(None, 0)
         return len(steps)
     finally:

@@ -64,6 +64,7 @@ class ArchiveWrite:
     old_text: str | None = None  # a replace's or remove's: Hermes takes out the one entry holding it
     index: int = 0  # its place among the memory changes its message stored (with the message: its key)
     stored: int = 0  # the id of its tool result, stored once the tool had run (0: not known)
+    ran_by: float | None = None  # its tool result's time: the tool ran no later (Hermes stamps it after, or as stored)
 
 
 def memory_calls(tool_calls: Any) -> list[tuple[int, str | None, dict]]:
@@ -185,6 +186,7 @@ def writes_in(messages: Iterable[Any]) -> dict[int, list[ArchiveWrite]]:
                         old_text,
                         index,
                         result.id,
+                        result.timestamp,
                     )
                 )
     return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,14 +41,19 @@ class Step:
         return "add" if self.before is None else "remove" if self.after is None else "replace"
 
 
-def replay(entries: Sequence[str], calls: Sequence[ArchiveWrite]) -> tuple[list[Step], list[str]]:
+def replay(
+    entries: Sequence[str], calls: Sequence[ArchiveWrite], born: Mapping[str, float] | None = None
+) -> tuple[list[Step], list[str]]:
     """The steps of ``calls`` that apply to ``entries``, in turn, and the entries they leave.
 
     As Hermes's tool applies them: an add of an entry already there writes nothing; a replace or remove
     takes the first entry holding its ``old_text``, and fails when none does or when several different
     ones do. A call that fails here was applied to another file than this one (a hand edit came
-    between): it is skipped, and the file on disk, not the replay, says what is there.
+    between): it is skipped, and the file on disk, not the replay, says what is there. So is one that
+    would take an entry ``born`` says was written after the call ran (``ran_by``): a note the user added
+    in the workbench after Hermes's remove, holding the text it names, was not what that remove took out.
     """
+    born = born or {}
     working = list(entries)
     steps: list[Step] = []
     for call in calls:
@@ -61,6 +66,8 @@ def replay(entries: Sequence[str], calls: Sequence[ArchiveWrite]) -> tuple[list[
         if not found or len({working[i] for i in found}) > 1:
             continue
         at, before = found[0], working[found[0]]
+        if call.ran_by is not None and born.get(before, call.ran_by) > call.ran_by:
+            continue
         if call.action == REMOVE:
             steps.append(Step(call, before, None, at, tuple(working)))
             del working[at]
@@ -70,19 +77,22 @@ def replay(entries: Sequence[str], calls: Sequence[ArchiveWrite]) -> tuple[list[
     return steps, working
 
 
-def unweighed(conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite]) -> list[ArchiveWrite]:
+def unweighed(
+    conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite]
+) -> tuple[list[ArchiveWrite], dict[str, float]]:
     """Of ``calls``, those no earlier look weighed: stored after the newest look's ``calls_read``, without
     a journal row of their own (one statement, on the rows of their sessions), and not journaled as an
-    outside edit (``_done_outside``). A message the workbench's own runner wrote memory from has rows
-    with its session and message but no ``call``: its calls were journaled as they ran, and replaying
-    them would make each a second time."""
+    outside edit (``_done_outside``); and when the rows read wrote each entry they wrote (``replay``'s
+    ``born``). A message the workbench's own runner wrote memory from has rows with its session and
+    message but no ``call``: its calls were journaled as they ran, and replaying them would make each a
+    second time."""
     if not calls:
-        return []
-    read_to, outside = _recent(conn, target, min(call.at for call in calls))
+        return [], {}
+    read_to, outside, born = _recent(conn, target, min(call.at for call in calls))
     fresh = [call for call in calls if read_to is None or call.stored > read_to]
     sessions = sorted({call.session_id for call in fresh})
     if not sessions:
-        return fresh
+        return fresh, born
     marks = ", ".join("?" * len(sessions))
     done = set(
         map(
@@ -101,16 +111,19 @@ def unweighed(conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrit
         if (call.session_id, call.message_id, call.index) not in done
         and (call.session_id, call.message_id, None) not in done
     ]
-    return _done_outside(fresh, outside)
+    return _done_outside(fresh, outside), born
 
 
-def _recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | None, list[tuple]]:
+def _recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | None, list[tuple], dict[str, float]]:
     """The rows of ``target`` that can bear on calls made from ``since`` on, read newest first back to the
     first not replayed that is dated a minute before it (a replayed row is dated by its call, the others,
     ours too, about when made; an older look read no call made since): how far the newest look among them
     read state.db (its last row's ``calls_read``: a write of ours since notes none, and a call that look
-    skipped, read again, was applied to the write's file), and the ``external`` rows dated since."""
-    read_to, outside = None, []
+    skipped, read again, was applied to the write's file), the ``external`` rows dated since, and when
+    each entry they wrote was written (the newest row writing it)."""
+    read_to: int | None = None
+    outside: list[tuple] = []
+    born: dict[str, float] = {}
     for at, actor, read, replayed, before, after in conn.execute(
         "SELECT at, actor, CASE WHEN json_valid(detail) THEN json_extract(detail, '$.calls_read') END, "
         "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.call') END IS NOT NULL, before, after "
@@ -123,7 +136,9 @@ def _recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | 
             break
         if actor == "external" and at >= since:
             outside.append((at, before, after))
-    return read_to, outside
+        if isinstance(after, str):
+            born.setdefault(after, at)
+    return read_to, outside, born
 
 
 def _done_outside(calls: Sequence[ArchiveWrite], outside: list[tuple]) -> list[ArchiveWrite]:

@@ -1405,8 +1405,8 @@ class MemoryStore:
         self._calls_weighed[target] = stamp  # (what a look at an unchanged file need not read again)
         if not calls:
             return [], earlier, read_to
-        fresh = replaying.unweighed(self.home.journal.connection(), target, calls)
-        steps, replayed = replaying.replay(earlier, fresh)
+        fresh, born = replaying.unweighed(self.home.journal.connection(), target, calls)
+        steps, replayed = replaying.replay(earlier, fresh, born)
         return steps, replayed, read_to
 
     def _outside_rows(
