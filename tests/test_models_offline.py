@@ -314,6 +314,8 @@ def test_another_value_of_a_one_value_fact_replaces_it(memory, said, replaced):
         ("User uses Postgres.", "I use Redis"),  # two things used, both kept
         ("User's editor is vim.", "my editor is vim"),  # known: the tool answers it is there
         ("User likes vim.", "my editor is emacs"),  # a liking is not which editor
+        ("User uses emacs.", "I use vim for quick edits"),  # a second editor for something: not the editor
+        ("User uses vim for quick edits.", "I use emacs now"),
     ],
 )
 def test_other_facts_beside_a_one_value_fact_stay_adds(memory, said):

@@ -67,7 +67,11 @@ _TOOLS = {
     "browser": "firefox chrome chromium safari brave edge",
 }
 _TOOL_KIND = {tool: kind for kind, tools in _TOOLS.items() for tool in tools.split()}
-_USES = re.compile(rf"^(?:the )?user (?:uses|switched to|moved to|is on|runs) (?P<tool>{'|'.join(_TOOL_KIND)})\b", re.I)
+# The tool alone is the entry's value: "User uses vim for quick edits." names a second editor for something,
+# not which one the user's is, and neither replaces nor is replaced by another.
+_USES = re.compile(
+    rf"^(?:the )?user (?:uses|switched to|moved to|is on|runs) (?P<tool>{'|'.join(_TOOL_KIND)})(?: now)?\.?$", re.I
+)
 # The words every entry of a kind begins with ("User prefers", "The team uses", "User usually"): no sign
 # that two entries say the same thing.
 _FRAME = re.compile(
