@@ -26,6 +26,7 @@ from widgets.entry_list import EntryList
 from widgets.header import WorkbenchHeader
 from widgets.lineage_tree import LineageTree
 from widgets.transcript import Transcript, TranscriptItem
+from workbench.app import REVIEW_WAIT_POLL_S
 from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.resume import ResumeDialog
 from workbench.screens.run import TURN_FAILED_SEE_TRANSCRIPT, RunScreen, runner_item
@@ -1974,7 +1975,10 @@ async def test_ctrl_q_during_the_wait_asks_again_and_n_ends_the_wait(home, tmp_p
             await wait_for(pilot, lambda: header.review == "reviewing\u2026", what="the wait's words gone")
             answered.set()
             await wait_for(pilot, lambda: not session.reviewing, what="the review's end")
-            await pilot.pause(1.0)  # (the wait w began would have looked, and quit, several times by now)
+            # three polls' worth of the app's own timers, in turn: the wait w began would have quit by then
+            polls: list[int] = []
+            app.set_interval(REVIEW_WAIT_POLL_S, lambda: polls.append(1))
+            await wait_for(pilot, lambda: len(polls) >= 3 or not app.is_running, what="three polls' time")
             assert app.is_running and home.memory.read("user").entries == ["User drinks tea."]
 
 
