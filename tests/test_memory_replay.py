@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -74,6 +75,7 @@ def test_hermes_calls_are_read_for_an_unchanged_file_by_a_look_once_and_never_by
     (tmp_path / "memories").mkdir()
     (tmp_path / "memories" / "MEMORY.md").write_text("Project uses PostgreSQL", encoding="utf-8")
     printed("run", "--home", str(tmp_path), "-m", "hello there")  # a state.db changed just now
+    gc.collect()  # (the run's connections closed: its WAL is gone, so the first read opens state.db afresh)
     home = Home(tmp_path)
     home.memory.record_external_change("memory")  # the first look
     reads = []

@@ -20,6 +20,7 @@ finds the removes that took an entry out, for that entry's history.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import logging
 import re
 import sqlite3
@@ -264,6 +265,15 @@ class ArchiveWrites:
             return list(self._read(conn, rows, (*WRITING_ACTIONS, REMOVE)))
 
         return self._safe(read)
+
+    def stamp(self) -> tuple:
+        """state.db's ``database_stamp`` with this process's connection to it open: opening it makes its WAL,
+        and a stamp taken before that said at the next look that state.db had changed since (a second read
+        of Hermes's calls for nothing)."""
+        if database_stamp(self.home.state_db_path)[0] is not None:  # (opening it would create it)
+            with contextlib.suppress(WorkbenchError, sqlite3.Error):  # (``since`` says why it cannot read)
+                self.home.archive.conn()
+        return database_stamp(self.home.state_db_path)
 
     def since(self, target: str, after: float) -> tuple[list[ArchiveWrite], int | None]:
         """The applied memory calls on ``target`` made after ``after`` (their messages stamped at most

@@ -1400,7 +1400,7 @@ class MemoryStore:
     ) -> tuple[list[replaying.Step], list[str], int | None]:
         """Hermes's memory calls since the journal's last row that no look weighed yet, replayed on
         ``earlier`` (``replay``): their steps, the entries they leave, and how far state.db was read."""
-        stamp = database_stamp(self.home.state_db_path)
+        stamp = self.archive_writes.stamp()
         calls, read_to = self.archive_writes.since(target, left.at)
         self._calls_weighed[target] = stamp  # (what a look at an unchanged file need not read again)
         if not calls:
