@@ -15,7 +15,6 @@ again, whether it applied then or not.
 
 from __future__ import annotations
 
-import secrets
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -166,12 +165,9 @@ def _did(call: ArchiveWrite, before: str | None, after: str | None) -> bool:
 
 def rows_of(steps: Sequence[Step], now: float) -> list[dict[str, Any]]:
     """The journal rows of replayed steps: each the agent's, in its call's session and message, dated by
-    its call (one found more than a second later says when, as an outside edit does); the steps of one
-    message (a batch) are one edit, one Timeline group."""
-    edits: dict[int, str] = {}
-    for step in steps:
-        if any(other.call.message_id == step.call.message_id for other in steps if other is not step):
-            edits.setdefault(step.call.message_id, secrets.token_hex(4))
+    its call (one found more than a second later says when, as an outside edit does). Each step is a row of
+    its own, a batch's too: the Timeline lists and reverts each alone (its outside groups are ``external``
+    rows'), and they share their message."""
     rows = []
     for step in steps:
         call = step.call
@@ -179,8 +175,6 @@ def rows_of(steps: Sequence[Step], now: float) -> list[dict[str, Any]]:
         if step.after is None:  # where an undo puts it back
             detail["follows"] = [follows_key(e) for e in preceding(list(step.entries), step.index)]
             detail["precedes"] = [follows_key(e) for e in succeeding(list(step.entries), step.index)]
-        if call.message_id in edits:
-            detail["edit"] = edits[call.message_id]
         at = min(call.at, now)
         if at < now - 1:
             detail["seen_at"] = now
