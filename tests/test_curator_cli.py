@@ -433,3 +433,38 @@ def test_curator_status_says_when_its_aging_settings_stop_every_pass(tmp_path, a
     (home / "config.yaml").write_text("curator:\n  stale_after_days: 30\n", encoding="utf-8")
     code, status = wb(home, "curator", "status")
     assert code == 0 and status["policy_problem"] is None
+
+
+HERMES_CURATOR_PASS = """
+import json
+from agent.curator import load_state, run_curator_review
+run_curator_review(synchronous=True, dry_run=%s)
+print(json.dumps(load_state()))
+"""
+
+
+@pytest.mark.slow
+def test_status_after_a_hermes_dry_run_says_its_summary_is_a_dry_run_s(hermes, tmp_path):
+    """After Hermes's curator dry run, status said ``last run: <the real pass>`` beside ``last summary: dry-run
+    auto: …``: Hermes records the dry run's summary but leaves ``last_run_at`` at the last real pass."""
+    home = tmp_path / "h"
+    open_home(home).close()
+    ran = hermes.json(home, HERMES_CURATOR_PASS % "False")
+    state_file = home / "skills" / ".curator_state"
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    state["last_run_at"] = "2026-01-02T03:04:05+00:00"  # (that real pass a while ago)
+    state_file.write_text(json.dumps(state), encoding="utf-8")
+    dry = hermes.json(home, HERMES_CURATOR_PASS % "True")
+    assert ran["run_count"] == dry["run_count"] == 1 and dry["last_run_summary"].startswith("dry-run auto: ")
+    code, status = wb(home, "curator", "status")
+    stamp = dry["last_report_path"].rsplit("/", 1)[1][:15]
+    at = f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}T{stamp[9:11]}:{stamp[11:13]}:{stamp[13:]}+00:00"
+    assert code == 0 and status["last_summary_dry_run"] == {"at": at}
+    text = printed("curator", "status", "--home", str(home))
+    assert f"last summary: {dry['last_run_summary']} (a dry run at " in text
+    assert ": it changed nothing; last run is the last real pass)" in text
+    state_file.write_text(json.dumps({**dry, "last_run_at": None, "run_count": 0}), encoding="utf-8")
+    assert "it changed nothing; no real pass has run yet)" in printed("curator", "status", "--home", str(home))
+    hermes.json(home, HERMES_CURATOR_PASS % "False")  # a real pass again: its summary is its own
+    code, status = wb(home, "curator", "status")
+    assert status["last_summary_dry_run"] is None and status["last_run_summary"].startswith("auto: ")

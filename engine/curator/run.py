@@ -33,7 +33,7 @@ from ..values import typed_whole
 from .archive import archived_time, base_name, destination, restore_matches
 from .cron import jobs_naming, named_skills
 from .ledger import LedgerEntry
-from .schedule import Due, Schedule, check, last_activity, seeded_only
+from .schedule import Due, Schedule, check, dry_run_summary, last_activity, seeded_only
 from .transitions import ARCHIVE, DAY, REACTIVATE, SEED, STALE, UNJUDGED, Policy, decide
 
 # Where a curator change is recorded, as every question about one says: the ledger holds file changes
@@ -794,6 +794,7 @@ class Curator:
             "seeded_only": seeded_only(state),  # ``last_run_at`` is a first check's seed, not a pass
             "last_run_at": state.get("last_run_at"),
             "last_run_summary": state.get("last_run_summary"),
+            "last_summary_dry_run": dry_run_summary(state),  # a Hermes dry run's summary: not last_run_at's pass
             "last_report_path": state.get("last_report_path"),
             "settings": {
                 "stale_after_days": config.int("curator.stale_after_days"),

@@ -11,8 +11,11 @@ fixed clock; ``Curator.maybe_run`` applies it.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import PurePath
 from typing import Any
 
 from ..clock import stamped
@@ -58,6 +61,20 @@ def seeded_only(state: dict[str, Any]) -> bool:
     return not (isinstance(count, int) and count > 0) and str(state.get("last_run_summary") or "").startswith(
         "deferred first run"
     )
+
+
+def dry_run_summary(state: dict[str, Any]) -> dict[str, Any] | None:
+    """What the last summary describes when it is a dry run's, which Hermes records ("dry-run auto: …") without
+    moving ``last_run_at``: that time is the last real pass's, not the summary's. The dry run's own time is in the
+    name of the report folder it wrote (``logs/curator/20261206-191733``, UTC), when that folder is its and not
+    an older pass's (its report failed); None when the summary is a real pass's."""
+    if not str(state.get("last_run_summary") or "").startswith("dry-run "):
+        return None
+    report = state.get("last_report_path")
+    named = re.fullmatch(r"(\d{8}-\d{6})(?:-\d+)?", PurePath(report).name) if isinstance(report, str) else None
+    at = datetime.strptime(named[1], "%Y%m%d-%H%M%S").replace(tzinfo=UTC).timestamp() if named else None
+    last = parse_iso(state.get("last_run_at"))
+    return {"at": iso(at) if at is not None and (last is None or at >= int(last) + 1) else None}
 
 
 def check(

@@ -89,7 +89,7 @@ def curator_status(home: Home, args) -> Output:
     settings = status["settings"]
     lines = [
         f"curator: {_state(status)}  runs: {status['run_count']}  last run: {_last_run(status)}",
-        f"  last summary: {status['last_run_summary'] or '-'}",
+        f"  last summary: {status['last_run_summary'] or '-'}{_dry_run(status)}",
         *(f"  {line}" for line in counts_lines(status)),
         f"  pinned: {', '.join(status['pinned']) or '-'}",
         f"  stale after {settings['stale_after_days']} d, archive after {settings['archive_after_days']} d",
@@ -115,6 +115,16 @@ def _last_run(status: dict) -> str:
     if not at:
         return "never"
     return f"never (the first pass was deferred at {at})" if status["seeded_only"] else at
+
+
+def _dry_run(status: dict) -> str:
+    """Which pass the summary is, when a Hermes dry run wrote it: not the last run's on the line above."""
+    dry = status["last_summary_dry_run"]
+    if dry is None:
+        return ""
+    real = "no real pass has run yet" if _last_run(status).startswith("never") else "last run is the last real pass"
+    at = f" at {stamped(dry['at'])}" if dry["at"] else ", its time unknown"
+    return f" (a dry run{at}: it changed nothing; {real})"
 
 
 def pause_curator(home: Home, args) -> Output:
