@@ -421,9 +421,19 @@ class Config:
         return found
 
     def changed_keys(self, other: Config) -> list[str]:
-        """The dotted keys whose values differ between this file and ``other`` (set, changed or removed)."""
-        mine, theirs = _flat(self._data), _flat(other._data)
-        return sorted(key for key in mine.keys() | theirs.keys() if mine.get(key, _UNSET) != theirs.get(key, _UNSET))
+        """The dotted keys whose values in effect differ between this file and ``other`` (set, changed or
+        removed): a key written as the value already in use (``memory_char_limit: 2200``, the default, or
+        ``"10"`` for 10) changes nothing, and the notice named it as a change."""
+        keys = _flat(self._data).keys() | _flat(other._data).keys()
+        return sorted(key for key in keys if self._in_effect(key) != other._in_effect(key))
+
+    def _in_effect(self, key: str) -> Any:
+        """``key`` as it is read (its kind, the default when unset); as written when it cannot be read so."""
+        kind = _KINDS.get(key)
+        try:
+            return self.typed(key, kind) if kind else self.raw(key)
+        except ConfigError:
+            return self.raw(key)
 
     def typed(self, key: str, kind: str) -> Any:
         """The value read as ``kind`` (``int``, ``float``, ``bool`` or ``seconds``)."""

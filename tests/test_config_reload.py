@@ -27,6 +27,21 @@ def test_a_changed_file_is_taken_and_the_gate_follows_at_the_next_write(home):
     assert home.refresh_config() is None and len(seen) == 1  # the same file again is no news
 
 
+def test_only_keys_whose_value_in_use_changed_are_named(home):
+    """The notice named ``memory.memory_char_limit, …`` when the file was written with the values already in
+    use (the defaults, a quoted number): only a key whose value in effect changed is named, none is no news."""
+    in_use = "memory:\n  memory_char_limit: 2200\n  user_char_limit: '1375'\n  nudge_interval: 10.0\n"
+    write_from_another_process(home.config_path, in_use + "skills:\n  write_approval: no\n")
+    assert home.refresh_config() is None
+    write_from_another_process(home.config_path, in_use + "  write_approval: true\n")
+    change = home.refresh_config()
+    assert (
+        change.keys == ("memory.write_approval",) and "config.yaml changed (memory.write_approval)." in change.message
+    )
+    write_from_another_process(home.config_path, "memory:\n  write_approval: true\n")  # the defaults again
+    assert home.refresh_config() is None
+
+
 def test_a_file_that_cannot_be_used_is_refused_and_the_settings_in_use_stay(home):
     write_from_another_process(home.config_path, "memory:\n  write_approval: true\n")
     assert home.refresh_config().keys == ("memory.write_approval",)
