@@ -1348,6 +1348,26 @@ async def test_the_live_gauge_says_what_its_plus_counts_and_leaves_out_a_pending
         assert f"+{gauge.ghost} pending · 1 pending add would be refused, not counted" in caption, caption
 
 
+async def test_the_live_gauge_leaves_out_a_pending_add_longer_than_the_whole_store(home, tmp_path):
+    """The live gauge counted a pending add longer than the whole limit as `+N pending (over by …)`, as if
+    making room would let it in: approving refuses it however much room is made (``ops.too_long``), so it
+    is said apart as refused, as one the scan blocks is."""
+    from tests.hermes_support import hermes_record
+
+    home.memory.add("memory", "User deploys with make deploy-staging")
+    used, limit = home.memory.usage("memory").chars, home.memory.limit("memory")
+    hermes_record(home, "0000cccc", {"action": "add", "target": "memory", "content": "Long note. " * (limit // 10)})
+    assert "more than the store's whole limit" in home.approvals.approve("0000cccc")["error"]
+    growth = home.approvals.pending_growth("memory")
+    assert (growth.chars, growth.count, growth.refused) == (0, 0, 1)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await settle(pilot)
+        gauge = app.screen.query_one("#live-gauge", CapacityGauge)
+        await wait_for(pilot, lambda: gauge.used == used, what="the live gauge")
+        assert gauge.ghost == 0 and gauge.caption().endswith(" · 1 pending add would be refused, not counted")
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 async def test_the_snapshot_title_shows_its_time_whole_at_80_columns(home, tmp_path, size):
     """At 80x24 the snapshot column's title was cut to "… in the prompt · 02:2…": the time could not be

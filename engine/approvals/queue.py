@@ -24,6 +24,7 @@ from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
 from ..fileio import crash_point
 from ..memory.format import Usage
+from ..memory.ops import too_long
 from ..safety import assess
 from ..textsafety import inline, one_line
 from ..tools import AlreadyWaiting
@@ -338,20 +339,24 @@ class ApprovalQueue:
 
     def pending_growth(self, target: str) -> PendingGrowth:
         """What the pending memory adds to ``target`` would add, each judged as its preview judges it:
-        one approving would refuse for what it says (a threat its scan blocks, say) is counted apart,
-        never as growth, since it would add nothing; one refused only because the store has no room
-        for it is growth, the overflow a gauge shows before anyone approves it."""
+        one approving would refuse for what it says (a threat its scan blocks, an entry longer than the
+        whole store) is counted apart, never as growth, since it would add nothing; one refused only
+        because the store has no room for it yet is growth, the overflow a gauge shows before anyone
+        approves it."""
         chars = count = refused = refused_chars = 0
+        limit = self.home.memory.limit(target)
         for record in self.list("memory"):
             payload = record.payload
             if payload.get("target", "memory") != target or payload.get("action") != "add":
                 continue
-            size = len(str(payload.get("content", "")).strip()) + 3  # (with its "\n§\n")
+            content = str(payload.get("content", "")).strip()
+            size = len(content) + 3  # (with its "\n§\n")
             try:
                 preview = self.preview(record.id)
             except WorkbenchError:  # decided meanwhile: it adds nothing
                 continue
-            blocked = bool(preview["error"]) and preview.get("budget") is None  # (over the limit: a budget)
+            # (over the limit: a budget; no room made lets one longer than the whole store in)
+            blocked = bool(preview["error"]) and (preview.get("budget") is None or too_long(content, limit))
             if blocked:
                 refused, refused_chars = refused + 1, refused_chars + size
             else:

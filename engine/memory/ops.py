@@ -191,6 +191,12 @@ def locate(entries: list[str], old_text: str, action: str, pin: str | None = Non
     return found[0]
 
 
+def too_long(content: str, limit: int) -> bool:
+    """Whether ``content`` alone is longer than the whole store: a write of it is refused however much
+    room is made (the approval's rule, and the Memory gauge's for what a pending add would add)."""
+    return len(content) > limit
+
+
 def too_long_message(content: str, limit: int) -> str:
     """An entry longer than the whole store: consolidating cannot make room, so this says to shorten it
     instead of pointing at the other entries (the same words for the agent and for a person)."""
@@ -210,7 +216,7 @@ def room_advice(entries: list[str], content: str, limit: int, replacing: str | N
     a direct write or an approval) in the same words. None when it fits; when the entry alone is longer
     than the whole store, that no consolidation makes room; else by how much the store would be over, and
     its largest other entries, to merge or remove first."""
-    if len(content) > limit:
+    if too_long(content, limit):
         return too_long_message(content, limit)
     index = entries.index(replacing) if replacing in entries else None
     others = entries if index is None else entries[:index] + entries[index + 1 :]
@@ -251,7 +257,7 @@ def twice_advice(entries: list[str], text: str) -> str:
 
 
 def _refuse_too_long(entries: list[str], content: str, limit: int, size_after: int) -> None:
-    if len(content) > limit:
+    if too_long(content, limit):
         raise refuse(
             too_long_message(content, limit),
             counts=True,
