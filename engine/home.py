@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 
 APP_NAME = "memory-workbench"
 CONFIG_BOUND = ("config", "memory", "approvals", "skills", "curator")  # what a ``with_config`` view rebuilds
+ARCHIVE_UNREADABLE = "The session archive cannot be read."  # (what a failed read of state.db starts with)
 
 
 def resolve_home(explicit: str | os.PathLike | None = None) -> Path:
@@ -311,6 +312,13 @@ class Home:
         if archive is not None and is_corrupt(exc) and archive.vet(again=True, quiet=True) is not None:
             return archive.damage
         return home_error(exc, self.root)
+
+    def archive_unreadable(self, exc: BaseException) -> str:
+        """What a read of state.db that failed is said as, in both skins and in a warning: the words the
+        Sessions tree and the CLI use, with the salvage advice when the error is damage (a damaged page
+        the opening checks missed, too)."""
+        said = exc.in_app if isinstance(exc, WorkbenchError) else self.explain(exc)
+        return f"{ARCHIVE_UNREADABLE} {said}"
 
     def close(self) -> None:
         """Close every database connection this home opened (all threads)."""

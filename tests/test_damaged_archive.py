@@ -18,6 +18,7 @@ import pytest
 
 from engine import FixedClock, open_home
 from engine.db import DatabaseDamaged
+from tests.cli_support import ran
 from tests.hermes_support import workbench_cmd
 from tests.tui_support import make_app, settle, wait_for
 
@@ -604,3 +605,34 @@ async def test_damage_deep_in_workbench_db_met_by_the_timeline_is_said_with_the_
         home.close()
     status, _, err = ran("--home", str(root), "timeline")
     assert status == 1 and f"error: {root / 'workbench.db'} could not be read as an SQLite database" in err, err
+
+
+def test_provenance_that_cannot_read_a_damaged_state_db_names_it_and_gives_the_salvage_advice(tmp_path):
+    """`memory show` warned "memory provenance cannot read …/state.db: database disk image is malformed", with
+    no word of what to do: it now says it as the archive's damage is said everywhere (``Home.archive_unreadable``)."""
+    root = tmp_path / "home"
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    arguments = json.dumps({"action": "add", "target": "memory", "content": "Deploys go out on Tuesdays"})
+    call = {"id": "call_0", "type": "function", "function": {"name": "memory", "arguments": arguments}}
+    home.archive.create_session("hermes-1", source="cli")
+    home.archive.append_messages(
+        "hermes-1",
+        [
+            {"role": "user", "content": "Note when deploys go out"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "content": '{"success": true}', "tool_name": "memory", "tool_call_id": "call_0"},
+        ],
+    )
+    home.close()
+    (root / "memories" / "MEMORY.md").write_text(
+        "Deploys go out on Tuesdays\n", encoding="utf-8"
+    )  # (as Hermes wrote it)
+    _overwrite_root(root, "messages")
+    code, out, err = ran("memory", "show", "--target", "memory", "--home", str(root))
+    assert code == 0 and "Deploys go out on Tuesdays" in out and "Traceback" not in err
+    [warning] = [line for line in err.splitlines() if line.startswith("warning: Provenance")]
+    assert warning.startswith(
+        "warning: Provenance is shown without Hermes's tool calls. The session archive cannot be read. "
+        f"{root / 'state.db'} is damaged ("
+    )
+    assert "`sqlite3 state.db .recover | sqlite3 state-recovered.db`" in warning

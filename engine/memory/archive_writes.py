@@ -336,7 +336,7 @@ class ArchiveWrites:
                     )
                 return self._named[tool]
             except (WorkbenchError, sqlite3.Error) as exc:
-                log.warning("provenance cannot read %s: %s", self.home.state_db_path, exc)
+                self._unreadable(exc)
                 return frozenset()
 
     def _safe_writes(self, target: str, text: str) -> list[ArchiveWrite]:
@@ -347,8 +347,13 @@ class ArchiveWrites:
             try:
                 return read()
             except (WorkbenchError, sqlite3.Error) as exc:
-                log.warning("memory provenance cannot read %s: %s", self.home.state_db_path, exc)
+                self._unreadable(exc)
                 return []
+
+    def _unreadable(self, exc: WorkbenchError | sqlite3.Error) -> None:
+        """Say that provenance goes without Hermes's calls, in the archive's words for why: the file, and
+        for damage the salvage advice (it said only "database disk image is malformed")."""
+        log.warning("Provenance is shown without Hermes's tool calls. %s", self.home.archive_unreadable(exc))
 
     # -- reading the archive ----------------------------------------------------------
     def _fresh(self) -> bool:

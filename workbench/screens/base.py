@@ -59,16 +59,6 @@ STATUS_CUT = " (whole in the notice)"
 TOAST_WIDTH = 60  # a notice's width in cells (Textual's Toast), at most half the screen's
 
 
-ARCHIVE_UNREADABLE = "The session archive cannot be read."
-
-
-def archive_unreadable(home: Home, exc: Exception) -> str:
-    """What a worker says when a read of state.db failed: the words the Sessions tree and the CLI use,
-    with the salvage advice when the error is damage (a damaged page the opening checks missed, too)."""
-    said = exc.in_app if isinstance(exc, WorkbenchError) else home.explain(exc)
-    return f"{ARCHIVE_UNREADABLE} {said}"
-
-
 @dataclass
 class StatusReport(Message):
     """A worker's outcome, for the screen's status line."""
@@ -174,7 +164,7 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         try:
             yield
         except (WorkbenchError, sqlite3.Error, OSError) as exc:
-            self.report(archive_unreadable(self.home, exc), error=True)
+            self.report(self.home.archive_unreadable(exc), error=True)
 
     @on(StatusReport)
     def _status_reported(self, message: StatusReport) -> None:

@@ -27,7 +27,6 @@ from engine.clock import shown_time
 from engine.errors import WorkbenchError
 from widgets.literal import literal, one_line
 
-from .base import archive_unreadable
 from .dialogs import Dialog
 
 RECENT = 50  # sessions the picker lists
@@ -137,7 +136,7 @@ class ResumeDialog(Dialog[str | None]):
             self.post_result(LookedUp(None, exc.in_app))
             return
         except (sqlite3.Error, OSError) as exc:  # damage met as it read: said as every screen says it
-            self.post_result(LookedUp(None, archive_unreadable(self.app.home, exc)))  # type: ignore[attr-defined]
+            self.post_result(LookedUp(None, self.app.home.archive_unreadable(exc)))  # type: ignore[attr-defined]
             return
         self.post_result(LookedUp(session_id))
 

@@ -31,6 +31,7 @@ from engine.archive.sessions import LISTED_BY, titled
 from engine.db import stored_advice_note
 from engine.errors import BadSearchFilter, WorkbenchError
 from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, SkillChanged
+from engine.home import ARCHIVE_UNREADABLE
 from engine.runner.claims import unbacked_claims
 from engine.session_writes import Write, approved_outside, session_writes, session_wrote
 from widgets.lineage_tree import LineageTree, SessionNode
@@ -40,7 +41,6 @@ from widgets.search_results import Hit, SearchResults
 from widgets.transcript import Transcript, TranscriptItem
 
 from ..messages import JumpToMessage
-from .base import ARCHIVE_UNREADABLE
 from .session_actions import HELP as ACTIONS_HELP
 from .session_actions import SessionActions
 from .session_prune import HELP as PRUNE_HELP
