@@ -307,11 +307,12 @@ class Home:
     def explain(self, exc: BaseException) -> str:
         """What both skins say for an SQLite or OS error no store turned into one of its own. Damage met
         after the archive was opened is checked for in state.db (SQLite's check of it, once): if it is
-        there, the archive writes nothing more and the message names state.db and how to recover it."""
+        there, the archive writes nothing more and the message names state.db and how to recover it;
+        else in workbench.db, whose message names it and says what to do (``Journal.noticed``)."""
         archive = self.__dict__.get("archive")
         if archive is not None and is_corrupt(exc) and archive.vet(again=True, quiet=True) is not None:
             return archive.damage
-        return home_error(exc, self.root)
+        return self.journal.noticed(exc) or home_error(exc, self.root)
 
     def archive_unreadable(self, exc: BaseException) -> str:
         """What a read of state.db that failed is said as, in both skins and in a warning: the words the

@@ -35,6 +35,7 @@ from .db import (
     ThreadConnections,
     database_error,
     database_stamp,
+    integrity_problems,
     write_statement,
     write_transaction,
 )
@@ -347,6 +348,19 @@ class Journal:
             verdict = exc.message
         self._checked = (stamp, verdict)
         return verdict
+
+    def noticed(self, exc: BaseException) -> str | None:
+        """Whether damage SQLite reported outside a journal call (a query another module made on
+        ``connection()``; the error names no file) is workbench.db's: if SQLite's check of the file finds
+        damage, the message a journal call would have raised, remembered as ``problem``; else None."""
+        if self._damage is None and isinstance(exc, sqlite3.DatabaseError) and _damaged(exc) and self.path.exists():
+            try:
+                damaged = bool(integrity_problems(self.path, quick=True))
+            except sqlite3.DatabaseError as check:
+                damaged = _damaged(check)
+            if damaged:
+                self._damage = database_error(exc, self.path).message
+        return self._damage
 
     def read_or(self, read: Callable[[], _Read], unreadable: _Read) -> _Read:
         """``read()``, or ``unreadable`` while workbench.db cannot be read: its first page (``problem``),

@@ -14,6 +14,7 @@ import pytest
 from engine.errors import WorkbenchError
 from engine.home import open_home
 from engine.tools import FOREGROUND
+from tests.cli_support import ran
 from tests.hermes_support import workbench_cmd
 from tests.test_skills_support import write_skill
 from tests.tui_support import drawn, make_app, settle, wait_for
@@ -280,3 +281,21 @@ def test_a_folder_in_place_of_workbench_db_is_seen_even_with_the_files_stamp(tmp
 
     monkeypatch.setattr(engine_db.os, "stat", as_the_file_was)
     assert "workbench.db" in (journal.problem() or "")
+
+
+def test_timeline_s_catch_up_on_a_damaged_workbench_db_names_it_and_says_what_to_do(tmp_path):
+    """`workbench timeline` warned "outside memory edits not caught up (database disk image is malformed)",
+    then the same for skill changes and proposals: no file named, no advice. One warning now names the
+    steps it stopped, in the words a journal call's error has (``Journal.noticed``)."""
+    root = _damaged_deep(tmp_path / "home")
+    code, _, err = ran("--home", str(root), "timeline")
+    warnings = [line for line in err.splitlines() if line.startswith("warning: outside")]
+    [error] = [line for line in err.splitlines() if line.startswith("error: ")]  # (the listing's own, as before)
+    assert code == 1 and "Traceback" not in err
+    assert error.startswith(f"error: {root / 'workbench.db'} could not be read as an SQLite database (") and (
+        "(`sqlite3 OLD .recover` salvages rows)." in error
+    )
+    assert warnings == [
+        "warning: outside memory edits, skill changes, proposals and sessions not caught up "
+        f"({error.removeprefix('error: ')}); the listing may miss them"
+    ], err

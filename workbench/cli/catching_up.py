@@ -26,14 +26,17 @@ def catch_up(home: Home, targets: Sequence[str] | None = None) -> None:
             ("proposals", home.approvals.catch_up),
             ("sessions", lambda: sessions_outside.catch_up(home)),
         ]
+    missed: dict[str, list[str]] = {}  # why: the steps it stopped (one damaged file stops them all)
     for what, step in steps:
         try:
             step()
         except (WorkbenchError, OSError, sqlite3.Error) as exc:
-            reason = exc.message if isinstance(exc, WorkbenchError) else str(exc)
-            sys.stderr.write(
-                visible(f"warning: outside {what} not caught up ({reason}); the listing may miss them") + "\n"
-            )
+            missed.setdefault(exc.message if isinstance(exc, WorkbenchError) else home.explain(exc), []).append(what)
+    for reason, whats in missed.items():
+        listed = ", ".join(whats[:-1]) + " and " + whats[-1] if len(whats) > 1 else whats[0]
+        sys.stderr.write(
+            visible(f"warning: outside {listed} not caught up ({reason}); the listing may miss them") + "\n"
+        )
 
 
 def catch_up_if_journaled(home: Home, targets: Sequence[str] | None = None) -> None:
