@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from engine import open_home
 from engine.memory.format import render_block
 from engine.models import OfflineModel, ScriptedModel
 from engine.models.base import MEMORY_REVIEW_PROMPT, SKILL_REVIEW_PROMPT
@@ -263,7 +264,10 @@ def test_a_new_name_takes_the_old_ones_place():
     )
     assert first_call("my name is Sam").arguments["action"] == "add"  # no name yet: added
     same = SYSTEM.replace(user_block, render_block("user", ["User's name is Sam."], 1375))
-    assert first_call("my name is Sam", same).arguments["action"] == "add"  # (the tool answers it is there)
+    assert (
+        first_call("my name is Sam", same)
+        == "I know that already; your user profile says: \u201cUser's name is Sam.\u201d"
+    )
 
 
 def test_another_team_takes_the_old_ones_place_as_a_name_does():
@@ -312,7 +316,6 @@ def test_another_value_of_a_one_value_fact_replaces_it(memory, said, replaced):
         ("User's editor is vim.", "my shell is fish"),  # another kind
         ("User uses vim.", "I use Postgres for the ledger"),  # not a tool of one kind
         ("User uses Postgres.", "I use Redis"),  # two things used, both kept
-        ("User's editor is vim.", "my editor is vim"),  # known: the tool answers it is there
         ("User likes vim.", "my editor is emacs"),  # a liking is not which editor
         ("User uses emacs.", "I use vim for quick edits"),  # a second editor for something: not the editor
         ("User uses vim for quick edits.", "I use emacs now"),
@@ -322,6 +325,31 @@ def test_other_facts_beside_a_one_value_fact_stay_adds(memory, said):
     user_block = render_block("user", ["User prefers tabs."], 1375)
     known = SYSTEM.replace(user_block, render_block("user", [memory, "User prefers tabs."], 1375))
     assert first_call(said, known).arguments["action"] == "add"
+
+
+@pytest.mark.parametrize(
+    ("memory", "said"),
+    [
+        ("User's editor is vim.", "I use vim"),  # the same value in other words
+        ("User's editor is vim.", "my editor is vim"),  # the entry itself
+        ("User prefers tabs over spaces.", "I prefer tabs over spaces"),
+    ],
+)
+def test_a_turn_finds_known_what_the_review_finds_known(home, memory, said):
+    """With "User's editor is vim." in memory, "I use vim" made the turn add "User uses vim." beside it,
+    while the review skipped it as known: both now ask one rule (``learning.already_known``)."""
+    from engine.models.learning import findings
+
+    home.memory.add("user", memory)
+    home.close()
+    code, out, err = ran("--home", str(home.root), "run", "--message", said, "--json")
+    assert code == 0, err
+    (turn,) = json.loads(out)["turns"]
+    assert turn["tool_calls"] == [] and turn["assistant"] == (
+        f"I know that already; your user profile says: \u201c{memory}\u201d"
+    )
+    assert open_home(home.root).memory.entries("user") == [memory]
+    assert findings([{"role": "user", "content": said}], [memory]) == []  # the review's answer, the same
 
 
 def test_a_recalled_session_is_quoted_without_the_snippets_match_marks(home):

@@ -227,6 +227,18 @@ def changed(entry: str, known: list[str]) -> str | None:
     return same if said is not None and same is not None and overlap(said.value, same) < 1 else None
 
 
+def already_known(entry: str, known: list[str]) -> str | None:
+    """The entry of ``known`` that says ``entry`` already, so neither a turn nor a review writes it: itself,
+    or one giving the same single-valued thing (``subject``) the same value ("User's editor is vim." for
+    "User uses vim.", which ``changed`` does not change); None when none does. (A review also skips a
+    free-form fact most of whose words memory holds, ``_as_kept``; a turn the user asked for is not
+    dropped on that guess: "the production server is at 10.0.0.9 behind the VPN" shares 3 of 5.)"""
+    said = subject(entry)
+    if said is None or changed(entry, known) is not None:
+        return entry if entry in known else None
+    return next((k for k in known if _same_kind(said, k) or overlap(said.value, k) >= 0.6), None)
+
+
 def looks_secret(text: str) -> bool:
     """Whether ``text`` seems to hold a password, key or token (never written to memory)."""
     return bool(_SECRET.search(text))
@@ -269,12 +281,10 @@ def _as_kept(finding: Finding, known: list[str], found: list[Finding]) -> Findin
         return None if any(overlap(value, k) >= 0.6 for k in known + earlier) else finding
     if any(_same_kind(said, entry) for entry in earlier):
         return None  # (one value of a subject per review: the first said)
+    if already_known(finding.entry, known) is not None:
+        return None  # the value memory gives (or a name said as "Lin is my name")
     was = changed(finding.entry, known)
-    if was is not None:
-        return replace(finding, why=said.why, replaces=was)
-    if any(_same_kind(said, entry) for entry in known):
-        return None  # the value memory gives
-    return None if any(overlap(said.value, k) >= 0.6 for k in known) else finding  # (a name said as "Lin is my name")
+    return finding if was is None else replace(finding, why=said.why, replaces=was)
 
 
 def _same_kind(said: Subject, entry: str) -> bool:

@@ -36,7 +36,7 @@ from .base import (
     ToolCall,
     last_user_index,
 )
-from .learning import changed, findings, looks_secret
+from .learning import already_known, changed, findings, looks_secret
 from .phrasing import best_match, declarative, keywords, overlap, search_terms, sentence, shorten, slug
 from .skill_changes import Routine, append_patch, next_step, plan_change
 
@@ -230,10 +230,16 @@ class OfflineModel(Model):
             )
         target, entry = declarative(match.group("x"))
         if not steps:
-            was = changed(entry, [e for t, e in known_entries(messages) if t == target])
+            known = [e for t, e in known_entries(messages) if t == target]
+            was = changed(entry, known)
             if was is not None:  # one name (team, ...): a new one takes the old one's place
                 return self._call(
                     messages, "memory", {"action": "replace", "target": target, "old_text": was, "content": entry}
+                )
+            there = already_known(entry, known)  # (the review's rule: "User uses vim." beside "… editor is vim.")
+            if there is not None:
+                return ModelReply(
+                    content=f"I know that already; your {TARGET_LABELS[target]} says: \u201c{there}\u201d"
                 )
             return self._call(messages, "memory", {"action": "add", "target": target, "content": entry})
         label = TARGET_LABELS[steps[-1].args.get("target", target)]
