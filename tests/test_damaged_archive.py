@@ -636,3 +636,24 @@ def test_provenance_that_cannot_read_a_damaged_state_db_names_it_and_gives_the_s
         f"{root / 'state.db'} is damaged ("
     )
     assert "`sqlite3 state.db .recover | sqlite3 state-recovered.db`" in warning
+
+
+@pytest.mark.anyio
+async def test_an_outside_change_the_tui_cannot_follow_on_a_damaged_state_db_is_said_with_the_advice(tmp_path):
+    """The TUI said "could not follow the outside change to sessions: database disk image is malformed":
+    SQLite's own words, naming no file. It says it as every failed read of the archive is said."""
+    import asyncio
+
+    root = _messages_damaged(tmp_path)
+    home = open_home(root)
+    app = make_app(home, tmp_path)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await asyncio.to_thread(app._external_change, {"sessions"})  # (the watcher's thread, as a change calls it)
+            said = lambda: [p for p in app.problems if "could not follow the outside change to sessions" in p]  # noqa: E731
+            await wait_for(pilot, said, what="the warning")
+            [line] = said()
+            assert f"{root / 'state.db'} is damaged (" in line and "sqlite3 state.db .recover" in line, line
+    finally:
+        home.close()

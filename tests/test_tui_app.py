@@ -584,7 +584,9 @@ async def test_a_failing_outside_step_is_logged_and_the_screens_still_hear(home,
         monkeypatch.setattr(home.skills.outside, "record", locked)
         app._external_change({"skills", "skill files", "memory"})
     assert any(isinstance(m, EngineEvent) and isinstance(m.event, SkillChanged) for m in heard)
-    assert "could not follow the outside change to skills: database is locked" in caplog.text
+    # (SQLite's own words explained, with the app's advice: no variable only a new command reads)
+    assert "could not follow the outside change to skills: home is busy: another process holds" in caplog.text
+    assert "WORKBENCH_BUSY_TIMEOUT" not in caplog.text
 
 
 async def test_a_home_made_by_opening_it_is_said_at_start(tmp_path, monkeypatch):

@@ -924,8 +924,9 @@ class WorkbenchApp(ResultsFromWorkers, App):
             for kind, step in steps:
                 try:
                     step()
-                except (WorkbenchError, OSError, sqlite3.Error) as exc:
-                    log.warning("could not follow the outside change to %s: %s", kind, exc)
+                except (WorkbenchError, OSError, sqlite3.Error) as exc:  # (SQLite's own names no file: explained)
+                    said = exc.in_app if isinstance(exc, WorkbenchError) else in_app_words(self.home.explain(exc))
+                    log.warning("could not follow the outside change to %s: %s", kind, said)
         finally:
             for kind, event in EXTERNAL_EVENTS.items():
                 if kind in kinds:
