@@ -1942,6 +1942,28 @@ async def test_quitting_while_a_scenario_s_review_runs_asks_about_it_too(demo_ro
     assert open_home(demo_root).memory.read("user").entries == before
 
 
+async def test_quit_when_done_says_at_exit_that_the_review_failed(home, tmp_path):
+    """w to the question, then the review's model call failed: the app quit by itself at once, its notice
+    of the failure gone with it, and the terminal said nothing, as if the review had landed. Now the exit
+    says it failed, and why."""
+    from engine.runner.review import failed_note
+
+    app = make_app(home, tmp_path)
+    with slow_review(home) as (endpoint, answered):
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await asked_about_review(pilot, endpoint)
+            endpoint.replies[:] = []
+            endpoint.fail(400, "model m is not loaded")
+            await pilot.press("w")
+            await wait_for(pilot, lambda: "then quit" in app.review_status, what="the wait in the header")
+            answered.set()
+            await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit once the review ended")
+        error = "The model endpoint answered 400: model m is not loaded"
+        assert app.quit_note == failed_note(screen.session_id, error)
+        assert "failed: The model endpoint answered 400: model m is not loaded. Nothing" in app.quit_note
+        assert home.memory.read("user").entries == []
+
+
 async def test_quit_when_done_waits_for_the_review_then_quits_by_itself(home, tmp_path):
     """n to the review question left the user watching for its end to press ctrl+q again. w now stays
     until the review has landed, says so in the header, and quits by itself: nothing is dropped."""

@@ -45,7 +45,7 @@ from engine.events import ConfigChanged, Event, KeptStored, PendingChanged, Runn
 from engine.home import Home
 from engine.memory.targets import TARGETS
 from engine.runner import background, dropped
-from engine.runner.review import dropped_note
+from engine.runner.review import dropped_note, failed_note
 from themes import DEFAULT_THEME, STYLESHEET, THEMES, VARIABLE_DEFAULTS
 from widgets import textual_fixes
 from widgets.literal import visible
@@ -356,11 +356,14 @@ class WorkbenchApp(ResultsFromWorkers, App):
             self._quit_after_reviews(choice == LATER)
             if choice is True:
                 if dropped := background.drop(self.home):  # (none when it ended as the question was put)
-                    note = dropped_note(dropped)
-                    self.quit_note = f"{self.quit_note} {note}" if self.quit_note else note
+                    self._note_at_quit(dropped_note(dropped))
                 self._quit_now(reviews_asked=True)
 
         self.push_screen(QuitLaterDialog(visible(question), visible(detail)), answer)
+
+    def _note_at_quit(self, note: str) -> None:
+        """Add ``note`` to what the terminal says once the app has exited."""
+        self.quit_note = f"{self.quit_note} {note}" if self.quit_note else note
 
     def _quit_after_reviews(self, wait: bool) -> None:
         """w to the question: quit once no background review is left, said in the header meanwhile; any
@@ -789,6 +792,9 @@ class WorkbenchApp(ResultsFromWorkers, App):
                 self._say_review("reviewing\u2026")
             elif event.kind == "review_finished":
                 self._say_review(visible(f"review: {event.data.get('line') or event.data.get('summary')}"))
+                error = event.data.get("error")
+                if error and error != "cancelled" and self._review_wait is not None:  # (the quit will not show it)
+                    self._note_at_quit(failed_note(event.session_id, str(error)))
             if event.kind in ("turn_started", "turn_finished"):
                 self._turn_running = event.kind == "turn_started"
         elif isinstance(event, SessionChanged) and event.action == "ended" and event.session_id == self.running_session:

@@ -111,13 +111,26 @@ class ReviewResult:
         }
 
 
+# There is no command to run a review again, but a later one looks at the whole conversation.
+_TALK_ON = "Resume the session (Run, ctrl+o) and talk on: its next review looks at the whole conversation again."
+
+
 def dropped_note(sessions: list[str]) -> str:
     """What quitting without the background reviews still under way left undone, said once the terminal
-    is back: there is no command to run a review again, but a later one looks at the whole conversation."""
+    is back."""
     which = ", ".join(sessions)
     return (
         f"The background review of session {which} was stopped at quit: nothing it had not saved yet was saved. "
-        "Resume the session (Run, ctrl+o) and talk on: its next review looks at the whole conversation again."
+        + _TALK_ON
+    )
+
+
+def failed_note(session: str, error: str) -> str:
+    """A review that failed while the quit waited for it (Quit when done), said once the terminal is back:
+    the app quits by itself, so its passing notice of the failure is never seen."""
+    return (
+        f"The background review of session {session} failed: {error.rstrip('.')}. Nothing it had not saved was "
+        f"saved. {_TALK_ON}"
     )
 
 
