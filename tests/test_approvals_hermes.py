@@ -667,3 +667,27 @@ def test_an_entry_hermess_agent_rewrote_after_staging_is_said_to_be_the_agents(h
     code, out, _ = ran("pending", "show", "0000cc09", "--home", str(root), "--json")
     [hit] = json.loads(out)["targets"]
     assert hit["written_after"]["actor"] == "agent"
+
+
+def test_a_cjk_fact_hermes_staged_and_the_user_rejected_is_not_proposed_again(hermes, tmp_path):
+    """Rejected as Hermes staged it ("… 佐藤さん"), the same fact told to the offline agent was proposed
+    again: it ends CJK text with "。", and only an ASCII full stop was set aside. Now 。 is one too."""
+    from engine.conversation import Conversation
+    from engine.models import OfflineModel
+
+    root = _seeded_home(tmp_path)
+    (staged,) = hermes.json(
+        root,
+        "import json\nfrom tools.memory_tool import load_on_disk_store, memory_tool\n"
+        "print(json.dumps([json.loads(memory_tool(store=load_on_disk_store(), action='add', target='memory', "
+        "content='The release manager is 佐藤さん'))]))",
+    )
+    home = open_home(root)
+    home.approvals.reject(staged["pending_id"])
+    turn = Conversation(home, OfflineModel(), background_review=False).run_turn(
+        "Remember that the release manager is 佐藤さん"
+    )
+    (call,) = turn.tool_calls
+    assert call["arguments"]["content"] == "The release manager is 佐藤さん。"  # (the offline model's stop)
+    assert call["result"].get("rejected_before") == staged["pending_id"]
+    assert home.approvals.list("memory") == []

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 def same_text(text: str) -> str:
     """What two proposals must share to be the same: the text as the user reads it, so width, case,
-    spacing and a final full stop do not make a rejected fact new."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(".")
+    spacing and a final full stop (CJK's 。 too: the offline model ends CJK text with it, Hermes need
+    not) do not make a rejected fact new."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(".。").rstrip()
 
 
 def rejected_write(home: Home, action: str, target: str, content: str, old_text: str = "") -> str | None:
