@@ -1583,8 +1583,8 @@ class Timeline:
     def rows_of(self, ref: str | int) -> list[Row]:
         """The rows a reference names: one row by id, or every row of a group (newest first)."""
         text = str(ref).strip()
-        if text.isascii() and text.isdigit():
-            wanted = row_id(text)
+        wanted = row_id(text)  # (a number typed as every other: full-width digits too)
+        if wanted is not None or (text.isascii() and text.isdigit()):
             rows = self.page(before_id=wanted + 1, limit=1) if wanted is not None and wanted < 2**63 - 1 else []
             if not rows or rows[0].id != wanted:
                 raise TimelineError(f"No timeline row {text}. See `workbench timeline` for row ids.")

@@ -214,6 +214,24 @@ def test_full_width_digits_and_spaces_around_a_number_read_as_its_digits(tmp_pat
     assert main(["--home", str(tmp_path / "h"), "--json", *argv, typed]) == 0, capsys.readouterr()
 
 
+@pytest.mark.parametrize("typed", ["{}", " {} "])
+def test_a_row_id_typed_in_full_width_digits_is_reverted(tmp_path, typed, capsys):
+    """`workbench revert １０` said "'１０' is not a timeline row or group" while `timeline show １０` and
+    `memory undo １０` read row 10: a row id is a number typed as every other one is."""
+    from engine import open_home
+    from engine.tools import ToolContext
+    from workbench.cli import main
+
+    home = open_home(tmp_path / "h")
+    assert home.memory.add("memory", "Deploys on Fridays", ToolContext(actor="user"))["success"]
+    (row,) = home.journal.query(subsystem="memory", actions=("add",))
+    home.close()
+    full_width = str(row.id).translate(str.maketrans("0123456789", "０１２３４５６７８９"))
+    assert main(["--home", str(tmp_path / "h"), "--json", "revert", typed.format(full_width)]) == 0
+    assert json.loads(capsys.readouterr().out)["reverted"][0]["id"] == row.id
+    assert open_home(tmp_path / "h").memory.read("memory").entries == []
+
+
 @pytest.mark.parametrize(
     ("argv", "usage", "hint"),
     [
