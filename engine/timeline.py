@@ -1330,13 +1330,16 @@ class Timeline:
         )
 
     def _overtakes(self, entry: JournalEntry) -> bool:
-        """Whether a row journaled before ``entry`` (among the ``OVERTAKES_WITHIN`` just before it) is stamped
-        after it: listed by id, ``entry`` then sits above a newer-stamped row."""
+        """Whether a listed row journaled before ``entry`` (among the ``OVERTAKES_WITHIN`` just before it) is
+        stamped after it: listed by id, ``entry`` then sits above a newer-stamped row. Rows no listing shows
+        (a session's title, a look that found nothing) do not count: nothing shown is out of order."""
+        where, args = _listed(indexed=False)
         newest = number_value(
             self._conn()
             .execute(
-                "SELECT max(at) FROM (SELECT at FROM journal WHERE id < ? ORDER BY id DESC LIMIT ?)",
-                (entry.id, OVERTAKES_WITHIN),
+                f"SELECT max(at) FROM (SELECT at FROM journal WHERE id < ? AND {' AND '.join(where)} "
+                "ORDER BY id DESC LIMIT ?)",
+                (entry.id, *args, OVERTAKES_WITHIN),
             )
             .fetchone()[0]
         )  # (a hand-edited ``at`` may be text)

@@ -1162,6 +1162,28 @@ def test_a_change_found_later_but_listed_in_its_place_has_no_mark(home, clock, c
     assert data["rows"][0]["found_at"].startswith("20") and "overtakes" not in data["rows"][0]
 
 
+def test_a_row_the_timeline_never_lists_does_not_mark_a_change_found_after_it(home, clock, cli):
+    """A Hermes write found by the look a `workbench run` made said "↳ found …, made before" though the row
+    listed under it was older: the newer-stamped row it sat above was the run's session title, which no
+    listing shows. Only listed rows count."""
+    import os
+
+    home.memory.add("memory", "Tea at four", ToolContext(actor="user"))
+    clock.advance(60)
+    path = home.root / "memories" / "MEMORY.md"
+    path.write_text(path.read_text() + "\n§\nCoffee at nine", encoding="utf-8")
+    os.utime(path, (clock.now() - 30, clock.now() - 30))
+    home.archive.create_session("s-run")
+    home.archive.set_title("s-run", "Remember that the build uses Bazel 7", actor="agent")
+    clock.advance(5)
+    home.memory.catch_up()
+    found, added = Timeline(home).page(limit=3)[:2]
+    assert found.actor == "external" and found.found_at is not None and added.at < found.at
+    assert found.found_later is None
+    printed = cli("timeline", "--limit", "3").stdout
+    assert "Coffee at nine" in printed and "↳ found" not in printed, printed
+
+
 def test_a_change_found_after_newer_rows_is_marked_where_it_is_listed(home, clock, cli):
     """Rows are listed by id, the order the workbench learned of them: an outside memory edit made before a
     pin but found after it (the catch-up dates it by the file's mtime) printed above the newer-stamped pin
