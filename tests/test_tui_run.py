@@ -1942,6 +1942,36 @@ async def test_quitting_while_a_scenario_s_review_runs_asks_about_it_too(demo_ro
     assert open_home(demo_root).memory.read("user").entries == before
 
 
+async def test_quit_when_done_waits_for_a_turn_sent_meanwhile(home, tmp_path):
+    """w to the question, then a message sent on Run while the review ran: when the review landed the
+    app quit by itself in the middle of that turn, its answer and its own review never shown (a "review
+    not queued" log line on the terminal after). Now the wait lasts until that turn is over too."""
+    from engine.runner import background
+    from workbench.app import REVIEW_WAIT_POLL_S
+
+    app = make_app(home, tmp_path)
+    with slow_review(home) as (endpoint, answered):
+        turn_answered = threading.Event()
+        endpoint.holds[2] = turn_answered  # the second turn's model call waits until the test lets it
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await asked_about_review(pilot, endpoint)
+            await pilot.press("w")
+            await wait_for(pilot, lambda: "then quit" in app.review_status, what="the wait in the header")
+            await pilot.press(*"I like sencha", "enter")
+            await wait_for(pilot, lambda: len(endpoint.requests) == 3, what="the second turn's model call")
+            answered.set()
+            await wait_for(pilot, lambda: not background.under_way(home), what="the first review's end")
+            await pilot.pause(REVIEW_WAIT_POLL_S * 5)  # (several looks of the wait)
+            assert app.is_running and screen.running
+            endpoint.answer("Noted again.")
+            endpoint.answer("Nothing to save.")  # (the second turn's review)
+            turn_answered.set()
+            await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit once all is done")
+        answers = [m.content for m in home.archive.messages(screen.session_id) if m.role == "assistant"]
+        assert answers[-1] == "Noted again."
+        assert len(endpoint.requests) == 5 and home.memory.read("user").entries == ["User drinks tea."]
+
+
 async def test_quit_when_done_says_at_exit_that_the_review_failed(home, tmp_path):
     """w to the question, then the review's model call failed: the app quit by itself at once, its notice
     of the failure gone with it, and the terminal said nothing, as if the review had landed. Now the exit

@@ -384,7 +384,10 @@ class WorkbenchApp(ResultsFromWorkers, App):
             )
 
     def _quit_if_reviewed(self) -> None:
-        if not background.under_way(self.home):
+        """Quit once no review is left, nor a Run turn sent during the wait (its review starts before the
+        screen hears the turn end, so it is waited for too)."""
+        turn = self.run_screen is not None and self.run_screen.running
+        if not turn and not background.under_way(self.home):
             self._quit_after_reviews(False)
             self._quit_now(reviews_asked=True)
 
