@@ -51,6 +51,7 @@ from widgets import textual_fixes
 from widgets.literal import visible
 from widgets.narration import Narrator, Story
 from widgets.transcript import Transcript
+from workbench.exit_threads import run_until_quit
 
 from . import problems
 from .bridge import EngineBridge, EngineEvent
@@ -1017,7 +1018,7 @@ def run_app(home: Home, *, demo_speed: float | None = None, new_home: bool = Fal
     quit_now = partial(app.exit, return_code=1, message="The terminal hung up; the workbench quit.")
     hung_up = signal.signal(signal.SIGHUP, lambda *_: app.call_later(quit_now))
     try:
-        app.run()
+        run_until_quit(app)  # (the terminal is back at once: after_exit says what a busy turn waits for)
     finally:
         signal.signal(signal.SIGHUP, hung_up)
     app.raise_if_crashed()
