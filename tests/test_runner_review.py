@@ -173,6 +173,22 @@ def test_ending_or_closing_a_session_stops_its_review_thread(home):
         assert not session.reviewing
 
 
+def test_a_turn_that_ends_after_the_quit_dropped_the_reviews_has_its_review_said_not_done(home, caplog):
+    """ctrl+q while a Run turn waited for its model: the quit dropped the reviews under way (none yet), the
+    turn ended after, and its review, not queued, left "warning: background review not queued: session …
+    was already ended or closed" on the terminal. Now it is noted as the quit's other dropped reviews are:
+    the next start says "Review not done" for that session."""
+    from engine.runner import background, dropped
+
+    _config(home, "memory:\n  nudge_interval: 1\nskills:\n  creation_nudge_interval: 0\n")
+    session = AgentSession(home, OfflineModel(), background_review=True)
+    assert background.drop(home) == []  # (the quit, while the turn below still waits for its model)
+    assert session.run_turn("remember that the release freeze starts on the 28th").status == "done"
+    assert dropped.take(home) == [session.id]
+    assert "not queued" not in caplog.text
+    session.close()
+
+
 def _transcript(home, model=None, *, skills: int = 0) -> tuple[AgentSession, list]:
     """A fixed five-turn session: who the user is, a correction, a repeated three-step routine."""
     _config(home, f"memory:\n  nudge_interval: 5\nskills:\n  creation_nudge_interval: {skills}\n")

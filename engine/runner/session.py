@@ -876,7 +876,10 @@ class AgentSession:
 
         if not self._reviews.submit(job):  # the agent was ended or closed: no thread is left to run it
             self._review_stops.pop(stop, None)
-            log.warning("background review not queued: session %s was already ended or closed", session_id)
+            if self._reviews_dropped:  # a quit while the turn ran: said as the reviews it dropped are
+                put_dropped(self.home, [session_id])
+            else:
+                log.warning("background review not queued: session %s was already ended or closed", session_id)
         return None
 
     def wait_for_review(self, timeout: float | None = None) -> bool:
