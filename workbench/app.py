@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 from textual import events, on, work
@@ -298,6 +299,11 @@ class WorkbenchApp(ResultsFromWorkers, App):
             self.register_theme(theme)
         saved = load_settings(self.settings_file).get("theme")
         self.theme = saved if saved in self.available_themes else DEFAULT_THEME
+
+    def run(self, **options: Any) -> Any:
+        """``App.run``, except that its end does not wait for its workers' threads (``exit_threads``):
+        the terminal is back at once, and ``after_exit`` says what a busy turn still waits for."""
+        return run_until_quit(self, **options)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)
@@ -1018,7 +1024,7 @@ def run_app(home: Home, *, demo_speed: float | None = None, new_home: bool = Fal
     quit_now = partial(app.exit, return_code=1, message="The terminal hung up; the workbench quit.")
     hung_up = signal.signal(signal.SIGHUP, lambda *_: app.call_later(quit_now))
     try:
-        run_until_quit(app)  # (the terminal is back at once: after_exit says what a busy turn waits for)
+        app.run()
     finally:
         signal.signal(signal.SIGHUP, hung_up)
     app.raise_if_crashed()
