@@ -96,24 +96,22 @@ def _text(rng: random.Random) -> str:
 
 
 def _message(rng: random.Random, n: int) -> dict:
-    message = _wide_message(rng, n)
-    if n % 3 == 0 and isinstance(message["content"], str):  # (half-width text: ﾃﾞﾌﾟﾛｲ, ｻｰﾊﾞｰ, ﾛｸﾞ)
-        message["content"] = _narrow(message["content"])
-    return message
+    """A third of the messages (content and tool-call arguments) written half-width: ﾃﾞﾌﾟﾛｲ, ｻｰﾊﾞｰ, ﾛｸﾞ."""
+    return _wide_message(rng, n, _narrow if n % 3 == 0 else str)
 
 
-def _wide_message(rng: random.Random, n: int) -> dict:
+def _wide_message(rng: random.Random, n: int, shape=str) -> dict:
     if rng.random() < 0.4:
-        args = {"query": _text(rng), "limit": 3}
+        args = {"query": shape(_text(rng)), "limit": 3}
         hermes = rng.random() < 0.6
         arguments = json.dumps(args) if hermes and rng.random() < 0.5 else json.dumps(args, ensure_ascii=False)
         calls = [{"id": f"c{n}", "type": "function", "function": {"name": "session_search", "arguments": arguments}}]
         return {
             "role": "assistant",
-            "content": None if rng.random() < 0.5 else _text(rng),
+            "content": None if rng.random() < 0.5 else shape(_text(rng)),
             "tool_calls": json.dumps(calls) if hermes else calls,
         }  # a string is stored as Hermes wrote it
-    return {"role": rng.choice(["user", "assistant"]), "content": _text(rng)}
+    return {"role": rng.choice(["user", "assistant"]), "content": shape(_text(rng))}
 
 
 @pytest.fixture(scope="module", params=[1, 2])
@@ -163,6 +161,113 @@ def test_escaped_tool_call_arguments_are_found_and_shown_decoded(corpus):
     assert set(escaped) <= set(home.archive.iter_matches("数据"))
     hits = home.archive.search("数据", limit=50)
     assert hits and all("\\u" not in h.snippet for h in hits)
+
+
+RECALL_QUERIES = ["ﾃﾞﾌﾟﾛｲ", "デプロイ", "ﾃﾞﾌﾟ", "サーバ", "ｰﾊﾞ", "ログ", "数据库", "迁", "イ数"]
+
+
+def _as_version_3(home) -> None:
+    """The home's bigram index as version 3 left it: half-width katakana paired as written, not folded."""
+    from engine.archive.cjk import TABLE, grams
+    from engine.archive.query import CJK_CHAR, searchable_text
+
+    index = home.archive.bigram_index
+    index.refresh()
+    rows = home.archive.conn().execute("SELECT id, content, tool_name, tool_calls FROM messages").fetchall()
+    texts = [(r[0], searchable_text(*r[1:])) for r in rows]
+    conn = sqlite3.connect(home.workbench_db_path)
+    with conn:
+        conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('delete-all')")
+        conn.executemany(
+            f"INSERT INTO {TABLE}(rowid, grams) VALUES (?, ?)",
+            [(mid, " ".join(grams(text))) for mid, text in texts if CJK_CHAR.search(text)],
+        )
+        conn.execute(f"UPDATE {TABLE}_state SET value = '3' WHERE key = 'version'")
+    conn.close()
+
+
+def _index_terms(home) -> set[tuple]:
+    """Every (pair, message id, position) the bigram index holds."""
+    conn = sqlite3.connect(home.workbench_db_path)
+    conn.execute("CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, archive_cjk, instance)")
+    terms = set(conn.execute("SELECT term, doc, offset FROM temp.terms"))
+    conn.close()
+    return terms
+
+
+def _upgrading(tmp_path, monkeypatch, seed: int):
+    """A home whose index is of version 3, with 25 messages past it, the upgrade in steps of a few rows."""
+    from engine.archive import cjk
+
+    monkeypatch.setattr(cjk, "FOLD_SCAN", 40)
+    monkeypatch.setattr(cjk, "FOLD_ROWS", 6)
+    rng = random.Random(seed)
+    home = open_home(tmp_path / "home", clock=FixedClock(1796040000.0))
+    for s in range(8):
+        home.archive.create_session(f"s{s}")
+        home.archive.append_messages(f"s{s}", [_message(rng, s * 100 + i) for i in range(25)])
+    _as_version_3(home)
+    home.archive.create_session("late")
+    home.archive.append_messages("late", [_message(rng, 9000 + i) for i in range(25)])
+    return home
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_an_index_of_version_3_is_upgraded_in_place_with_recall_whole_at_every_step(tmp_path, monkeypatch, seed):
+    """Only the pairs of text holding half-width katakana changed from version 3, so its upgrade re-indexes
+    those messages alone, in bounded steps; until it ends, searches scan them. It ends as a rebuild would."""
+    from engine.archive.query import HALF_WIDTH_KANA, searchable_text
+
+    home = _upgrading(tmp_path, monkeypatch, seed)
+    index = home.archive.bigram_index
+    narrow = {
+        mid
+        for mid, *values in home.archive.conn().execute("SELECT id, content, tool_name, tool_calls FROM messages")
+        if HALF_WIDTH_KANA.search(searchable_text(*values))
+    }
+    assert any(
+        json.dumps("ﾃ")[1:-1] in (calls or "")
+        for (calls,) in home.archive.conn().execute("SELECT tool_calls FROM messages")
+    ), "half-width katakana escaped in tool-call JSON, as Hermes stores them"
+    index.refresh()  # (the late messages, folded: what a search does first)
+    before = _index_terms(home)
+    steps = 0
+    while True:
+        for query in RECALL_QUERIES:
+            assert set(home.archive.iter_matches(query)) == decoded_scan(home.state_db_path, query), (steps, query)
+        if not index.fold_step():
+            break
+        steps += 1
+        assert steps < 100
+    assert steps > 3 and index.unfolded() is None and index.current()
+    upgraded = _index_terms(home)
+    assert {doc for _, doc, _ in before ^ upgraded} <= narrow  # no other message was re-indexed
+    index.rebuild()
+    assert _index_terms(home) == upgraded
+    home.close()
+
+
+def test_a_search_leaves_the_upgrade_to_idle_upkeep_which_resumes_after_a_restart(tmp_path, monkeypatch):
+    """A search on an index of version 3 rebuilt it whole before answering (9 s and 14 s on a 120k-message
+    home, the first CJK searches after upgrading). Now it answers at once, scanning what is not folded yet."""
+    home = _upgrading(tmp_path, monkeypatch, 3)
+    index = home.archive.bigram_index
+    assert set(home.archive.iter_matches("ﾃﾞﾌﾟﾛｲ")) == decoded_scan(home.state_db_path, "ﾃﾞﾌﾟﾛｲ") != set()
+    assert index.unfolded() == (1, 200) and index.high_water() == 225  # the late messages indexed, folded
+    assert index.fold_step() and index.fold_step()
+    first, last = index.unfolded()
+    assert 1 < first <= last == 200
+    home.close()  # (each step is its own transaction: a kill between two is this)
+    home = open_home(tmp_path / "home", clock=FixedClock(1796040000.0))
+    index = home.archive.bigram_index
+    assert index.unfolded() == (first, last)
+    while home.archive.upkeep(budget_s=0.01):
+        pass
+    assert index.unfolded() is None
+    upgraded = _index_terms(home)
+    index.rebuild()
+    assert _index_terms(home) == upgraded
+    home.close()
 
 
 def _native_prefix(home, prefix: str) -> set[int]:

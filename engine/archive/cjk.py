@@ -13,6 +13,13 @@ high-water mark, whoever wrote it (us or a Hermes agent), in bounded batches. Me
 ids are never reused (AUTOINCREMENT), so rows deleted from state.db simply stop joining;
 search re-checks every candidate against the stored text, so a stale entry can never
 produce a wrong hit.
+
+An index of version 3 differs from this one only in the pairs of text holding half-width
+katakana (stored as written, not folded), so it is upgraded in place rather than rebuilt:
+``fold_step`` (idle upkeep) finds those messages with SQLite's own scan (``HALF_WIDTH``) a
+bounded range at a time and re-indexes them, the range done kept as a mark in the state
+table, so a killed process resumes; until the last step sets the version, searches scan the
+messages not yet re-indexed (``unfolded``). Older versions are rebuilt whole.
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ if TYPE_CHECKING:
 TABLE = "archive_cjk"
 BATCH = 1000  # messages per write transaction: the workbench.db lock is held a few tens of ms
 VERSION = "4"  # 2: tool-call escapes decoded, vocabulary; 3: half-width katakana; 4: width-folded; else rebuilt
+FOLDS_FROM = "3"  # upgraded in place (fold_step)
+FOLD_SCAN = 20_000  # message ids one upgrade step looks through (SQLite's scan, outside the write lock)
+FOLD_ROWS = 200  # messages one upgrade step re-indexes: the write lock is held a few ms
 QUICK_BUSY_MS = 100
 
 _SCHEMA = f"""
@@ -43,6 +53,18 @@ CREATE TABLE IF NOT EXISTS {TABLE}_state (key TEXT PRIMARY KEY, value TEXT);
 """
 
 INDEXED_TEXT = "COALESCE(m.content,'') || ' ' || COALESCE(m.tool_name,'') || ' ' || COALESCE(m.tool_calls,'')"
+# A message whose indexed text may hold half-width katakana (U+FF61-FF9F): as written (UTF-8 EF BD A1 to
+# EF BE 9F; this byte test, five times faster than a GLOB class, also takes U+FF40-FFBF: a few rows more)
+# or as a ``\uff61`` escape in tool-call JSON, which ``searchable_calls`` decodes. Folding changed the
+# pairs of these messages only.
+_UTF8_FF40_FFBF = "(instr(CAST({0} AS BLOB), X'EFBD') OR instr(CAST({0} AS BLOB), X'EFBE'))"
+HALF_WIDTH = (
+    "("
+    + " OR ".join(_UTF8_FF40_FFBF.format(column) for column in ("m.content", "m.tool_name", "m.tool_calls"))
+    + " OR (m.tool_calls LIKE '%\\uff%' AND ("
+    + " OR ".join(f"m.tool_calls LIKE '%\\uff{digit}%'" for digit in "6789")
+    + ")))"
+)
 
 
 class BigramIndex:
@@ -89,20 +111,72 @@ class BigramIndex:
         return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (TABLE + "_state",)).fetchone() is not None
 
     def current(self) -> bool:
-        """True when the index is of this version (an older one is rebuilt by the next refresh)."""
+        """True when the index can answer: of this version, or of version 3 being upgraded (``unfolded``)."""
+        return self._state().get("version") in (VERSION, FOLDS_FROM)
+
+    def _state(self) -> dict[str, str]:
         conn = self._conn()
-        if conn is None:
-            return False
-        row = conn.execute(f"SELECT value FROM {TABLE}_state WHERE key = 'version'").fetchone()
-        return row is not None and row[0] == VERSION
+        return dict(conn.execute(f"SELECT key, value FROM {TABLE}_state").fetchall()) if conn is not None else {}
 
     def high_water(self) -> int:
         """Messages with an id up to this are indexed (0: none)."""
+        return int(self._state().get("high_water", 0))
+
+    def unfolded(self) -> tuple[int, int] | None:
+        """The ids (first, last) among which messages holding half-width katakana are still indexed as
+        version 3 left them (not folded); None when none are (searches scan those, ``HALF_WIDTH``)."""
+        state = self._state()
+        if state.get("version") != FOLDS_FROM:
+            return None
+        return int(state.get("folded", 0)) + 1, int(state.get("fold_to", state.get("high_water", 0)))
+
+    def fold_step(self) -> int:
+        """One bounded step of the upgrade from version 3; returns the messages looked through (0: none
+        to do, or workbench.db busy). The rows are found outside the write lock and checked again in it."""
+        span = self.unfolded()
         conn = self._conn()
-        if conn is None:
+        if span is None or conn is None or self.archive.read_only:
             return 0
-        row = conn.execute(f"SELECT value FROM {TABLE}_state WHERE key = 'high_water'").fetchone()
-        return int(row[0]) if row else 0
+        first, last = span
+        if (self.archive.conn().execute("SELECT max(id) FROM messages").fetchone()[0] or 0) < last:
+            return 0  # another state.db: the next refresh rebuilds the index whole
+        cursor = self.archive.conn().cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(
+            f"SELECT m.id, m.content, m.tool_name, m.tool_calls FROM messages m WHERE m.id BETWEEN ? AND ? "
+            f"AND {HALF_WIDTH} ORDER BY m.id LIMIT ?",
+            (first, min(last, first + FOLD_SCAN - 1), FOLD_ROWS),
+        ).fetchall()
+        end = rows[-1][0] if len(rows) == FOLD_ROWS else min(last, first + FOLD_SCAN - 1)
+        try:
+            with _single_attempt(conn):
+                if self.unfolded() != span:
+                    return 0  # another process took this step (or rebuilt the index) meanwhile
+                self._fold_start(conn)
+                for mid, *values in rows:
+                    text = searchable_text(*map(text_value, values))
+                    conn.execute(
+                        f"INSERT INTO {TABLE}({TABLE}, rowid, grams) VALUES ('delete', ?, ?)",
+                        (mid, " ".join(grams(text))),
+                    )
+                    conn.execute(
+                        f"INSERT INTO {TABLE}(rowid, grams) VALUES (?, ?)", (mid, " ".join(grams(fold_width(text))))
+                    )
+                if end >= last:
+                    conn.execute(f"DELETE FROM {TABLE}_state WHERE key IN ('folded', 'fold_to')")
+                    self._set(conn, "version", VERSION)
+                else:
+                    self._set(conn, "folded", end)
+        except sqlite3.OperationalError:
+            return 0
+        return max(1, end - first + 1)
+
+    def _fold_start(self, conn: sqlite3.Connection) -> None:
+        """Inside a write transaction on an index of version 3: note where its unfolded rows end, before
+        any row above is indexed (folded); the upgrade must never re-index those."""
+        state = self._state()
+        if state.get("version") == FOLDS_FROM and "fold_to" not in state:
+            self._set(conn, "fold_to", state.get("high_water", 0))
 
     def refresh(self, max_rows: int | None = None, *, wait: bool = True) -> int:
         """Index messages added since the last refresh; returns how many rows were read.
@@ -115,7 +189,7 @@ class BigramIndex:
             return 0
         top = self.archive.conn().execute("SELECT max(id) FROM messages").fetchone()[0] or 0
         if top == self.high_water() and self.current():
-            return 0
+            return 0  # (an upgrade from version 3 is left to idle upkeep: fold_step)
         done = 0
         while max_rows is None or done < max_rows:
             try:
@@ -137,8 +211,10 @@ class BigramIndex:
             conn.execute(vocab.SCHEMA)  # absent from an index of version 1
             conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('delete-all')")
             conn.execute(f"DELETE FROM {vocab.TABLE}")
+            conn.execute(f"DELETE FROM {TABLE}_state WHERE key IN ('folded', 'fold_to')")
             self._set(conn, "version", VERSION)
             high = 0
+        self._fold_start(conn)
         cursor = self.archive.conn().cursor()
         cursor.row_factory = None
         rows = cursor.execute(

@@ -127,6 +127,12 @@ def _half_forms() -> dict[str, str]:
 HALF_FORMS = _half_forms()
 
 
+def width_folded(term: str) -> bool:
+    """Whether a folded ``term`` holds a character half-width katakana fold to: only then do its pairs differ
+    between text indexed as written and folded (an index of version 3 being upgraded, cjk.py)."""
+    return any(char in HALF_FORMS for char in term)
+
+
 def width_parts(term: str) -> list[str]:
     """The pieces of a folded ``term`` that read the same in the stored text whatever width it was written
     in: a prefilter on the text as stored (LIKE, Hermes's trigram table) may narrow by them only."""

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import BadSearchFilter, WorkbenchError
 from . import vocab
-from .cjk import INDEXED_TEXT, BigramIndex, fts_pages
+from .cjk import HALF_WIDTH, INDEXED_TEXT, BigramIndex, fts_pages
 from .core import in_chunks
 from .filters import SearchFilters, read_filters
 from .lineage import LineageMixin
@@ -55,6 +55,7 @@ from .query import (
     parse,
     readable_calls,
     searchable_text,
+    width_folded,
     width_parts,
     width_pattern,
 )
@@ -383,10 +384,10 @@ class SearchMixin(LineageMixin):
         whole query (excluded groups included), so recall equals a substring evaluation.
         """
         index = self.bigram_index
-        high = None
+        high = unfolded = None
         if any(bigram_match(list(c.need)) for c in clauses) and index.available():
             index.refresh(max_rows=REFRESH_BUDGET, wait=False)  # what is not indexed yet is scanned below
-            high = index.high_water()
+            high, unfolded = index.high_water(), index.unfolded()
         sources: dict[str, list[list[str]]] = {}
         for clause in clauses:
             need = list(clause.need)
@@ -399,7 +400,7 @@ class SearchMixin(LineageMixin):
 
         def walk(within: Within) -> Pages:
             walks = [
-                self._source_pages(name, needs, descending, ranked, within, high or 0)
+                self._source_pages(name, needs, descending, ranked, within, high or 0, unfolded)
                 for name, needs in sources.items()
             ]
             return walks[0] if len(walks) == 1 else _merged(walks, descending, ranked)
@@ -409,14 +410,32 @@ class SearchMixin(LineageMixin):
         return _Plan(f"{'+'.join(n for n in SOURCES if n in sources)}:{order}", walk, clauses)
 
     def _source_pages(
-        self, source: str, needs: list[list[str]], descending: bool, ranked: bool, within: Within, high: int
+        self,
+        source: str,
+        needs: list[list[str]],
+        descending: bool,
+        ranked: bool,
+        within: Within,
+        high: int,
+        unfolded: Within = None,
     ) -> Pages:
-        """Candidates of the alternatives ``needs`` (each a list of required terms) from one source."""
+        """Candidates of the alternatives ``needs`` (each a list of required terms) from one source.
+
+        On the bigram path, the messages past the index are scanned, and so are those an index of version 3
+        still holds unfolded (``unfolded``: its upgrade is under way) that may hold half-width katakana,
+        when a term holds a character those fold to.
+        """
         if source == "bigram":
             match = _any_of([bigram_match(need) for need in needs])
             gap = self._like_pages(needs, descending, above=high, within=within)
             indexed = self.bigram_index.pages(match, descending=descending, ranked=ranked, page=PAGE, within=within)
-            return itertools.chain(gap, indexed) if descending else itertools.chain(indexed, gap)
+            walk = itertools.chain(gap, indexed) if descending else itertools.chain(indexed, gap)
+            if unfolded is None or not any(width_folded(term) for need in needs for term in need):
+                return walk  # (a term without such a character has the same pairs in either version)
+            if within is not None:
+                unfolded = (max(unfolded[0], within[0]), min(unfolded[1], within[1]))
+            stale = self._like_pages(needs, descending, within=unfolded, kana_rows=True)
+            return _merged([walk, stale], descending, ranked)
         if source == "trigram":
             expr = _any_of(
                 [" AND ".join(_trigram_term(p) for t in need for p in width_parts(t) if len(p) >= 3) for need in needs]
@@ -503,8 +522,11 @@ class SearchMixin(LineageMixin):
         if fallback is not None:
             yield from fallback()
 
-    def _like_pages(self, needs: list[list[str]], descending: bool, above: int = 0, within: Within = None) -> Pages:
-        """Scan messages holding every term of any of ``needs`` as substrings (ASCII case-insensitive), by id."""
+    def _like_pages(
+        self, needs: list[list[str]], descending: bool, above: int = 0, within: Within = None, kana_rows: bool = False
+    ) -> Pages:
+        """Scan messages holding every term of any of ``needs`` as substrings (ASCII case-insensitive), by id;
+        with ``kana_rows``, only those that may hold half-width katakana (``cjk.HALF_WIDTH``)."""
         if within is not None:
             above = max(above, within[0] - 1)
         alternatives: list[str] = []
@@ -522,6 +544,8 @@ class SearchMixin(LineageMixin):
         bound = None
         while True:
             sql = f"SELECT m.id FROM messages m WHERE ({where}) AND {self._visible()} AND m.id > ?"
+            if kana_rows:
+                sql += f" AND {HALF_WIDTH}"
             params = [*args, above]
             if within is not None:
                 sql += " AND m.id <= ?"

@@ -1,4 +1,5 @@
-"""Index upkeep in idle time: catch the CJK index and vocabulary up, and merge FTS5 segments.
+"""Index upkeep in idle time: catch the CJK index and vocabulary up (and upgrade it from version 3:
+``BigramIndex.fold_step``), and merge FTS5 segments.
 
 FTS5 answers a query by reading every segment of its index; a table Hermes rebuilt (or
 one fed by many small transactions) holds many, and search is then up to twice as slow.
@@ -81,8 +82,12 @@ class UpkeepMixin(SearchMixin):
     def _upkeep_steps(self, budget_s: float) -> dict[str, int]:
         deadline = time.monotonic() + budget_s
         steps: dict[str, int] = {}
-        if self.bigram_index.refresh(max_rows=1, wait=False):  # one batch; it may spend the whole budget
+        index = self.bigram_index
+        if index.refresh(max_rows=1, wait=False):  # one batch; it may spend the whole budget
             steps[f"{BIGRAM_TABLE} rows"] = 1  # work was done, so the caller comes back for the merges
+        else:
+            while time.monotonic() < deadline and index.fold_step():  # the upgrade from version 3, if any
+                steps[f"{BIGRAM_TABLE} folded"] = steps.get(f"{BIGRAM_TABLE} folded", 0) + 1
         archive = self.conn()  # state.db: its WAL is checkpointed only when writes say so
         for conn, table in self._fts_indexes():
             while merge_due(structure(conn, table)):  # at least one step per index, so every call progresses
