@@ -1196,3 +1196,60 @@ def test_a_change_found_after_newer_rows_is_marked_where_it_is_listed(home, cloc
     assert printed.splitlines()[1].strip() == "↳ found 12:01:05, made before", printed
     data = json.loads(cli("timeline", "--limit", "3", "--json").stdout)
     assert data["rows"][0]["found_at"].startswith("20") and data["rows"][1]["found_at"] is None
+
+
+def test_a_page_of_many_found_later_rows_marks_exactly_those_listed_above_a_newer_stamp(home):
+    """Each found-later row's mark looked back with a query of its own: a 200-row page of a 100k-row
+    journal took 24 ms instead of 5. Now the page's marks come from one query, whatever their number,
+    and still mark exactly the rows a newer-stamped row among the ``OVERTAKES_WITHIN`` before it follows."""
+    import random
+
+    from engine.timeline import OVERTAKES_WITHIN
+
+    rng = random.Random(5)
+    conn = home.journal.connection()
+    rows = []
+    for i in range(900):  # outside skill changes found late, every third; stamps out of order here and there
+        at = 1_780_000_000.0 + i + (rng.choice([0] * 9 + [40]) if i % 3 else -rng.choice([0, 0, 0, 5, 300]))
+        seen = json.dumps({"seen_at": at + 30, "change": "edited", "file": "SKILL.md"}) if i % 3 == 0 else None
+        rows.append((at, "external", "skills", "external" if seen else "patch", f"skill-{i % 9}", seen))
+    with conn:
+        conn.executemany(
+            "INSERT INTO journal (at, actor, subsystem, action, target, detail, status) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'done')",
+            rows,
+        )
+    stamps = dict(conn.execute("SELECT id, at FROM journal"))
+    ids = sorted(stamps)
+
+    def overtakes(mid: int) -> bool:
+        before = ids[max(0, ids.index(mid) - OVERTAKES_WITHIN) : ids.index(mid)]
+        return any(stamps[other] > stamps[mid] for other in before)
+
+    pages = {
+        "newest": Timeline(home).page(limit=200),
+        "older": Timeline(home).page(before_id=ids[400], limit=200),
+        "one row": Timeline(home).page(before_id=ids[600], limit=1),
+        "outside only": Timeline(home).page(target="skill-3", limit=200),  # (rows spread out)
+    }
+    queries: list[str] = []
+    counts = {}
+    conn.set_trace_callback(queries.append)
+    try:
+        for name, call in (
+            ("many", lambda: Timeline(home).page(limit=200)),
+            ("one", lambda: Timeline(home).page(before_id=ids[601], limit=1)),
+        ):
+            queries.clear()
+            call()
+            counts[name] = len(queries)
+    finally:
+        conn.set_trace_callback(None)
+    marked = 0
+    for name, page in pages.items():
+        for row in page:
+            expected = row.found_at is not None and overtakes(row.id)
+            assert (row.found_later is not None) == expected, (name, row.id)
+            marked += expected
+    assert 20 < marked < sum(row.found_at is not None for page in pages.values() for row in page)
+    assert counts["many"] == counts["one"]  # the same queries for dozens of found-later rows as for one
