@@ -1904,9 +1904,7 @@ async def test_a_review_that_ends_while_the_quit_asks_is_saved_and_not_said_drop
     with slow_review(home) as (endpoint, answered):
         async with app.run_test(size=(80, 24)) as pilot:
             screen = await asked_about_review(pilot, endpoint)
-            session = screen.agent.agent
-            answered.set()
-            await wait_for(pilot, lambda: not session.reviewing, what="the review's end")
+            await review_lands(pilot, screen, answered)
             await pilot.press("y")
             await wait_for(pilot, lambda: not app.is_running, what="the quit")
         assert app.quit_note is None and home.memory.read("user").entries == ["User drinks tea."]
@@ -2016,22 +2014,64 @@ async def test_ctrl_q_during_the_wait_asks_again_and_n_ends_the_wait(home, tmp_p
     app = make_app(home, tmp_path)
     with slow_review(home) as (endpoint, answered):
         async with app.run_test(size=(80, 24)) as pilot:
-            screen = await asked_about_review(pilot, endpoint)
+            screen = await asked_again(pilot, endpoint)
             session = screen.agent.agent
-            await pilot.press("w")
-            header = screen.query_one(WorkbenchHeader)
-            await wait_for(pilot, lambda: header.review == "reviewing\u2026, then quit (ctrl+q: ask)", what="the wait")
-            await pilot.press("ctrl+q")
-            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question again")
             await pilot.press("n")
+            header = screen.query_one(WorkbenchHeader)
             await wait_for(pilot, lambda: header.review == "reviewing\u2026", what="the wait's words gone")
             answered.set()
             await wait_for(pilot, lambda: not session.reviewing, what="the review's end")
-            # three polls' worth of the app's own timers, in turn: the wait w began would have quit by then
-            polls: list[int] = []
-            app.set_interval(REVIEW_WAIT_POLL_S, lambda: polls.append(1))
-            await wait_for(pilot, lambda: len(polls) >= 3 or not app.is_running, what="three polls' time")
+            await three_polls(pilot)  # the wait w began would have quit by then
             assert app.is_running and home.memory.read("user").entries == ["User drinks tea."]
+
+
+async def asked_again(pilot, endpoint) -> RunScreen:
+    """``asked_about_review``, w (the header says the wait), then ctrl+q: returns once it asks again."""
+    screen = await asked_about_review(pilot, endpoint)
+    await pilot.press("w")
+    header = screen.query_one(WorkbenchHeader)
+    await wait_for(pilot, lambda: header.review == "reviewing\u2026, then quit (ctrl+q: ask)", what="the wait")
+    await pilot.press("ctrl+q")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmDialog), what="the question again")
+    return screen
+
+
+async def review_lands(pilot, screen: RunScreen, answered: threading.Event) -> None:
+    """The model answers the review held by ``slow_review``: returns once the review has ended."""
+    answered.set()
+    await wait_for(pilot, lambda: not screen.agent.agent.reviewing, what="the review's end")
+
+
+async def three_polls(pilot) -> None:
+    """Three polls' worth of the app's own timers, in turn (or until the app quits)."""
+    polls: list[int] = []
+    pilot.app.set_interval(REVIEW_WAIT_POLL_S, lambda: polls.append(1))
+    await wait_for(pilot, lambda: len(polls) >= 3 or not pilot.app.is_running, what="three polls' time")
+
+
+@pytest.mark.parametrize("answer", ["y", "w", "n"])
+async def test_a_review_ending_while_the_quit_asks_again_leaves_the_question_to_the_user(home, tmp_path, answer):
+    """During a "Quit when done" wait ctrl+q asks again; when the review ended while that question was
+    open, the wait's poll quit the app under it. Now the question stays, a notice says the review is
+    done, and the answer decides: y or w quits (nothing dropped, nothing said dropped), n stays."""
+    app = make_app(home, tmp_path)
+    with slow_review(home) as (endpoint, answered):
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await asked_again(pilot, endpoint)
+            await review_lands(pilot, screen, answered)
+            await three_polls(pilot)  # the wait would have quit by then
+            assert app.is_running and isinstance(app.screen, ConfirmDialog)
+            said = ("Quit when done", "The background review is done. y or w quits now; n stays.")
+            assert said in [(n.title, n.message) for n in app._notifications]
+            await pilot.press(answer)
+            if answer == "n":
+                await settle(pilot)
+                assert app.is_running and not isinstance(app.screen, ConfirmDialog)
+                assert "then quit" not in app.review_status
+                assert said not in [(n.title, n.message) for n in app._notifications]
+            else:
+                await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit")
+        assert app.quit_note is None and home.memory.read("user").entries == ["User drinks tea."]
 
 
 async def test_the_reopened_title_shows_a_hostile_end_reason_as_symbols(home, tmp_path):

@@ -391,12 +391,22 @@ class WorkbenchApp(ResultsFromWorkers, App):
             )
 
     def _quit_if_reviewed(self) -> None:
-        """Quit once no review is left, nor a Run turn sent during the wait (its review starts before the
-        screen hears the turn end, so it is waited for too)."""
+        """The wait's poll: quit once no review is left, nor a Run turn sent during the wait (its review
+        starts before the screen hears the turn end, so it is waited for too), unless ctrl+q asked again
+        meanwhile. A question on screen is the user's to answer (it may be about to take the quit back):
+        the app never quits under it, but says that the review is done and what each answer now does."""
         turn = self.run_screen is not None and self.run_screen.running
-        if not turn and not background.under_way(self.home):
-            self._quit_after_reviews(False)
-            self._quit_now(reviews_asked=True)
+        if turn or background.under_way(self.home):
+            return
+        self._quit_after_reviews(False)
+        if self._asking_quit:
+            self._review_wait_notice = self.notice(  # (withdrawn by the answer, ``_quit_after_reviews``)
+                "The background review is done. y or w quits now; n stays.",
+                title="Quit when done",
+                severity="information",
+            )
+            return
+        self._quit_now(reviews_asked=True)
 
     def _say_review(self, line: str) -> None:
         """The header's review part: "reviewing…" or the last result, and while a quit waits for the
