@@ -356,7 +356,26 @@ def test_idle_upkeep_merges_every_index_in_bounded_steps_and_doctor_reports_it(t
     assert {q: [h.match_message_id for h in archive.search(q, limit=50)] for q in queries} == before
     assert not any(f.area == "archive" and f.severity == "warning" for f in examine(home))
     [said] = [f.what for f in examine(home) if f.area == "archive"]  # (it said "merged" of 7 segments)
-    assert said.startswith("Search indexes need no merging (each has fewer than 8 segments, is smaller than 50 pages")
+    assert said.startswith("Search indexes need no merging: messages_fts ")
+    assert "segment(s)" in said
+
+
+def test_doctor_says_why_each_index_needs_no_merging(tmp_path):
+    """A fresh Hermes home's 40 one-turn segments are small: doctor said "each has fewer than 8 segments
+    ...: messages_fts 13 segment(s)", which read as a contradiction. Each index now has its own reason."""
+    from engine.doctor import examine
+
+    home = open_home(tmp_path / "fresh", clock=FixedClock(1796040000.0))
+    home.archive.create_session("s")
+    home.archive.conn().execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0)")
+    for i in range(12):  # one transaction each: one new segment each, of a page or so
+        home.archive.append_messages("s", [{"role": "user", "content": f"turn {i} about the deploy"}])
+    assert home.archive.fragmentation()["messages_fts"] >= 8
+    [said] = [f.what for f in examine(home) if f.area == "archive"]
+    segments = home.archive.fragmentation()["messages_fts"]
+    assert f"messages_fts {segments} segments but " in said and "pages, read in a blink" in said
+    assert "fewer than" not in said
+    home.close()
     home.close()
 
 
