@@ -123,7 +123,7 @@ def test_an_add_the_user_rejected_is_not_proposed_again_by_turn_or_review(home):
         call["result"]["rejected_before"] == record.id
         and "workbench memory add --target user" in call["result"]["error"]
     )
-    assert "1 not proposed again (rejected before: add by hand to keep)" in turn.review.summary
+    assert "1 not proposed again (rejected before: make the change by hand to keep it)" in turn.review.summary
     assert home.memory.add("user", "User prefers tabs over spaces.", USER)["success"]
     assert home.memory.read("user").entries == ["User prefers tabs over spaces."]
 

@@ -87,7 +87,7 @@ class ReviewResult:
         if self.staged:
             lines.append(f"{len(self.staged)} proposal(s) waiting for approval")
         if skipped := [a for a in self.actions if a["result"].get("rejected_before")]:
-            lines.append(f"{len(skipped)} not proposed again (rejected before: add by hand to keep)")
+            lines.append(f"{len(skipped)} not proposed again (rejected before: make the change by hand to keep it)")
         return " \u00b7 ".join(dict.fromkeys(lines)) or "Nothing to save."
 
     @property
