@@ -58,7 +58,7 @@ from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
 from .textsafety import apart, inline, one_line, visible
 from .tools import ToolContext
-from .values import iso_time, number_value, row_id, text_value, typed_number
+from .values import half_width, iso_time, number_value, row_id, text_value, typed_number
 
 if TYPE_CHECKING:
     from .skills.discovery import Found
@@ -664,7 +664,7 @@ def _part(subsystem: str, action: str, count: int) -> str:
 def parse_since(text: str, now: float) -> float:
     """``2h``, ``3d``, ``30m``, ``1w`` ago, or an ISO date/time (in the machine's zone when none is given,
     as the listings show times)."""
-    match = _RELATIVE.match(text or "")
+    match = _RELATIVE.match(half_width(text or ""))  # (``３ｄ`` typed in full width, as ``１０d`` is)
     if match:
         with contextlib.suppress(ValueError):  # (not digits: not an age, so perhaps a date)
             return now - typed_number(match.group(1), "an age") * _UNITS[match.group(2)]

@@ -24,10 +24,19 @@ def text_value(raw: Any) -> str | None:
     return str(raw)
 
 
+_FULL_WIDTH = re.compile("[\uff01-\uff5e]")  # the full-width forms of ASCII (ＰＤＦ, ２０２６, ＃, ３ｄ)
+
+
+def half_width(text: str) -> str:
+    """``text`` with full-width ASCII forms, which a CJK input method types, as ASCII (NFKC's folding
+    of them alone: search's word index path, and typed numbers; half-width katakana are folded on the
+    search's CJK path, ``query.fold_width``)."""
+    return _FULL_WIDTH.sub(lambda char: chr(ord(char.group()) - 0xFEE0), text)
+
+
 # What a person may type as a number: ASCII digits, a sign and, where a fraction means something, a point;
 # the full-width ones a CJK input method types read as those, and spaces around are ignored. int() and
 # float() take more, each read as some number: 1_0 (10), 1e3, nan, and any script's digits (١٠, ۱۰, ¹⁰ no).
-_FULL_WIDTH = str.maketrans("０１２３４５６７８９＋－．", "0123456789+-.")
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 
@@ -35,7 +44,7 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 def typed_whole(text: str, what: str) -> int:
     """A whole number a person typed (``_WHOLE``), else ValueError saying what to type: the one reading
     of a typed number for every skin, so ``1_0`` or ``١٠`` is refused, never read as 10."""
-    plain = text.strip().translate(_FULL_WIDTH)
+    plain = half_width(text).strip()
     if not _WHOLE.fullmatch(plain) or len(plain) > 4000:  # (int() refuses more digits than that)
         raise ValueError(f"{text!r} is not {what}: type it with the digits 0-9")
     return int(plain)
@@ -43,7 +52,7 @@ def typed_whole(text: str, what: str) -> int:
 
 def typed_number(text: str, what: str) -> float:
     """A number a person typed (``_DECIMAL``: ``90``, ``0.5``), else ValueError saying what to type."""
-    plain = text.strip().translate(_FULL_WIDTH)
+    plain = half_width(text).strip()
     if not _DECIMAL.fullmatch(plain):
         raise ValueError(f"{text!r} is not {what}: type it with the digits 0-9 (and a point for a fraction)")
     return float(plain)

@@ -214,6 +214,16 @@ def test_full_width_digits_and_spaces_around_a_number_read_as_its_digits(tmp_pat
     assert main(["--home", str(tmp_path / "h"), "--json", *argv, typed]) == 0, capsys.readouterr()
 
 
+@pytest.mark.parametrize("typed", ["３ｄ", "１０ｄ", "２ｈ", "１ｗ"])
+def test_an_age_typed_all_in_full_width_reads_as_typed_in_ascii(typed):
+    """`timeline --since ３ｄ` was refused while `１０d` was read: the unit a CJK input method types in full
+    width too reads as its ASCII letter."""
+    from engine.timeline import parse_since
+    from engine.values import half_width
+
+    assert parse_since(typed, 1_000_000.0) == parse_since(half_width(typed), 1_000_000.0) < 1_000_000.0
+
+
 @pytest.mark.parametrize("typed", ["{}", " {} "])
 def test_a_row_id_typed_in_full_width_digits_is_reverted(tmp_path, typed, capsys):
     """`workbench revert １０` said "'１０' is not a timeline row or group" while `timeline show １０` and

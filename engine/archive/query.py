@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..values import decoded_calls, storable
+from ..values import decoded_calls, half_width, storable
 
 MAX_QUERY_CHARS = 2048
 OPERATORS = ("AND", "OR", "NOT")
@@ -172,15 +172,6 @@ class Token:
         if not self.phrase and _BAREWORD.match(text) and text not in (*OPERATORS, NEAR):
             return text + ("*" if self.prefix else "")
         return '"' + text.replace('"', '""') + '"' + ("*" if self.prefix else "")
-
-
-_FULL_WIDTH = re.compile("[\uff01-\uff5e]")  # the full-width forms of ASCII (ＰＤＦ, ２０２６, ＃)
-
-
-def half_width(text: str) -> str:
-    """``text`` with full-width ASCII forms as ASCII (NFKC's folding of them, for the word index's path;
-    half-width katakana are folded on the CJK path, ``fold_width``)."""
-    return _FULL_WIDTH.sub(lambda char: chr(ord(char.group()) - 0xFEE0), text)
 
 
 def tokenize(query: str, *, prefix: bool = False, min_prefix: int = MIN_PREFIX) -> list[Token]:
