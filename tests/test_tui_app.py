@@ -474,6 +474,23 @@ async def test_each_screen_hears_an_engine_event_once(home, tmp_path):
             assert len(app.engine_events._subscriptions[screen]) == 1, mode
 
 
+async def test_a_long_home_gives_way_to_the_review_in_the_header(home, tmp_path):
+    """At 120 columns a long home path left no room for "reviewing…", the one place the header says a quit
+    waits for a review (trial18): the home now shortens to its last folders for it."""
+    label = "/a/very/long/path/to/somebody/else/.hermes/profiles/work/with/more/folders/home4"
+    app = make_app(home, tmp_path, label=label)
+    async with app.run_test(size=(120, 24)) as pilot:
+        await settle(pilot)
+        app.running_session = "20261130_071812_cb1b9a"
+        app.review_status = "reviewing…, then quit (ctrl+q: ask)"
+        await settle(pilot)
+        shown = app.screen.query_one(WorkbenchHeader).render().plain
+        assert len(shown) <= 120 and "│ reviewing…, then quit" in shown and shown.endswith("/home4")
+        app.review_status = ""
+        await settle(pilot)
+        assert app.screen.query_one(WorkbenchHeader).render().plain.endswith("│ …/with/more/folders/home4")
+
+
 async def test_header_keeps_the_pending_count_at_80_columns(home, tmp_path):
     app = make_app(home, tmp_path, label="/a/very/long/path/to/somebody/else/.hermes/profiles/work")
     async with app.run_test(size=(80, 24)) as pilot:

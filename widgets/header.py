@@ -3,7 +3,8 @@
 Tabs are clickable (posts ``ModeClicked``), as is the pending count (``PendingClicked``).
 Tabs keep their names as long as the line allows, and from 80 columns the home is always
 shown (cut from the left when it must be); the session id gives way before it. ``review`` is
-"reviewing…" while a background review runs, then its result line (cut first when space is short).
+"reviewing…" while a background review runs, then its result line: the home gives way to it down to
+its last folders, and it is cut first when space is shorter still.
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ class WorkbenchHeader(Widget):
         Tabs keep their names; when the line is too narrow the rest gives way first: the review
         line, the Curator's note, the word "session", the session id (to its telling end, then to a
         ``●`` that says a session runs), then the home (to its last folders, its last folder, then
-        that folder's end), while the tabs lose the spaces around them. Only below 80 columns do
+        that folder's end), while the tabs lose the spaces around them. A review line is kept, though,
+        where the session id's shorter forms and the home's last folders leave it 13 columns. Only below 80 columns do
         the other tabs' names shrink (to three letters, then to the key)."""
         width = self.size.width
         tries = [(0, "full"), (0, "tight"), (1, "full"), (1, "tight"), (2, "full"), (2, "tight")]
@@ -120,6 +122,7 @@ class WorkbenchHeader(Widget):
         shortest = (len(home), min(len(home), 16), min(len(home), 4), min(len(home), 4))[least]
         for curator in ([(f" │ {self.curator}", "$text-muted", "mode:timeline")], []) if self.curator else ([],):
             head = self._pending() + curator
+            unreviewed = None  # the first line that fits without the review, if no shorter session form fits it
             for session in self._sessions():
                 left = room - sum(len(text) for text, _, _ in head + session)
                 glyph = self.session and not session  # the last form: ● before the home stands for the session
@@ -127,17 +130,25 @@ class WorkbenchHeader(Widget):
                 if shown is None or len(shown) < shortest or left < (2 if glyph else 0):
                     continue
                 review = []
-                after = left - 3 - len(shown)
-                if self.review and after - 3 >= 13:  # (a review line cut shorter than that says nothing)
+                # the review is what a quit may wait on: the home gives way to it, to its last folders
+                brief = short_home(home, max(left - 6 - len(self.review), min(len(home), 16, left - 3)))
+                after = left - 3 - len(brief or "")
+                if self.review and brief is not None and after - 3 >= 13:  # (shorter says nothing)
                     text = self.review if len(self.review) <= after - 3 else self.review[: after - 4] + "…"
                     review = [(" │ ", "$text-muted", None), (text, "bold $accent", None)]
-                    shown = short_home(home, left - 3 - 3 - len(text)) or shown
+                    shown = short_home(home, left - 3 - 3 - len(text)) or brief
                 sep = (
                     [(" ", "", None), ("●", "bold $success", None), (" ", "", None)]
                     if glyph
                     else [(" │ ", "$text-muted", None)]
                 )
-                return head + session + review + (sep + [(shown, "", None)] if home else sep[:2] if glyph else [])
+                line = head + session + review + (sep + [(shown, "", None)] if home else sep[:2] if glyph else [])
+                if self.review and not review:
+                    unreviewed = unreviewed or line
+                    continue
+                return line
+            if unreviewed is not None:
+                return unreviewed
         if least < 3:
             return None
         glyph = [(" ", "", None), ("●", "bold $success", None)] if self.session else []
