@@ -1945,7 +1945,6 @@ async def test_quit_when_done_waits_for_a_turn_sent_meanwhile(home, tmp_path):
     app quit by itself in the middle of that turn, its answer and its own review never shown (a "review
     not queued" log line on the terminal after). Now the wait lasts until that turn is over too."""
     from engine.runner import background
-    from workbench.app import REVIEW_WAIT_POLL_S
 
     app = make_app(home, tmp_path)
     with slow_review(home) as (endpoint, answered):
@@ -1959,7 +1958,7 @@ async def test_quit_when_done_waits_for_a_turn_sent_meanwhile(home, tmp_path):
             await wait_for(pilot, lambda: len(endpoint.requests) == 3, what="the second turn's model call")
             answered.set()
             await wait_for(pilot, lambda: not background.under_way(home), what="the first review's end")
-            await pilot.pause(REVIEW_WAIT_POLL_S * 5)  # (several looks of the wait)
+            await three_polls(pilot)  # (several looks of the wait)
             assert app.is_running and screen.running
             endpoint.answer("Noted again.")
             endpoint.answer("Nothing to save.")  # (the second turn's review)
