@@ -733,4 +733,4 @@ def test_doctor_is_quiet_about_the_segments_of_a_small_archive_hermes_wrote(herm
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["ok"], report
     [archive] = [f for f in report["findings"] if f["area"] == "archive"]
-    assert archive["severity"] == "info" and "smaller than 1,000 pages" in archive["what"]
+    assert archive["severity"] == "info" and "pages (under 1,000), read in a blink" in archive["what"]

@@ -151,8 +151,8 @@ def check_fragmentation(home: Home) -> list[Finding]:
         ) -> str:  # (each index's own reason: "fewer than 8" beside "13" read as a contradiction)
             if n < FRAGMENTED:
                 return f"{table} {n} segment(s)"
-            if pages.get(table, 0) < SMALL_INDEX_PAGES:
-                return f"{table} {n} segments but {pages.get(table, 0):,} pages, read in a blink"
+            if (size := pages.get(table, 0)) < SMALL_INDEX_PAGES:
+                return f"{table} {n} segments but {size:,} pages (under {SMALL_INDEX_PAGES:,}), read in a blink"
             return f"{table} {n} segments, which no merge step would shrink"
 
         return (
