@@ -480,7 +480,11 @@ async def test_half_width_katakana_find_the_full_width_text(home, tmp_path):
         results = screen.query_one(SearchResults)
         await wait_for(pilot, lambda: results.query == "ﾗｰﾒﾝ" and results.hits, what="its hits")
         assert {hit.session_id for hit in results.best.values()} == {TOKYO}
-        assert "No messages match" not in screen_text(app) and "ラーメン" in screen_text(app)
+        await wait_for(  # (the hits are drawn a refresh after they land: the screen said the last answer)
+            pilot,
+            lambda: "No messages match" not in screen_text(app) and "ラーメン" in screen_text(app),
+            what="the hits on the screen",
+        )
 
 
 async def test_a_column_filter_typed_as_in_fts5_is_said_over_the_results(home, tmp_path):
