@@ -1172,6 +1172,39 @@ async def test_children_another_process_lists_again_come_back_and_the_cursor_fol
         await wait_for(pilot, lambda: screen.shown_session == second, what="its transcript still shown")
 
 
+async def test_an_open_rows_children_and_arrow_are_read_in_one_snapshot(home, clock, tmp_path, monkeypatch):
+    """Another process listed a parent's branches again between the refresh's read of its children
+    (none) and of its row (two): the row got its arrow back but lost its loaded mark, so the
+    branches never came back under it (seen as a flaky CI failure under load)."""
+    parent, first, second = "20261130_150000_0000r0", "20261130_150100_0000r1", "20261130_150200_0000r2"
+    branched(home, clock, parent, first, second)
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        _screen, tree = await with_branches_open(pilot, parent, second)
+        other = open_home(home.root)
+        for sid in (first, second):
+            other.archive.set_archived(sid)
+        await wait_for(pilot, lambda: not tree.node_for(parent).allow_expand, timeout=10, what="no arrow left")
+        read_roots = home.archive.root_chains
+
+        def listed_again_meanwhile(*args, **kwargs):
+            monkeypatch.setattr(home.archive, "root_chains", read_roots)  # (once)
+            for sid in (first, second):
+                other.archive.set_archived(sid, False)
+            return read_roots(*args, **kwargs)
+
+        monkeypatch.setattr(home.archive, "root_chains", listed_again_meanwhile)
+        other.archive.set_title(parent, "Plan r0, renamed")  # (the change that starts the refresh)
+        await wait_for(
+            pilot,
+            lambda: tree.node_for(first) is not None and tree.node_for(second) is not None,
+            timeout=10,
+            what="both back",
+        )
+        assert tree.node_for(first).parent is tree.node_for(parent)
+        other.close()
+
+
 async def test_an_empty_home_says_what_to_do(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

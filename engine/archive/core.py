@@ -190,6 +190,21 @@ class ArchiveCore:
     def conn(self) -> sqlite3.Connection:
         return self._open().get()
 
+    @contextlib.contextmanager
+    def one_snapshot(self) -> Iterator[None]:
+        """Reads in one read transaction: what another process writes meanwhile is in all of them or none
+        (a view built from several reads never mixes two states of the archive)."""
+        conn = self.conn()
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+
     @property
     def caps(self) -> schema.Capabilities:
         self._open()

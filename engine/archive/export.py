@@ -14,7 +14,6 @@ numbers (``started_at_iso``, ``ended_at_iso``, ``timestamp_iso``).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 import sqlite3
@@ -37,29 +36,15 @@ class ExportMixin(MessagesMixin, LineageMixin):
     def export_session(self, session_id: str, fmt: str = "json") -> str:
         """The session's row and every message's (archived and rewound ones included, apart in JSON)."""
         _check_format(fmt)
-        with self._one_snapshot():
+        with self.one_snapshot():
             return _render([self._segment(session_id, fmt)], fmt)
 
     def export_lineage(self, session_id: str, fmt: str = "json") -> str:
         """Every session of the chain from the root to the compression tip, in order."""
         _check_format(fmt)
-        with self._one_snapshot():
+        with self.one_snapshot():
             chain = self.lineage(session_id).chain
             return _render([self._segment(sid, fmt) for sid in chain], fmt)
-
-    @contextlib.contextmanager
-    def _one_snapshot(self):
-        """Its reads in one read transaction: rows another process writes meanwhile are in all of it or none."""
-        conn = self.conn()
-        if conn.in_transaction:
-            yield
-            return
-        conn.execute("BEGIN")
-        try:
-            yield
-        finally:
-            if conn.in_transaction:
-                conn.execute("COMMIT")
 
     def _segment(self, session_id: str, fmt: str) -> tuple[Any, Any]:
         """One session for ``_render``: its model and messages for Markdown, its raw rows for JSON."""

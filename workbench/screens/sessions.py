@@ -647,9 +647,11 @@ class SessionsScreen(SessionActions, SessionPrune):
 
         The newest page of roots is read again whole; below it, down to the last root paged in
         (``down_to``, None: every root is listed), the roots the tree lacks (a branch whose parent was
-        archived, say) and the rows whose stamp changed (``chain_stamps``: renamed, grown)."""
-        with self.archive_read():
-            archive = self.home.archive
+        archived, say) and the rows whose stamp changed (``chain_stamps``: renamed, grown). All of it is
+        read in one snapshot: an open row's children and its arrow agree when another process writes
+        meanwhile."""
+        archive = self.home.archive
+        with self.archive_read(), archive.one_snapshot():
             gone = sorted(set(listed) - archive.listed_roots(list(listed)))
             if gone:
                 self.post_result(SessionsGone(gone))
@@ -675,13 +677,13 @@ class SessionsScreen(SessionActions, SessionPrune):
 
     @work(thread=True, exit_on_error=False, group="live")
     def refresh_session(self, session_id: str) -> None:
-        with self.archive_read():
+        archive = self.home.archive
+        with self.archive_read(), archive.one_snapshot():
             try:
-                chain = self.home.archive.chain_of(session_id)
+                chain = archive.chain_of(session_id)
             except WorkbenchError:  # deleted
                 self.post_result(SessionsGone([session_id]))
                 return
-            archive = self.home.archive
             # (the whole conversation: archiving flips its delegates and tool sessions too, each a search row)
             self.post_result(ArchiveFlags(archive.archive_flags(session_id)))
             root = bool(archive.listed_roots([chain.head.id]))  # (a branch of an archived conversation too)
