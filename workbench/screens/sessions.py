@@ -238,14 +238,16 @@ class SessionsScreen(SessionActions, SessionPrune):
     # -- tree ----------------------------------------------------------------------
     @work(thread=True, exit_on_error=False, group="roots")
     def load_roots(self, after: tuple[float | None, str] | None = None) -> None:
+        archive = self.home.archive
         try:
-            damaged = None
-            if after is None:  # (damaged where the lineage is read: what could be read, as `sessions list`)
-                chains, damaged = self.home.archive.roots_read(limit=ROOTS_PAGE + 1)
-            else:
-                chains = self.home.archive.root_chains(limit=ROOTS_PAGE + 1, after=after)
-            unlisted = self.home.archive.session_count() if not chains and after is None else 0
-            nodes = self._tree_nodes(chains[:ROOTS_PAGE])  # (reads messages too: damage there is said as well)
+            with archive.one_snapshot():  # (the page, its rows' arrows and the count agree)
+                damaged = None
+                if after is None:  # (damaged where the lineage is read: what could be read, as `sessions list`)
+                    chains, damaged = archive.roots_read(limit=ROOTS_PAGE + 1)
+                else:
+                    chains = archive.root_chains(limit=ROOTS_PAGE + 1, after=after)
+                unlisted = archive.session_count() if not chains and after is None else 0
+                nodes = self._tree_nodes(chains[:ROOTS_PAGE])  # (reads messages too: damage there is said as well)
         except WorkbenchError as exc:  # a damaged or foreign state.db: said where the sessions would be
             self.post_message(RootsLoaded(after, [], False, exc.in_app))
             return
@@ -511,13 +513,14 @@ class SessionsScreen(SessionActions, SessionPrune):
     @work(thread=True, exclusive=True, exit_on_error=False, group="transcript")
     def _load_transcript(self, session_id: str, select_id: int | None) -> None:
         try:
-            session = self.home.archive.get_session(session_id)
-            if get_current_worker().is_cancelled:  # superseded already: skip reading the messages
-                return
-            title = self._transcript_title(session_id, session)
-            items = session_items(self.home, session_id, select_id) if session else []
-            archived = bool(session and session.archived)
-            share = self.home.archive.archived_share(session_id) if session else "none"  # (a's label: what it does)
+            with self.home.archive.one_snapshot():  # (the session row and its messages agree)
+                session = self.home.archive.get_session(session_id)
+                if get_current_worker().is_cancelled:  # superseded already: skip reading the messages
+                    return
+                title = self._transcript_title(session_id, session)
+                items = session_items(self.home, session_id, select_id) if session else []
+                archived = bool(session and session.archived)
+                share = self.home.archive.archived_share(session_id) if session else "none"  # (a's label)
         except WorkbenchError as exc:
             self.report(f"Session {session_id} cannot be read: {exc.in_app}", error=True)
             return
@@ -575,7 +578,7 @@ class SessionsScreen(SessionActions, SessionPrune):
     @work(thread=True, exit_on_error=False)
     def load_lineage(self, session_id: str) -> None:
         archive = self.home.archive
-        with self.archive_read():
+        with self.archive_read(), archive.one_snapshot():
             path = archive.chain_path(session_id)[:-1]  # the chains above the session's own
             children = {ancestor: self._tree_nodes(archive.chain_children(ancestor)) for ancestor in path}
             self.post_message(LineageLoaded(session_id, path, children))
