@@ -882,7 +882,8 @@ async def test_each_queue_row_keeps_its_age_on_its_first_line_at_80_columns(gate
 
 async def test_a_skill_delete_is_asked_only_once_its_files_are_listed(home, tmp_path):
     """`a` pressed before the preview had loaded asked with no file list, and the approval then
-    carried nothing to check the folder against: the delete removed whatever was there."""
+    carried nothing to check the folder against: the delete removed whatever was there. Now the
+    question waits for the preview (it said "press a again" before)."""
     content = "---\nname: tidy-logs\ndescription: Tidy old logs\n---\n\nDelete logs older than 30 days.\n"
     assert home.skills.manage({"action": "create", "name": "tidy-logs", "content": content})["success"]
     home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
@@ -897,8 +898,35 @@ async def test_a_skill_delete_is_asked_only_once_its_files_are_listed(home, tmp_
         await pilot.press("a")
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmDialog)
-        assert "still being read" in screen_text(app)
+        assert "Reading what approving it would change: the question follows." in screen_text(app)
+        screen.load_preview(screen.current.id)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert app.screen.question == f"Approve skills delete {screen.current.id}?"
+        await pilot.press("n")
     assert (home.skills_dir / "tidy-logs" / "SKILL.md").exists()
+
+
+async def test_a_remove_asked_before_its_preview_shows_asks_with_the_refusal(home, tmp_path, clock):
+    """`a` pressed right after the row before it was approved (its preview not yet read) asked "Approve
+    memory remove …?" with no word that the remove matches two entries and would be refused (seen as a
+    flaky suite failure under load)."""
+    for entry in ("User likes PostgreSQL", "User deploys with make"):
+        home.memory.add("memory", entry, ToolContext(actor="user"))
+    hermes_record(home, "0000cccc", {"action": "remove", "target": "memory", "old_text": "e"}, created_at=clock.now())
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.preview is not None, what="the preview")
+        screen.preview = None  # as it is for a moment after the cursor moves
+        await pilot.press("a")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmDialog)
+        screen.load_preview("0000cccc")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert "⚠ Would be refused now, and stay pending: " in app.screen.detail
+        await pilot.press("n")
+    assert len(home.memory.entries("memory")) == 2
 
 
 async def test_a_rewrite_of_a_skill_changed_since_staging_says_it_would_be_refused(home, tmp_path):

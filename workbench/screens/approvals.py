@@ -121,6 +121,7 @@ class ApprovalsScreen(WorkbenchScreen):
         self.problems: list[RecordProblem] = []  # the unreadable record files, listed after the records
         self.preview: dict | None = None  # what approving the highlighted proposal would do
         self._wanted: str | None = None  # a proposal to select once the next load shows (ShowProposal)
+        self._ask_when_shown: str | None = None  # `a` came before this proposal's preview: asked once it shows
         self.rejected: list[str] = []  # what the last reject here dropped, for `u` (until the next decision
         # here, or until the screen is left)
         self.stop_waits = threading.Event()  # esc: the decisions waiting for another process's lock stop waiting
@@ -218,6 +219,8 @@ class ApprovalsScreen(WorkbenchScreen):
 
     def _show_row(self, index: int) -> None:
         """The pane for the queue's row ``index``: a proposal's preview, or what an unreadable file is."""
+        if index >= len(self.records) or self.records[index].id != self._ask_when_shown:
+            self._ask_when_shown = None  # (the cursor moved on: `a` was for the row it left)
         if index < len(self.records):
             self.load_preview(self.records[index].id)
         elif index - len(self.records) < len(self.problems):
@@ -336,6 +339,10 @@ class ApprovalsScreen(WorkbenchScreen):
         budget.display = bool(data)
         if data:
             budget.used, budget.limit = int(data["chars"]), int(data["limit"])
+        if self._ask_when_shown == current.id:
+            self._ask_when_shown = None
+            if self.is_current:  # (not over another screen the user went to meanwhile)
+                self.action_approve()
 
     def _show_problem(self, problem: RecordProblem) -> None:
         """The pane for an unreadable record file: where it is, why it cannot be read, what can be done."""
@@ -452,9 +459,10 @@ class ApprovalsScreen(WorkbenchScreen):
         record = self._selected()
         if record is not None:
             preview = self.preview if self.preview is not None and self.preview.get("id") == record.id else {}
-            if not preview and record.subsystem == "skills" and record.action == "delete":
-                self.show_status("The files this delete would remove are still being read: press a again.")
-                return  # (a question that lists none cannot promise to remove only those)
+            if not preview:  # (a question without it would leave out a refusal, a late hit or a delete's files)
+                self._ask_when_shown = record.id
+                self.show_status("Reading what approving it would change: the question follows.")
+                return
             targets = preview.get("targets") or []
             hits = [target_line(target, 160, warn=False) for target in targets]  # (``cautions`` warns)
             seen = seen_in(preview)  # approved against what it shows, or refused if that changed meanwhile
