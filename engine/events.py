@@ -27,7 +27,7 @@ class Event:
 @dataclass(frozen=True)
 class MemoryChanged(Event):
     target: str = "memory"  # "memory" or "user"
-    action: str = ""  # add / replace / remove / batch / undo / external
+    action: str = ""  # add / replace / remove / batch / undo / external / credit (an outside row now the agent's)
     before: str | None = None
     after: str | None = None
 

@@ -41,6 +41,7 @@ from .curator.ledger import sha256
 from .diffs import line_diff
 from .errors import WorkbenchError
 from .journal import ACTORS, LOOK_AT_NOTHING, JournalEntry, _row, tagged
+from .memory.credit import credited_note
 from .memory.history import (
     HERMES_AGENT,
     HERMES_SLACK_S,
@@ -1089,10 +1090,13 @@ def _found(entry: JournalEntry) -> str | None:
         )
     name = f"{FILES.get(entry.target, entry.target)}.md"
     if entry.subsystem == "memory" and entry.actor == "agent" and isinstance(detail.get("call"), int):
-        return (  # (``memory.replay``: the catch-up applied the call to the file it last saw)
-            f"Hermes's memory {action} call in session {visible(entry.session_id or '')} · message "
-            f"{entry.message_id}, stored in state.db, replayed on the {name} the workbench last saw"
+        call = (
+            f"Hermes's memory {action} call in session {visible(entry.session_id or '')} · message {entry.message_id}"
         )
+        if credited := credited_note(entry):  # (``memory.credit``: journaled as an outside edit first)
+            return f"found by comparing {name} with the last version the workbench saw; {credited}: {call}"
+        # (``memory.replay``: the catch-up applied the call to the file it last saw)
+        return f"{call}, stored in state.db, replayed on the {name} the workbench last saw"
     if entry.actor != "external":
         return None
     if entry.subsystem == "memory":

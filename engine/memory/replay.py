@@ -10,7 +10,8 @@ Only what the replay cannot explain (its result against the file on disk) is an 
 A call is replayed once: its row keeps its key (session, message id and ``call``, its place among
 the message's memory changes), and a look notes how far it read state.db (``calls_read``, the newest
 message id), so a call whose result was stored by then was weighed already and is never replayed
-again, whether it applied then or not.
+again, whether it applied then or not. A call a look journaled as an outside edit before Hermes stored
+its turn is not replayed either: the row it made is credited to it (``credit``).
 """
 
 from __future__ import annotations
@@ -78,20 +79,20 @@ def replay(
 
 def unweighed(
     conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite]
-) -> tuple[list[ArchiveWrite], dict[str, float]]:
+) -> tuple[list[ArchiveWrite], dict[str, float], list[Credit]]:
     """Of ``calls``, those no earlier look weighed: stored after the newest look's ``calls_read``, without
     a journal row of their own (one statement, on the rows of their sessions), and not journaled as an
-    outside edit (``_done_outside``); and when the rows read wrote each entry they wrote (``replay``'s
-    ``born``). A message the workbench's own runner wrote memory from has rows with its session and
-    message but no ``call``: its calls were journaled as they ran, and replaying them would make each a
-    second time."""
+    outside edit (``_done_outside``); when the rows read wrote each entry they wrote (``replay``'s
+    ``born``); and the outside rows to credit to the calls that made them (``_done_outside``). A message
+    the workbench's own runner wrote memory from has rows with its session and message but no ``call``:
+    its calls were journaled as they ran, and replaying them would make each a second time."""
     if not calls:
-        return [], {}
+        return [], {}, []
     read_to, outside, born = _recent(conn, target, min(call.at for call in calls))
     fresh = [call for call in calls if read_to is None or call.stored > read_to]
     sessions = sorted({call.session_id for call in fresh})
     if not sessions:
-        return fresh, born
+        return fresh, born, []
     marks = ", ".join("?" * len(sessions))
     done = set(
         map(
@@ -110,22 +111,44 @@ def unweighed(
         if (call.session_id, call.message_id, call.index) not in done
         and (call.session_id, call.message_id, None) not in done
     ]
-    return _done_outside(fresh, outside), born
+    left, credits = _done_outside(fresh, outside)
+    return left, born, credits
 
 
-def _recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | None, list[tuple], dict[str, float]]:
+@dataclass(frozen=True)
+class Outside:
+    """An ``external`` row a look journaled: what a call stored since may have made."""
+
+    id: int
+    at: float  # when the change was made, as near as the file told (its mtime)
+    action: str
+    before: str | None
+    after: str | None
+    not_before: float | None  # found later: the change came after the journal's row of this time
+
+
+@dataclass(frozen=True)
+class Credit:
+    """An outside row the call that made it explains: the row becomes that call's (``credit``)."""
+
+    row: Outside
+    call: ArchiveWrite
+
+
+def _recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | None, list[Outside], dict[str, float]]:
     """The rows of ``target`` that can bear on calls made from ``since`` on, read newest first back to the
     first not replayed that is dated a minute before it (a replayed row is dated by its call, the others,
     ours too, about when made; an older look read no call made since): how far the newest look among them
     read state.db (its last row's ``calls_read``: a write of ours since notes none, and a call that look
-    skipped, read again, was applied to the write's file), the ``external`` rows dated since, and when
-    each entry they wrote was written (the newest row writing it)."""
+    skipped, read again, was applied to the write's file), the ``external`` rows dated since (one credited
+    to its call is the agent's), and when each entry they wrote was written (the newest row writing it)."""
     read_to: int | None = None
-    outside: list[tuple] = []
+    outside: list[Outside] = []
     born: dict[str, float] = {}
-    for at, actor, read, replayed, before, after in conn.execute(
-        "SELECT at, actor, CASE WHEN json_valid(detail) THEN json_extract(detail, '$.calls_read') END, "
-        "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.call') END IS NOT NULL, before, after "
+    for row_id, at, actor, read, replayed, action, before, after, not_before in conn.execute(
+        "SELECT id, at, actor, CASE WHEN json_valid(detail) THEN json_extract(detail, '$.calls_read') END, "
+        "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.call') END IS NOT NULL, action, before, after, "
+        "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.not_before') END "
         "FROM journal WHERE subsystem = ? AND target = ? AND status = 'done' ORDER BY id DESC",
         (SUBSYSTEM, target),
     ):
@@ -134,26 +157,30 @@ def _recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | 
         if not isinstance(at, (int, float)) or (not replayed and at < since - STAMPED_BEFORE_S):
             break
         if actor == "external" and at >= since:
-            outside.append((at, before, after))
+            bound = not_before if isinstance(not_before, (int, float)) else None
+            outside.append(Outside(row_id, at, action, before, after, bound))
         if isinstance(after, str):
             born.setdefault(after, at)
     return read_to, outside, born
 
 
-def _done_outside(calls: Sequence[ArchiveWrite], outside: list[tuple]) -> list[ArchiveWrite]:
+def _done_outside(calls: Sequence[ArchiveWrite], outside: list[Outside]) -> tuple[list[ArchiveWrite], list[Credit]]:
     """Of ``calls``, those whose work none of the ``outside`` rows journaled since the call was made: a look
     that came before Hermes stored its turn (it stores a turn once it ends) journaled what the call did as
     an outside edit, and the call, stored since, must not do it again. A row answers one call: the entry
-    it wrote is the one an add or replace wrote, the entry it took out holds a remove's ``old_text``."""
+    it wrote is the one an add or replace wrote, the entry it took out holds a remove's ``old_text``. Such a
+    row that is exactly the call's change, made while the call ran, is credited to it (``_made_by``)."""
     rows = list(outside)
-    left = []
+    left, credits = [], []
     for call in calls:
-        found = next((row for row in reversed(rows) if row[0] >= call.at and _did(call, row[1], row[2])), None)
+        found = next((row for row in reversed(rows) if row.at >= call.at and _did(call, row.before, row.after)), None)
         if found is None:
             left.append(call)
-        else:
-            rows.remove(found)
-    return left
+            continue
+        rows.remove(found)
+        if _made_by(call, found):
+            credits.append(Credit(found, call))
+    return left, credits
 
 
 def _did(call: ArchiveWrite, before: str | None, after: str | None) -> bool:
@@ -161,6 +188,19 @@ def _did(call: ArchiveWrite, before: str | None, after: str | None) -> bool:
     if call.action == REMOVE:
         return after is None and before is not None and call.old_text is not None and call.old_text in before
     return after == call.text
+
+
+def _made_by(call: ArchiveWrite, row: Outside) -> bool:
+    """Whether ``row`` (which did ``call``'s work, dated no earlier than the call) is that call's change and
+    no other: the same action on the same entry (a replace's ``old_text`` in the entry it took out), and
+    made before the call's result was stored (``ran_by``; for a row found later, the look before it came
+    first). A person's edit made after Hermes's call is never credited to it."""
+    if row.action != call.action or (
+        call.action == "replace" and not (call.old_text and call.old_text in (row.before or ""))
+    ):
+        return False
+    made_from = row.at if row.not_before is None else row.not_before
+    return call.ran_by is None or made_from <= call.ran_by
 
 
 def rows_of(steps: Sequence[Step], now: float) -> list[dict[str, Any]]:

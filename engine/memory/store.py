@@ -49,6 +49,7 @@ from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, AlreadyWaiting, ToolContext
 from . import encoding, ops, similar, targets
 from . import replay as replaying
 from .archive_writes import STAMPED_BEFORE_S, ArchiveWrites
+from .credit import credit
 from .format import (
     BOM,
     FILE_NAMES,
@@ -1365,11 +1366,12 @@ class MemoryStore:
         # as a person and Hermes read both (line endings translated): a file saved with CRLF
         # changes no entry, rather than merging them all into one
         earlier, later = read_as_hermes(before), read_as_hermes(state.raw)
-        steps, replayed, read_to = self._replay(target, left, earlier)
+        steps, replayed, read_to, credits = self._replay(target, left, earlier)
         changes = entry_changes(replayed, later)  # what the replay of Hermes's calls does not explain
-        if not changes and not steps:
-            return None
         now = self.home.clock.now()
+        credited = credit(self.home.journal, target, credits, now)
+        if not changes and not steps:
+            return self._credited(target, credited, state)
         rows = replaying.rows_of(steps, now) + self._outside_rows(target, left, replayed, later, changes, now)
         rows[-1]["detail"]["file_sha"] = state.sha
         if read_to is not None:
@@ -1397,17 +1399,34 @@ class MemoryStore:
 
     def _replay(
         self, target: str, left: Left, earlier: list[str]
-    ) -> tuple[list[replaying.Step], list[str], int | None]:
+    ) -> tuple[list[replaying.Step], list[str], int | None, list[replaying.Credit]]:
         """Hermes's memory calls since the journal's last row that no look weighed yet, replayed on
-        ``earlier`` (``replay``): their steps, the entries they leave, and how far state.db was read."""
+        ``earlier`` (``replay``): their steps, the entries they leave, how far state.db was read, and the
+        outside rows those calls made (``unweighed``)."""
         stamp = self.archive_writes.stamp()
         calls, read_to = self.archive_writes.since(target, left.at)
         self._calls_weighed[target] = stamp  # (what a look at an unchanged file need not read again)
         if not calls:
-            return [], earlier, read_to
-        fresh, born = replaying.unweighed(self.home.journal.connection(), target, calls)
+            return [], earlier, read_to, []
+        fresh, born, credits = replaying.unweighed(self.home.journal.connection(), target, calls)
         steps, replayed = replaying.replay(earlier, fresh, born)
-        return steps, replayed, read_to
+        return steps, replayed, read_to, credits
+
+    def _credited(self, target: str, credited: list[int], state: FileState) -> MemoryChanged | None:
+        """The change the screens hear of when a look credited outside rows to Hermes's calls and journaled
+        nothing new: the newest row credited, now the agent's (None when none was)."""
+        row = self.home.journal.get(credited[-1]) if credited else None
+        if row is None:
+            return None
+        return MemoryChanged(
+            actor=row.actor,
+            session_id=row.session_id,
+            journal_id=row.id,
+            target=target,
+            action="credit",
+            before=state.raw,
+            after=state.raw,
+        )
 
     def _outside_rows(
         self, target: str, left: Left, earlier: list[str], later: list[str], changes: list, now: float

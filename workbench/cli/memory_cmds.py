@@ -13,6 +13,7 @@ from engine.clock import shown_time
 from engine.home import Home
 from engine.memory import FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.memory.budget import written_advice
+from engine.memory.credit import credited_note
 from engine.memory.format import BOM, LISTED, far_over_note, has_crlf, line_endings, listed
 from engine.memory.targets import HEADINGS
 from engine.memory.threats import prompt_note
@@ -360,6 +361,7 @@ def show_history(home: Home, args) -> Output:
                     else []
                 )
                 + ([f"found {history.when(seen)}"] if iso_time(seen) else [])
+                + ([credited] if (credited := credited_note(row)) else [])
                 + ([history.first_look(row)] if row.action == "seen" else [])
                 + ([detail["label"]] if row.action == "repair" and isinstance(detail.get("label"), str) else [])
             )

@@ -32,6 +32,7 @@ from engine.events import ConfigChanged, Event, MemoryChanged, PendingChanged, R
 from engine.memory import MemoryFileUnreadable, history
 from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, UNLISTED, align
 from engine.memory.budget import Budget, draft_budget
+from engine.memory.credit import credited_note
 from engine.memory.format import Usage, listed
 from engine.memory.ops import ALREADY_THERE
 from engine.memory.snapshot import MemorySnapshot
@@ -424,10 +425,13 @@ class MemoryScreen(WorkbenchScreen):
             version = one_line(row.after if row.after is not None else row.before, 60)
             if row.before is not None and row.after is not None:  # a rewrite: cut where it differs from before
                 version = apart(one_line(row.before, None), one_line(row.after, None), 60)[1]
+            credited = credited_note(row)
             parts += [
                 (f"{history.when(row.at)} ", "$text-muted"),
                 (f"{row.actor:<8} {history.action_word(row):<8} ", "$secondary"),
-                (version + "\n", ""),
+                (version, ""),
+                (f" ({credited})" if credited else "", "$text-muted"),
+                ("\n", ""),
             ]
         text.update(assemble(*parts))
 

@@ -1,0 +1,69 @@
+"""An outside row credited to the Hermes call that made it, once Hermes stores its turn.
+
+Hermes's memory tool writes MEMORY.md at once, but stores the turn holding the call only when the turn
+ends: a look in between (the TUI's watcher, any command) journals the change as ``external``, with no
+session. When the call is stored, a look that finds the row is exactly its change (``replay._made_by``)
+rewrites that row as the agent's, in the call's session and message, rather than adding a row that
+links the two: the row is the change, and what keys on it (undo and revert, its place in the Timeline,
+the rebuild of the file, a call replayed once) keeps working on it, while a linking row would be a row
+that changed nothing, for every reader to join or pass over. Nothing is lost: ``detail.credited`` keeps
+when it was credited and the outside group it was journaled in. Its time stays: the file's, when the
+change reached the disk, nearer it than the message's (stamped before its tools ran).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..journal import JournalEntry
+from ..textsafety import visible
+from ..values import json_value
+from .rebuild import SUBSYSTEM
+from .replay import Credit
+
+if TYPE_CHECKING:
+    from ..journal import Journal
+
+# the call's own row: journaled or credited before (another process's look may have come first)
+_CALL_HAS_ROW = (
+    "SELECT 1 FROM journal WHERE session_id = ? AND message_id = ? AND subsystem = ? AND target = ? "
+    "AND status = 'done' AND json_valid(detail) AND json_extract(detail, '$.call') IS ?"
+)
+
+
+def credit(journal: Journal, target: str, credits: Sequence[Credit], now: float) -> list[int]:
+    """Make each credited row its call's, under the journal's lock, each row and call once: the row is
+    read again there, and left alone when it is no longer an outside row or its call has a row already.
+    The ids of the rows credited."""
+    done: list[int] = []
+    if not credits:
+        return done
+    with journal.transaction() as conn:
+        for found in credits:
+            call = found.call
+            row = conn.execute(
+                "SELECT detail FROM journal WHERE id = ? AND subsystem = ? AND target = ? AND status = 'done' "
+                "AND actor = 'external' AND session_id IS NULL",
+                (found.row.id, SUBSYSTEM, target),
+            ).fetchone()
+            detail = json_value(row[0]) if row else None
+            taken = conn.execute(_CALL_HAS_ROW, (call.session_id, call.message_id, SUBSYSTEM, target, call.index))
+            if not isinstance(detail, dict) or taken.fetchone():
+                continue
+            edit = detail.pop("edit", None)  # (an outside group's revert no longer takes Hermes's change back)
+            detail.update(call=call.index, credited={"at": now, **({"edit": edit} if edit is not None else {})})
+            conn.execute(
+                "UPDATE journal SET actor = 'agent', session_id = ?, message_id = ?, detail = ? WHERE id = ?",
+                (call.session_id, call.message_id, json.dumps(detail), found.row.id),
+            )
+            done.append(found.row.id)
+    return done
+
+
+def credited_note(row: JournalEntry) -> str | None:
+    """What both skins say of a row credited to its call later (None for any other row)."""
+    if not isinstance(row.detail.get("credited"), dict) or row.session_id is None:
+        return None
+    return f"credited to session {visible(row.session_id)} when its turn was stored"

@@ -1,0 +1,93 @@
+"""A change Hermes Agent 0.19.0's memory tool made (its own code, in its own process), journaled as an
+outside edit by a look that came before Hermes stored the turn, is credited to the call once it is stored.
+
+Before, the call stored later found its work already journaled and was skipped, and the row stayed
+``external`` with no session for good: the journal never named Hermes's session for its own change.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.cli_support import printed
+from tests.hermes_support import workbench_cmd, write_from_another_process
+from tests.test_hermes_replay import ADD, LATE, NOTE, SEED, history, looked_at_seed
+
+pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
+
+
+def rows(root: Path) -> list[tuple]:
+    """The memory journal's rows past the first look, as stored: (id, actor, action, session, message, credited)."""
+    with sqlite3.connect(root / "workbench.db") as db:
+        found = db.execute(
+            "SELECT id, actor, action, session_id, message_id, detail FROM journal "
+            "WHERE subsystem = 'memory' AND action != 'seen' ORDER BY id"
+        ).fetchall()
+    return [(*row[:5], "credited" in json.loads(row[5] or "{}")) for row in found]
+
+
+def hermes_tool(hermes, root: Path, call: dict) -> tuple:
+    """Hermes's memory tool runs ``call`` (writing MEMORY.md at once); its turn is not stored yet."""
+    return call, hermes.json(root, f"STEP, CALL = 'tool', {call!r}\n" + LATE)
+
+
+def store_turn(hermes, root: Path, said: list) -> list[int]:
+    """Hermes stores the turn that made the calls ``said``: the assistant message ids, in order."""
+    return hermes.json(root, f"STEP, SAID = 'store', {said!r}\n" + LATE)
+
+
+def test_the_outside_row_is_credited_to_the_call_once_its_turn_is_stored(hermes, tmp_path):
+    root = looked_at_seed(tmp_path)
+    said = [hermes_tool(hermes, root, ADD[1])]
+    history(root)  # a look before Hermes stored the turn: an outside add, no session
+    ((row_id, *outside),) = rows(root)
+    assert outside == ["external", "add", None, None, False]
+    (added,) = store_turn(hermes, root, said)
+    # two workbench processes look at once: the row is credited once, and nothing else is journaled
+    looks = [
+        subprocess.Popen(workbench_cmd("memory", "history", "--home", str(root)), stdout=subprocess.PIPE) for _ in "ab"
+    ]
+    assert [look.wait(60) for look in looks] == [0, 0]
+    assert rows(root) == [(row_id, "agent", "add", "s-late", added, True)]
+    shown = printed("memory", "history", "--home", str(root))
+    assert (
+        f"agent    add      memory  session s-late msg {added}  (credited to session s-late when its turn was stored)"
+        in shown
+    )
+    timeline = json.loads(printed("timeline", "--home", str(root), "--json"))["rows"]
+    assert [(r["id"], r["actor"], r["session_id"], r["message_id"]) for r in timeline if r["subsystem"] == "memory"][
+        0
+    ] == (
+        row_id,
+        "agent",
+        "s-late",
+        added,
+    )
+    assert rows(root) == [(row_id, "agent", "add", "s-late", added, True)]
+    printed("memory", "undo", str(row_id), "--home", str(root))  # undo keeps working on the row
+    assert (root / "memories" / "MEMORY.md").read_text(encoding="utf-8") == SEED
+
+
+def test_a_hand_edit_made_before_the_call_stays_outside(hermes, tmp_path):
+    """A person typed the note Hermes later adds, and took it out again, each seen by a look; Hermes's add
+    (seen too) is credited, the person's rows, made before the call, stay theirs."""
+    root = looked_at_seed(tmp_path)
+    path = root / "memories" / "MEMORY.md"
+    write_from_another_process(path, SEED + "\n§\n" + NOTE)
+    history(root)
+    write_from_another_process(path, SEED)
+    history(root)
+    said = [hermes_tool(hermes, root, ADD[1])]
+    history(root)
+    (added,) = store_turn(hermes, root, said)
+    history(root)
+    assert [row[1:] for row in rows(root)] == [
+        ("external", "add", None, None, False),
+        ("external", "remove", None, None, False),
+        ("agent", "add", "s-late", added, True),
+    ]
