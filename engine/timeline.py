@@ -1646,6 +1646,19 @@ class Timeline:
         found = {row.id: self.source(row, lookups) for row in rows}
         return {row_id: source for row_id, source in found.items() if source is not None}
 
+    @_reads_the_journal
+    def credited(self, rows: Iterable[Row]) -> dict[int, Row]:
+        """By row id, those of ``rows`` (listed as outside memory edits) credited since to the Hermes call
+        that made them (``memory.credit``), as the Timeline lists them now."""
+        ids = [row.id for row in rows if _hermes_memory_write(row)]
+        if not ids:
+            return {}
+        found = self._conn().execute(
+            "SELECT id FROM journal WHERE id IN (SELECT value FROM json_each(?)) AND session_id IS NOT NULL",
+            (json.dumps(ids),),
+        )
+        return {row.id: row for (row_id,) in found for row in self.with_sources(self.rows_of(row_id))}
+
     def _approved(self, row: Row, lookups: _Lookups) -> Row:
         """An outside skill change a proposal's approval in Hermes made, naming that proposal's proposer."""
         approval = self._citing(row.id, lookups)

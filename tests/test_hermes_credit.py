@@ -14,9 +14,18 @@ from pathlib import Path
 
 import pytest
 
+from engine import open_home
+from engine.events import MemoryChanged
 from tests.cli_support import printed
 from tests.hermes_support import workbench_cmd, write_from_another_process
+from tests.screens_seed import open_mode
 from tests.test_hermes_replay import ADD, LATE, NOTE, SEED, history, looked_at_seed
+from tests.test_tui_timeline import cursor_to
+from tests.tui_support import make_app, wait_for
+from widgets.entry_list import EntryList
+from widgets.timeline_list import TimelineList
+from workbench.screens.memory import MemoryScreen
+from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
 
@@ -91,3 +100,72 @@ def test_a_hand_edit_made_before_the_call_stays_outside(hermes, tmp_path):
         ("external", "remove", None, None, False),
         ("agent", "add", "s-late", added, True),
     ]
+
+
+def test_a_look_announces_the_credit_and_reads_the_calls_once_per_change_of_state_db(hermes, tmp_path):
+    """The TUI's watcher looks whenever state.db changes: each look reads Hermes's calls only when state.db
+    changed since this process last read them, and the workbench's own writes never read them."""
+    root = looked_at_seed(tmp_path)
+    said = [hermes_tool(hermes, root, ADD[1])]
+    history(root)
+    home = open_home(root)
+    try:
+        heard: list[MemoryChanged] = []
+        home.bus.subscribe(heard.append, MemoryChanged)
+        statements: list[str] = []
+        home.archive.conn().set_trace_callback(statements.append)
+
+        def reads() -> int:
+            found = [s for s in statements if "instr(tool_calls" in s]
+            statements.clear()
+            return len(found)
+
+        (added,) = store_turn(hermes, root, said)
+        assert home.memory.record_external_change("memory") is True
+        assert [(e.actor, e.action, e.session_id, e.journal_id) for e in heard] == [
+            ("agent", "credit", "s-late", rows(root)[0][0])
+        ]
+        assert reads() == 1
+        assert home.memory.record_external_change("memory") is False
+        home.memory.add("memory", "A note of ours")
+        assert reads() == 0
+    finally:
+        home.close()
+    assert [row[1:] for row in rows(root)] == [
+        ("agent", "add", "s-late", added, True),
+        ("user", "add", None, None, False),
+    ]
+
+
+@pytest.mark.anyio
+async def test_the_open_tui_credits_the_row_when_state_db_alone_changes(hermes, tmp_path):
+    """The watcher journals Hermes's write as it lands; once the turn is stored (state.db changes, MEMORY.md
+    does not), the Timeline shown and the entry's history name the call's session."""
+    root = looked_at_seed(tmp_path)
+    home = open_home(root)
+    try:
+        async with make_app(home, tmp_path, watch_files=True).run_test(size=(120, 40)) as pilot:
+            screen = await open_mode(pilot, "6", TimelineScreen)
+            table = screen.query_one(TimelineList)
+
+            def note_row() -> list[str]:
+                cells = [[str(cell).strip() for cell in table.get_row_at(i)] for i in range(table.row_count)]
+                return next((row for row in cells if NOTE[:12] in row[3]), [])
+
+            said = [hermes_tool(hermes, root, ADD[1])]
+            await wait_for(pilot, lambda: note_row()[1:2] == ["external"], timeout=10, what="the watcher's look")
+            (added,) = store_turn(hermes, root, said)
+            await wait_for(pilot, lambda: note_row()[1:2] == ["agent"], timeout=10, what="the credit")
+            credited = "credited to session s-late when its turn was stored"
+            await cursor_to(pilot, screen, NOTE[:12])
+            detail = screen.query_one("#timeline-detail")
+            await wait_for(pilot, lambda: credited in str(detail.render()), what="the row's why")
+            memory = await open_mode(pilot, "1", MemoryScreen)
+            live = memory.query_one("#live-list", EntryList)
+            live.focus()
+            live.highlighted = [r.text for r in live.rows].index(NOTE)
+            shown = memory.query_one("#detail-text")
+            await wait_for(pilot, lambda: f"({credited})" in str(shown.content), what="the entry's history")
+    finally:
+        home.close()
+    assert [row[1:] for row in rows(root)] == [("agent", "add", "s-late", added, True)]

@@ -64,6 +64,7 @@ class PageLoaded(Message):
     sizes: dict[str, int] = field(default_factory=dict)  # under a filter: how many rows each group holds
     undone: dict[int, int | None] | None = None  # newer rows: each row shown, the row that undid it now
     sources: dict[int, Source] = field(default_factory=dict)  # newer rows: rows shown whose turn was stored since
+    credited: dict[int, Row] = field(default_factory=dict)  # newer rows: those of them credited to their call since
     reach: Reach | None = None  # an actor:agent page that stopped reading before it filled (``Timeline.reach``)
 
 
@@ -183,6 +184,7 @@ class TimelineScreen(WorkbenchScreen):
             marks = self.home.journal.undone_by(shown) if where == "newer" else {}
             undone = {row_id: marks.get(row_id) for row_id in shown}
             sources = timeline.sources_found(awaiting) if where == "newer" else {}
+            credited = timeline.credited(awaiting) if where == "newer" else {}
         except WorkbenchError as exc:  # e.g. group:zzz, or workbench.db damaged; the old rows must not stay as if
             # they matched
             self.post_result(PageLoaded([], "first", query, exc.in_app))
@@ -195,6 +197,7 @@ class TimelineScreen(WorkbenchScreen):
                 sizes=sizes,
                 undone=undone,
                 sources=sources,
+                credited=credited,
                 reach=timeline.reach,
             )
         )
@@ -213,6 +216,8 @@ class TimelineScreen(WorkbenchScreen):
             self.sources.update(sources)
             self.rows = message.rows + [
                 replace(row, reverted_by=undone.get(row.id, row.reverted_by), source=sources.get(row.id, row.source))
+                if row.id not in message.credited
+                else replace(message.credited[row.id], reverted_by=undone.get(row.id, row.reverted_by))
                 for row in self.rows
             ]
         else:
