@@ -82,6 +82,25 @@ def test_the_outside_row_is_credited_to_the_call_once_its_turn_is_stored(hermes,
     assert (root / "memories" / "MEMORY.md").read_text(encoding="utf-8") == SEED
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        {"action": "replace", "old_text": "Fridays", "content": "Deploys on Mondays"},
+        {"action": "remove", "old_text": "Deploys on"},
+    ],
+    ids=["replace", "remove"],
+)
+def test_a_replace_or_remove_is_credited_too(hermes, tmp_path, call):
+    root = looked_at_seed(tmp_path)
+    said = [hermes_tool(hermes, root, call)]
+    history(root)
+    (made,) = store_turn(hermes, root, said)
+    history(root)
+    assert [row[1:] for row in rows(root)] == [("agent", call["action"], "s-late", made, True)]
+    printed("memory", "undo", str(rows(root)[0][0]), "--home", str(root))
+    assert (root / "memories" / "MEMORY.md").read_text(encoding="utf-8") == SEED
+
+
 def test_a_hand_edit_made_before_the_call_stays_outside(hermes, tmp_path):
     """A person typed the note Hermes later adds, and took it out again, each seen by a look; Hermes's add
     (seen too) is credited, the person's rows, made before the call, stay theirs."""
