@@ -1232,6 +1232,12 @@ def awaits_source(row: Row, now: float) -> bool:
     return row.source is None and _made_by_a_call(row) and now - row.at < HERMES_SLACK_S
 
 
+def awaits_credit(row: Row, now: float) -> bool:
+    """An outside memory edit listed while its Hermes turn may still be stored: a look may credit it to its
+    call (``memory.credit``), whether the Timeline found that call already (its source) or not."""
+    return _hermes_memory_write(row) and now - row.at < HERMES_SLACK_S
+
+
 def _made_by_a_call(row: Row) -> bool:
     """A row state.db may hold the Hermes call of: an outside add, replace or remove (not a first look,
     which no call made), an outside skill change, a proposal Hermes staged (its stage row: a decision on
@@ -1648,16 +1654,21 @@ class Timeline:
 
     @_reads_the_journal
     def credited(self, rows: Iterable[Row]) -> dict[int, Row]:
-        """By row id, those of ``rows`` (listed as outside memory edits) credited since to the Hermes call
-        that made them (``memory.credit``), as the Timeline lists them now."""
-        ids = [row.id for row in rows if _hermes_memory_write(row)]
+        """By row id, those of ``rows`` (``awaits_credit``) credited since to the Hermes call that made them
+        (``memory.credit``), as the Timeline lists them now."""
+        ids = [row.id for row in rows]
         if not ids:
             return {}
-        found = self._conn().execute(
-            "SELECT id FROM journal WHERE id IN (SELECT value FROM json_each(?)) AND session_id IS NOT NULL",
-            (json.dumps(ids),),
+        found = (
+            self._conn()
+            .execute(
+                "SELECT id FROM journal WHERE id IN (SELECT value FROM json_each(?)) AND session_id IS NOT NULL",
+                (json.dumps(ids),),
+            )
+            .fetchall()
         )
-        return {row.id: row for (row_id,) in found for row in self.with_sources(self.rows_of(row_id))}
+        listed = [row for (row_id,) in found for row in self.page(before_id=row_id + 1, limit=1) if row.id == row_id]
+        return {row.id: row for row in self.with_sources(listed)}
 
     def _approved(self, row: Row, lookups: _Lookups) -> Row:
         """An outside skill change a proposal's approval in Hermes made, naming that proposal's proposer."""

@@ -188,3 +188,25 @@ async def test_the_open_tui_credits_the_row_when_state_db_alone_changes(hermes, 
     finally:
         home.close()
     assert [row[1:] for row in rows(root)] == [("agent", "add", "s-late", added, True)]
+
+
+@pytest.mark.anyio
+async def test_an_open_timeline_shows_the_credit_of_a_row_whose_call_it_found(hermes, tmp_path):
+    """The Timeline found the stored call behind the outside row (shown as the agent's, from the archive)
+    before a look credited it: the row no longer awaited its call, so it kept saying no more than that."""
+    root = looked_at_seed(tmp_path)
+    said = [hermes_tool(hermes, root, ADD[1])]
+    history(root)
+    store_turn(hermes, root, said)
+    home = open_home(root)
+    try:
+        async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
+            screen = await open_mode(pilot, "6", TimelineScreen)
+            await cursor_to(pilot, screen, NOTE[:12])
+            detail = screen.query_one("#timeline-detail")
+            assert "(Hermes's memory add call, from the archive)" in str(detail.render())
+            assert home.memory.record_external_change("memory") is True  # the look credits the row
+            credited = "credited to session s-late when its turn was stored"
+            await wait_for(pilot, lambda: credited in str(detail.render()), what="the row's why")
+    finally:
+        home.close()

@@ -30,6 +30,7 @@ from engine.timeline import (
     Row,
     Source,
     Timeline,
+    awaits_credit,
     awaits_source,
     describe_group,
     detail_lines,
@@ -164,14 +165,22 @@ class TimelineScreen(WorkbenchScreen):
         live = after_id is not None
         now = self.home.clock.now()
         awaiting = [row for row in self.rows if awaits_source(row, now)] if live else []
-        self._load(self.search, before_id, after_id, [row.id for row in self.rows] if live else [], awaiting)
+        crediting = [row for row in self.rows if awaits_credit(row, now)] if live else []
+        self._load(self.search, before_id, after_id, [row.id for row in self.rows] if live else [], awaiting, crediting)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline")
     def _load(
-        self, query: str, before_id: int | None, after_id: int | None, shown: list[int], awaiting: list[Row]
+        self,
+        query: str,
+        before_id: int | None,
+        after_id: int | None,
+        shown: list[int],
+        awaiting: list[Row],
+        crediting: list[Row],
     ) -> None:
         """``shown``: the rows on screen, when newer rows are asked for (one of those may undo one of them);
-        ``awaiting``: those whose Hermes turn may have been stored since (``awaits_source``)."""
+        ``awaiting``: those whose Hermes turn may have been stored since (``awaits_source``); ``crediting``:
+        those a look may have credited to their Hermes call since (``awaits_credit``)."""
         timeline = Timeline(self.home)
         try:
             filters = parse_filter(query)
@@ -184,7 +193,7 @@ class TimelineScreen(WorkbenchScreen):
             marks = self.home.journal.undone_by(shown) if where == "newer" else {}
             undone = {row_id: marks.get(row_id) for row_id in shown}
             sources = timeline.sources_found(awaiting) if where == "newer" else {}
-            credited = timeline.credited(awaiting) if where == "newer" else {}
+            credited = timeline.credited(crediting) if where == "newer" else {}
         except WorkbenchError as exc:  # e.g. group:zzz, or workbench.db damaged; the old rows must not stay as if
             # they matched
             self.post_result(PageLoaded([], "first", query, exc.in_app))
