@@ -175,7 +175,7 @@ def test_calls_stored_after_the_looks_that_journaled_their_work_are_not_replayed
     added, dropped = hermes.json(root, f"STEP, SAID = 'store', {said!r}\n" + LATE)
     path = root / "memories" / "MEMORY.md"
     write_from_another_process(path, SEED + "\n§\nTyped by hand")
-    assert history(root) == [  # (the outside rows now shown as the calls found for them)
+    assert history(root) == [  # (the outside rows now credited to the calls stored since)
         ("agent", "add", None, NOTE, added),
         ("agent", "remove", NOTE, None, dropped),
         ("external", "add", None, "Typed by hand", None),
