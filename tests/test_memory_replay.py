@@ -115,3 +115,28 @@ def test_weighing_hermes_calls_reads_no_further_back_than_the_minute_before_them
     few = _steps_weighing_a_fresh_call(tmp_path / "few", 10)
     many = _steps_weighing_a_fresh_call(tmp_path / "many", 5000)
     assert many < few * 2
+
+
+def test_an_outside_row_is_credited_only_to_the_call_that_can_have_made_it(tmp_path: Path) -> None:
+    """A call whose work a look journaled as an outside edit is credited with that row only when the row is
+    exactly its change, made before its result was stored: not a row found later whose change came after
+    that (a person's, made once the call had run), nor the add half of a replace the look split in two."""
+    home = Home(tmp_path)
+    try:
+        now = home.clock.now()
+        rows = [
+            {"action": "add", "after": "Exact", "detail": {"index": 0}, "at": now},
+            {"action": "add", "after": "Late", "detail": {"index": 1, "seen_at": now, "not_before": now - 5}},
+            {"action": "add", "after": "Half", "detail": {"index": 2}, "at": now},
+        ]
+        home.journal.append_all("memory", "memory", rows, actor="external", at=now - 1)
+        calls = [
+            ArchiveWrite("memory", "Exact", "add", "s", 1, now - 2, None, 0, 9, now + 1),
+            ArchiveWrite("memory", "Late", "add", "s", 1, now - 20, None, 1, 9, now - 10),
+            ArchiveWrite("memory", "Half", "replace", "s", 1, now - 2, "Old", 2, 9, now + 1),
+        ]
+        left, _, credits = unweighed(home.journal.connection(), "memory", calls)
+        assert left == []  # (each did its work: none is replayed)
+        assert [(credit.row.after, credit.call.index) for credit in credits] == [("Exact", 0)]
+    finally:
+        home.close()
