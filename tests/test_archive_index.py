@@ -561,3 +561,37 @@ def test_a_hit_in_tool_call_arguments_reads_as_the_call_not_as_json(tmp_path):
         'memory: action=add target=user content=Plants tulip bulbs: "every spring", 数据'
     )
     home.close()
+
+
+def test_a_home_used_only_from_the_command_line_upgrades_its_index_and_says_how_far(tmp_path, monkeypatch):
+    """Only the TUI's idle upkeep ran the upgrade, so a home used from the command line alone kept scanning
+    every katakana search through the messages not upgraded (on 200,000 messages, 140 s a search where
+    the whole upgrade takes 16 s) and nothing said so, doctor included. Now doctor reports it and
+    `--fix` finishes it; a search takes it a step further, and finishes it first when it would scan."""
+    from tests.cli_support import ran
+
+    home = _upgrading(tmp_path, monkeypatch, 4)
+    root = str(home.root)
+    home.close()
+    status, out, _ = ran("doctor", "--home", root)
+    assert status == 1 and "The CJK search index is being upgraded for half-width katakana: 0% done" in out
+    status, out, err = ran("sessions", "search", "server", "--home", root, "--json")
+    assert status == 0 and json.loads(out)["count"] and "note: The CJK search index is" in err
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    assert home.archive.bigram_index.unfolded() != (1, 200)  # a step further at least
+    _as_version_3(home)
+    expected = decoded_scan(home.state_db_path, "ﾃﾞﾌﾟﾛｲ")
+    home.close()
+    status, out, err = ran("sessions", "search", "ﾃﾞﾌﾟﾛｲ", "--home", root, "--json", "--limit", "500")
+    assert status == 0 and {r["match_message_id"] for r in json.loads(out)["results"]} <= expected != set()
+    assert "upgrading the CJK search index first" in err and "search index is upgraded" in err
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    assert home.archive.bigram_index.unfolded() is None
+    assert set(home.archive.iter_matches("ﾃﾞﾌﾟﾛｲ")) == expected
+    _as_version_3(home)
+    home.close()
+    status, out, _ = ran("doctor", "--fix", "--home", root)
+    assert "workbench.db: The CJK search index is upgraded" in out and "being upgraded" not in out
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    assert home.archive.bigram_index.unfolded() is None
+    home.close()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..db import busy_wait, is_corrupt
 from ..errors import WorkbenchError
-from ..health import CHECKS, Finding
+from ..health import CHECKS, FIXES, Finding
 from .cjk import TABLE as BIGRAM_TABLE
 from .merges import merge_due, restore_setting, segments, set_setting, structure
 from .search import SearchMixin
@@ -78,6 +78,18 @@ class UpkeepMixin(SearchMixin):
         except sqlite3.DatabaseError as exc:  # damage the check could not see yet (it came since)
             self.noticed(exc)
             raise
+
+    def upgrade_index(self, budget_s: float | None = None) -> tuple[int, int] | None:
+        """Steps of the CJK index's upgrade from version 3 (``BigramIndex.fold_step``) for up to ``budget_s``
+        (None: to its end), for a command: it has no idle time, and without steps a home used only from the
+        command line stayed on the slow scan for good. Returns what is left, as ``unfolded`` (None: done)."""
+        index = self.bigram_index
+        if self.read_only or self.vet() is not None:
+            return index.unfolded()
+        deadline = None if budget_s is None else time.monotonic() + budget_s
+        while (deadline is None or time.monotonic() < deadline) and index.fold_step():
+            pass
+        return index.unfolded()
 
     def _upkeep_steps(self, budget_s: float) -> dict[str, int]:
         deadline = time.monotonic() + budget_s
@@ -178,4 +190,47 @@ def check_fragmentation(home: Home) -> list[Finding]:
     ]
 
 
+UPGRADE_REPAIR = "archive-cjk-upgrade"
+
+
+def upgrade_line(left: tuple[int, int] | None) -> str:
+    """How far the CJK index's upgrade from version 3 is (``left``: what ``upgrade_index`` left), said the
+    same by every command that runs its steps and by doctor."""
+    if left is None:
+        return "The CJK search index is upgraded (half-width katakana now find full-width and back)."
+    first, last = left
+    return (
+        f"The CJK search index is being upgraded for half-width katakana: {(first - 1) / max(1, last):.0%} done "
+        f"({first - 1:,} of {last:,} message ids looked through); until it ends, searches for katakana also scan "
+        "the messages not reached yet (correct, but slower)."
+    )
+
+
+def check_upgrade(home: Home) -> list[Finding]:
+    if not home.state_db_path.exists():
+        return []
+    try:
+        left = home.archive.bigram_index.unfolded()
+    except (sqlite3.Error, WorkbenchError):
+        return []  # an unreadable database is the database check's finding
+    if left is None:
+        return []
+    fix = (
+        "Run `workbench doctor --fix` to finish it now (seconds per 100,000 messages); each "
+        "`workbench sessions search` takes it a step further, and finishes it before searching for katakana."
+    )
+    return [Finding("archive", "warning", upgrade_line(left), fix, UPGRADE_REPAIR)]
+
+
+def repair_upgrade(home: Home) -> str:
+    left = home.archive.upgrade_index()
+    if left is not None:
+        raise WorkbenchError(
+            upgrade_line(left) + " workbench.db is busy or read-only; run `workbench doctor --fix` again."
+        )
+    return "workbench.db: " + upgrade_line(None)
+
+
 CHECKS.append(check_fragmentation)
+CHECKS.append(check_upgrade)
+FIXES[UPGRADE_REPAIR] = repair_upgrade

@@ -27,6 +27,7 @@ from engine.values import call_name
 from . import Output, UsageError
 from .echo import echoed
 from .fit import MIN_FREE, cut_cells, fit_row, terminal_width
+from .index_upgrade import upgrade_before_search
 from .numbers import COUNT, ID, ROWS, number
 
 SESSION_HELP = "the session's id, a unique id prefix or its exact title"
@@ -191,6 +192,7 @@ def search_sessions(home: Home, args) -> Output:
         raise UsageError("search needs words to look for, e.g. `workbench sessions search deploy`")
     if unsearched := home.archive.nothing_searched(query, prefix=args.prefix):  # (as no words at all)
         raise UsageError(unsearched)
+    upgrade_before_search(home, query, prefix=args.prefix)
     hits = home.archive.search(
         query, limit=args.limit, offset=args.offset, role=roles, prefix=args.prefix, sort=filters.sort
     )
