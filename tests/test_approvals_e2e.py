@@ -59,7 +59,7 @@ def test_cli_show_edit_then_approve_and_approve_all(tmp_path):
         capture_output=True,
         text=True,
     ).stdout
-    assert "- User likes tea" in text and "+ User likes coffee" in text and "budget after approval" in text
+    assert "- User likes tea" in text and "+ User likes coffee" in text and "budget (if approved)" in text
     assert cli(home, "pending", "approve", edited, "--edit", "User likes mate")[0] == 0
     (home / "memories" / "MEMORY.md").write_text("User likes mate\n§\nProject uses uv and pip")
     code, data = cli(home, "pending", "approve", "all")

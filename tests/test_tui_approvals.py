@@ -1126,3 +1126,32 @@ async def test_the_refusals_of_approve_all_never_cover_a_question_asked_on_anoth
         texts = [w.content_region for w in app.screen.query(".dialog Static, .dialog Button") if w.region.area]
         toasts = [toast.region for toast in app.screen.query(Toast)]
         assert toasts and not any(text.overlaps(toast) for text in texts for toast in toasts), (texts, toasts)
+
+
+async def test_the_budget_over_an_add_approval_would_refuse_or_not_apply_says_so_in_both_skins(gated, tmp_path):
+    """The pane headed the gauge `if approved:` over a store past its limit (and `pending show` printed
+    `budget if it were approved`), as though approving would get it there; approving refuses it. Now
+    both say what approval would decide, from the engine's one rule: refused and by how much, or, for
+    an entry already there, that nothing changes."""
+    from tests.cli_support import ran
+
+    memory = gated.memory
+    over = stage(gated, "A long proposed fact: " + "y" * 378)
+    twice = stage(gated, "Likes tea")
+    memory.add("memory", "Likes tea", ToolContext(actor="user"))  # (by hand, meanwhile)
+    while memory.usage("memory").chars < 1880:
+        memory.add("memory", f"filler {memory.usage('memory').chars:04d} " + "z" * 80, ToolContext(actor="user"))
+    used = memory.usage("memory").chars
+    said = {pid: ran("pending", "show", pid, "--home", str(gated.root))[1] for pid in (over, twice)}
+    assert f"budget (would be refused: over by {used + 403 - 2200:,}): " in said[over]
+    assert f"budget (no change: already there): {used * 100 // 2200}% — {used:,}/2,200 chars" in said[twice]
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        budget = app.screen.query_one("#budget", CapacityGauge)
+        await wait_for(pilot, lambda: budget.display and budget.used == used + 403, what="the refused add's budget")
+        title = text_of(app, "#proposal-title")
+        assert title.endswith(f"· would be refused: over by {used + 403 - 2200:,}:") and "if approved" not in title
+        await pilot.press("down")
+        await wait_for(pilot, lambda: budget.used == used, what="the duplicate's budget")
+        assert text_of(app, "#proposal-title").endswith("· no change: already there:")

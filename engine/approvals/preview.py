@@ -86,6 +86,22 @@ def memory_view(staged: dict, payload: dict, edit: str | None, limit: int, thres
     }
 
 
+def budget_label(preview: dict) -> str:
+    """What a memory preview's budget is, in the words of the decision approval would make (the rule
+    approval runs made the preview): the store if approved; for one approval would refuse as over the
+    limit, that it would be refused and by how much (its ``error`` says the rest); for one that adds an
+    entry already there, that nothing changes. Both skins head the gauge with it, short enough for the
+    pane's title: "if approved" over a store past its limit read as though approving would get it there."""
+    budget = preview.get("budget") or {}
+    if preview.get("error"):
+        over = int(budget.get("chars", 0)) - int(budget.get("limit", 0))
+        return "would be refused" + (f": over by {over:,}" if over > 0 else "")
+    if preview.get("before") == preview.get("after"):  # (an add of an entry already there: approved, no change)
+        there = any(dup.get("exact") for dup in preview.get("duplicates") or [])
+        return "no change" + (": already there" if there else "")
+    return "if approved"
+
+
 def skill_view(staged: dict) -> dict:
     """The changed file of the skill (SKILL.md or a supporting file) before and after, and its diff."""
     before, after = staged.get("before"), staged.get("after")

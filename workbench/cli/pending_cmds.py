@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.approvals import PendingRecord
 from engine.approvals.labels import summary_line
-from engine.approvals.preview import target_line
+from engine.approvals.preview import budget_label, target_line
 from engine.approvals.queue import NOT_APPLIED, flags
 from engine.clock import stamped
 from engine.diffs import WHITESPACE_ONLY, marked, whitespace_only
@@ -138,8 +138,7 @@ def render_preview(preview: dict) -> str:
     lines += [f"⚠ flagged: {reason}" for reason in preview.get("flags", [])]
     budget = preview.get("budget")
     if budget:
-        when = "if it were approved" if preview.get("error") else "after approval"  # (a refused add's overflow)
-        lines.append(f"budget {when}: {budget['text']}")
+        lines.append(f"budget ({budget_label(preview)}): {budget['text']}")
     for dup in preview.get("duplicates", []):
         kind = "duplicates" if dup["exact"] else f"nearly duplicates ({dup['score']:.0f}%)"
         lines.append(f"warning: proposal {kind} an existing entry: {dup['existing']}")

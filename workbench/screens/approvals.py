@@ -26,7 +26,7 @@ from textual.widgets.option_list import Option
 from engine import lock_waits
 from engine.approvals.editing import batch_budget, edit_draft
 from engine.approvals.labels import summary_line
-from engine.approvals.preview import Seen, refusal_now, seen_entries, seen_in, target_line
+from engine.approvals.preview import Seen, budget_label, refusal_now, seen_entries, seen_in, target_line
 from engine.approvals.queue import NOT_APPLIED, DryRun, NoSuchRecord
 from engine.approvals.records import HERMES_SEES, KINDS, PendingRecord, RecordProblem
 from engine.clock import shown_time
@@ -300,7 +300,7 @@ class ApprovalsScreen(WorkbenchScreen):
             assemble(
                 (f"{current.subsystem} {current.action} ", "bold $accent"),
                 (current.id + where, "$text-muted"),
-                (" · if approved:" if data else "", ""),  # the gauge below: the store after approval
+                (f" · {budget_label(preview)}:" if data else "", ""),  # the gauge below: what approval leaves
             )
         )
         self.refresh_ages()  # the header's age and the queue's, from one clock reading
