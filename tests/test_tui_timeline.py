@@ -704,7 +704,7 @@ async def test_summaries_are_cut_where_the_scrollbar_their_rows_bring_leaves_roo
     async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         assert screen.query_one(TimelineList).show_vertical_scrollbar
-        lines = [line for line in screen_text(pilot.app).splitlines() if "wrote a file in skill 'rerender" in line]
+        lines = [line for line in screen_text(pilot.app).splitlines() if "wrote a file in skill" in line]
         assert lines and all(line.rstrip(" │▁▂▃▄▅▆▇█").endswith("…") for line in lines)
 
 
@@ -933,3 +933,23 @@ async def test_a_change_found_after_newer_rows_says_so_in_the_list(home, clock, 
         screen = await open_mode(pilot, "6", TimelineScreen)
         rows = shown(screen)
         assert rows[0] == "MEMORY + 'Coffee at nine' · ↳ found 12:01:05, made before" and "pinned skill" in rows[1]
+
+
+async def test_a_cut_summary_ends_between_words_so_a_cut_number_never_reads_as_another(home, tmp_path):
+    """The list cut summaries anywhere (`Loop note 18…` for note 186), as the CLI did: both now cut
+    between words (``engine.textsafety.word_cut``), so what a row keeps is followed in the text by a space."""
+    import re
+
+    full = [f"Loop note {n}: the deploy script retries three times before paging" for n in (186, 187)]
+    for text in full:
+        home.memory.add("memory", text, ToolContext(actor="user"))
+    async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
+        await open_mode(pilot, "6", TimelineScreen)
+        cut = 0
+        for columns in range(80, 121, 2):
+            await pilot.resize_terminal(columns, 24)
+            await settle(pilot)
+            for kept in re.findall(r"(Loop note [^…│]*)…", screen_text(pilot.app)):
+                cut += 1
+                assert any(t.startswith(kept) and t[len(kept)] == " " for t in full), (columns, kept)
+        assert cut
