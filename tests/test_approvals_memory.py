@@ -175,6 +175,34 @@ def test_an_add_the_user_rejected_is_not_proposed_again_inside_a_batch(home):
     assert home.approvals.list("memory") == []
 
 
+def test_the_entries_of_a_rejected_batch_are_not_proposed_again_one_by_one(home):
+    """The rule read a rejected proposal's own add or replace only: after the user rejected a batch, the
+    same entries proposed one by one (or the batch again) were staged again. A batch's operations count."""
+    home.config_path.write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    seed(home, "User likes tea")
+    review = ToolContext(actor="review", origin=BACKGROUND_REVIEW, session_id="s1", message_id=5)
+    operations = [
+        {"action": "add", "content": "User is in Lisbon."},
+        {"action": "replace", "old_text": "likes tea", "content": "User likes green tea"},
+    ]
+    pid = staged_id(memory_tool(home, {"target": "memory", "operations": operations}, review))
+    home.approvals.reject(pid)
+    one = memory_tool(home, {"action": "add", "target": "memory", "content": "user is in lisbon"}, review)
+    assert one["success"] is False and one["rejected_before"] == pid and "Not proposed again" in one["error"]
+    two = memory_tool(
+        home,
+        {"action": "replace", "target": "memory", "old_text": "likes tea", "content": "User likes green tea."},
+        review,
+    )
+    assert two["success"] is False and two["rejected_before"] == pid
+    again = memory_tool(home, {"target": "memory", "operations": operations}, review)
+    assert again["success"] is False and again["error"].startswith("Operation 1: Not proposed again")
+    assert home.approvals.list("memory") == []
+    elsewhere = memory_tool(home, {"action": "add", "target": "user", "content": "User is in Lisbon."}, review)
+    assert elsewhere.get("staged")  # (the rejected batch wrote to MEMORY.md, not USER.md)
+
+
 def test_stale_pin_is_refused_and_the_record_kept(home):
     seed(home, "User likes tea", "Project uses uv")
     approval_on(home)

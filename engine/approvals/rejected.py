@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 from typing import TYPE_CHECKING, Any
 
-from ..memory.ops import op_text
+from ..memory.ops import op_text, staged_operations
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -27,16 +27,19 @@ def same_text(text: str) -> str:
 
 def rejected_write(home: Home, action: str, target: str, content: str, old_text: str = "") -> str | None:
     """The pending id of a rejected ``action`` (add, or replace of ``old_text``) writing ``content`` to memory
-    ``target``, if any (newest)."""
+    ``target``, if any (newest): a proposal of that write alone, or a batch holding it (its entries were
+    proposed again one by one once the batch was rejected)."""
     wanted = (action, target, same_text(content), same_text(old_text))
     found = [
         pending
         for pending, payload in home.journal.rejected_payloads("memory")
-        if (
-            payload.get("action"),
+        for op in staged_operations(payload)
+        if isinstance(op, dict)
+        and (
+            op.get("action"),
             payload.get("target", "memory"),
-            same_text(str(payload.get("content") or "")),
-            same_text(str(payload.get("old_text") or "")),
+            same_text(op_text(op, "content")),
+            same_text(op_text(op, "old_text")),
         )
         == wanted
     ]
