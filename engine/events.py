@@ -102,9 +102,10 @@ class KeptStored(Event):
 class RunnerEvent(Event):
     """Progress of the agent runner: turn_started, assistant_delta (streamed text),
     assistant_message, tool_called, tool_result, message_stored, turn_finished,
-    session_rotated, flush_started, flush_finished, review_started, review_finished, unbacked_claim, warning, error,
-    cancelled, messages_kept. ``actor`` is "review" for a background review's
-    events; ``data`` holds what a transcript needs (see engine/runner/session.py)."""
+    session_rotated, flush_started, flush_finished, review_started, review_finished, review_settled (its
+    thread has let go of it, after review_finished), unbacked_claim, warning, error, cancelled,
+    messages_kept. ``actor`` is "review" for a background review's events; ``data`` holds what a
+    transcript needs (see engine/runner/session.py)."""
 
     kind: str = ""
     data: dict[str, Any] = field(default_factory=dict)

@@ -26,7 +26,6 @@ from widgets.entry_list import EntryList
 from widgets.header import WorkbenchHeader
 from widgets.lineage_tree import LineageTree
 from widgets.transcript import Transcript, TranscriptItem
-from workbench.app import REVIEW_WAIT_POLL_S
 from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.resume import ResumeDialog
 from workbench.screens.run import TURN_FAILED_SEE_TRANSCRIPT, RunScreen, runner_item
@@ -2008,6 +2007,24 @@ async def test_quit_when_done_waits_for_the_review_then_quits_by_itself(home, tm
         assert app.quit_note is None and home.memory.read("user").entries == ["User drinks tea."]
 
 
+async def test_quit_when_done_waits_on_the_reviews_end_not_on_a_timer(home, tmp_path):
+    """The wait looked every 0.2 s whether the reviews were done, for as long as a model took. It now looks
+    when a review's thread lets go of it (its ``review_settled`` event) or a Run turn ends: no timer."""
+    app = make_app(home, tmp_path)
+    with slow_review(home) as (endpoint, answered):
+        async with app.run_test(size=(80, 24)) as pilot:
+            await asked_about_review(pilot, endpoint)
+            timers: list[tuple] = []
+            every = app.set_interval
+            app.set_interval = lambda *args, **kwargs: timers.append(args) or every(*args, **kwargs)
+            await pilot.press("w")
+            await wait_for(pilot, lambda: "then quit" in app.review_status, what="the wait in the header")
+            assert app.is_running
+            answered.set()
+            await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit once reviewed")
+        assert timers == [] and app.quit_note is None and home.memory.read("user").entries == ["User drinks tea."]
+
+
 async def test_ctrl_q_during_the_wait_asks_again_and_n_ends_the_wait(home, tmp_path):
     """The wait w chose is the user's to take back: ctrl+q asks again, and n stays for good."""
     app = make_app(home, tmp_path)
@@ -2041,10 +2058,13 @@ async def review_lands(pilot, screen: RunScreen, answered: threading.Event) -> N
     await wait_for(pilot, lambda: not screen.agent.agent.reviewing, what="the review's end")
 
 
+LOOK_S = 0.2  # how often the "Quit when done" wait used to look whether the reviews were done
+
+
 async def three_polls(pilot) -> None:
-    """Three polls' worth of the app's own timers, in turn (or until the app quits)."""
+    """Three of the old wait's looks' worth of the app's own timers, in turn (or until the app quits)."""
     polls: list[int] = []
-    pilot.app.set_interval(REVIEW_WAIT_POLL_S, lambda: polls.append(1))
+    pilot.app.set_interval(LOOK_S, lambda: polls.append(1))
     await wait_for(pilot, lambda: len(polls) >= 3 or not pilot.app.is_running, what="three polls' time")
 
 

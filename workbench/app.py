@@ -34,7 +34,6 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.signal import Signal
 from textual.theme import ThemeProvider
-from textual.timer import Timer
 from textual.widgets._toast import ToastRack
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -98,7 +97,6 @@ MODES: dict[str, type[Screen]] = {
 CURATOR_TICK = 60.0  # seconds between checks whether a Curator pass is due
 GC_THRESHOLDS = (20_000, 20, 20)  # Python's are (700, 10, 10); see on_mount
 TERMINAL_CHECK = 1.0  # seconds between checks that the terminal is still there
-REVIEW_WAIT_POLL_S = 0.2  # seconds between looks whether the reviews a quit waits for are done
 REVIEW_WAIT_NOTICE_S = 3600.0  # its notice stays as long as that wait (withdrawn when it ends)
 
 log = logging.getLogger(__name__)
@@ -282,7 +280,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._quitting = threading.Event()
         self._uncancel_waits: Callable[[], None] = lambda: None
         self._asking_quit = False  # the question about waiting writes is being put (a second ctrl+q waits for it)
-        self._review_wait: Timer | None = None  # w to the review question: quit once the reviews are done
+        self._review_wait = False  # w to the review question: quit once the reviews are done
         self._review_wait_notice: Notification | None = None  # (says that wait where the header has no room)
         self._review_line = ""  # the header's review part, without that wait's words
         self.quit_note: str | None = None  # what quitting left unsaved, said once the app has exited
@@ -374,11 +372,13 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     def _quit_after_reviews(self, wait: bool) -> None:
         """w to the question: quit once no background review is left, said in the header meanwhile; any
-        other answer ends that wait. The reviews' threads are looked at in memory, as the question did
-        (their "review finished" event comes before a review's thread lets go of it)."""
-        if self._review_wait is not None:
-            self._review_wait.stop()
-        self._review_wait = self.set_interval(REVIEW_WAIT_POLL_S, self._quit_if_reviewed) if wait else None
+        other answer ends that wait. Looked at again when a review's thread lets go of it (its
+        ``review_settled`` event: "review finished" comes before) and when a Run turn ends
+        (``recheck_review_wait``), not on a timer; the reviews' threads are looked at in memory, as the
+        question did."""
+        self._review_wait = wait
+        if wait:
+            self.call_later(self._quit_if_reviewed)  # (one may have ended as the question was answered)
         self._say_review(self._review_line)
         self.withdraw(self._review_wait_notice)
         self._review_wait_notice = None
@@ -390,13 +390,19 @@ class WorkbenchApp(ResultsFromWorkers, App):
                 timeout=REVIEW_WAIT_NOTICE_S,
             )
 
+    def recheck_review_wait(self) -> None:
+        """A review's thread let go of it, or the Run screen's turn ended (it may have queued no review):
+        a quit waiting for the reviews looks again."""
+        if self._review_wait:
+            self._quit_if_reviewed()
+
     def _quit_if_reviewed(self) -> None:
-        """The wait's poll: quit once no review is left, nor a Run turn sent during the wait (its review
+        """The wait's look: quit once no review is left, nor a Run turn sent during the wait (its review
         starts before the screen hears the turn end, so it is waited for too), unless ctrl+q asked again
         meanwhile. A question on screen is the user's to answer (it may be about to take the quit back):
         the app never quits under it, but says that the review is done and what each answer now does."""
         turn = self.run_screen is not None and self.run_screen.running
-        if turn or background.under_way(self.home):
+        if not self._review_wait or turn or background.under_way(self.home):
             return
         self._quit_after_reviews(False)
         if self._asking_quit:
@@ -412,7 +418,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         """The header's review part: "reviewing…" or the last result, and while a quit waits for the
         reviews, that it does."""
         self._review_line = line
-        self.review_status = f"{line}, then quit (ctrl+q: ask)" if self._review_wait is not None else line
+        self.review_status = f"{line}, then quit (ctrl+q: ask)" if self._review_wait else line
 
     def notify(
         self,
@@ -806,6 +812,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
             )
             if not event.error:
                 self._warn_misreads()
+        elif isinstance(event, RunnerEvent) and event.kind == "review_settled":
+            self.recheck_review_wait()
         elif isinstance(event, RunnerEvent) and event.session_id:
             self.running_session = event.session_id
             if event.kind == "review_started":
@@ -813,7 +821,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
             elif event.kind == "review_finished":
                 self._say_review(visible(f"review: {event.data.get('line') or event.data.get('summary')}"))
                 error = event.data.get("error")
-                if error and error != "cancelled" and self._review_wait is not None:  # (the quit will not show it)
+                if error and error != "cancelled" and self._review_wait:  # (the quit will not show it)
                     self._note_at_quit(failed_note(event.session_id, str(error)))
             if event.kind in ("turn_started", "turn_finished"):
                 self._turn_running = event.kind == "turn_started"

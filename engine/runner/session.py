@@ -873,6 +873,7 @@ class AgentSession:
                 )
             finally:
                 self._review_stops.pop(stop, None)
+                self.emit("review_settled", actor="review")  # (after: ``reviews_under_way`` no longer names it)
 
         if not self._reviews.submit(job):  # the agent was ended or closed: no thread is left to run it
             self._review_stops.pop(stop, None)

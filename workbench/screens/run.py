@@ -438,6 +438,8 @@ class RunScreen(WorkbenchScreen):
 
     def watch_running(self) -> None:
         self._status()
+        if not self.running:
+            self.workbench.recheck_review_wait()
 
     @on(Select.Changed, "#run-model")
     def _model_changed(self) -> None:
