@@ -595,3 +595,19 @@ def test_a_home_used_only_from_the_command_line_upgrades_its_index_and_says_how_
     home = open_home(root, clock=FixedClock(1796040000.0))
     assert home.archive.bigram_index.unfolded() is None
     home.close()
+
+
+def test_a_latin_search_from_the_command_line_leaves_a_home_without_workbench_db_so(tmp_path):
+    """Looking for an index upgrade before a search created workbench.db, with an empty CJK index, in a
+    home only Hermes had used, where a search for English words had written nothing."""
+    from tests.cli_support import ran
+
+    home = open_home(tmp_path / "home")
+    home.archive.create_session("s1")
+    home.archive.append_messages("s1", [{"role": "user", "content": "deploy the server"}])
+    home.close()
+    for path in (tmp_path / "home").glob("workbench.db*"):
+        path.unlink()
+    status, out, err = ran("sessions", "search", "deploy", "--home", str(tmp_path / "home"))
+    assert status == 0 and "deploy" in out and not err
+    assert not (tmp_path / "home" / "workbench.db").exists()

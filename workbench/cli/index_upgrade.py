@@ -16,8 +16,8 @@ def upgrade_before_search(home: Home, query: str, *, prefix: bool = False) -> No
     """Steps of the upgrade, if one is under way: all of them when ``query`` would otherwise scan what it
     has not reached (``waits_on_upgrade``: the scan costs more), else ``STEP_BUDGET_S`` of them."""
     archive = home.archive
-    if archive.bigram_index.unfolded() is None:
-        return
+    if not home.workbench_db_path.exists() or archive.bigram_index.unfolded() is None:
+        return  # (a home with no workbench.db has no index to upgrade: looking would create one)
     whole = archive.waits_on_upgrade(query, prefix=prefix)
     if whole:
         sys.stderr.write("note: upgrading the CJK search index first (once; quicker than the scan it spares)\n")
