@@ -998,3 +998,24 @@ async def test_the_table_names_the_proposer_of_a_skill_approved_into_the_library
             str(table.get_cell(table.key_of("brew"), "provenance")) == "user (approved, proposed by…"
         )  # (between words)
         assert "brew" in screen_text(app) and "last used" in screen_text(app)  # the row still fits
+
+
+async def test_a_long_provenance_gives_way_to_the_names_at_80_columns(home, tmp_path):
+    """With a skill approved from a Hermes proposal beside deploy-stage and deploy-staging, the table at 80
+    columns cut every name to ``depl…`` (the two alike) while the provenance kept its 30 cells: the
+    names keep their room now, and the provenance (whole in the detail pane) is cut instead."""
+    for name in ("deploy-stage", "deploy-staging"):
+        assert home.skills.manage({"action": "create", "name": name, "content": skill_md(name, "Deploy")}, ctx())[
+            "success"
+        ]
+    payload = {"action": "create", "name": "brew", "content": skill_md("brew", "Brew tea")}
+    assert home.skills.apply_staged(payload, proposed_by="Hermes agent")["success"]
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_skills(pilot)
+        table = screen.query_one(SkillList)
+        cell = lambda name, column: str(table.get_cell(table.key_of(name), column))  # noqa: E731
+        await wait_for(pilot, lambda: cell("deploy-staging", "skill") == "deploy-staging", what="whole names")
+        assert cell("deploy-stage", "skill") == "deploy-stage"
+        assert cell("brew", "provenance").startswith("user (approved") and cell("brew", "provenance").endswith("…")
+        assert "last used" in screen_text(app)  # every column still in view

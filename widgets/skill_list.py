@@ -25,7 +25,7 @@ from .row_table import RowTable
 NAME_CELLS = 40  # a longer name (or the folder shown beside it) is cut with … here (the detail pane
 # holds it whole), so the other columns stay in view; less where the table's width says so
 PROVENANCE_CELLS = 30  # a longer one ("user (approved, proposed by Hermes review)") is cut with … here
-# (the detail pane names the proposer whole), so the names keep their room at 80 columns
+# (the detail pane names the proposer whole); less where the names need the room
 WIDEST = 2 * NAME_CELLS + 1  # the skill column's widest: a name and a folder, each cut to NAME_CELLS
 FILTER_CUTOFF = 60  # rapidfuzz WRatio score over name, category and description a row needs to stay
 NAME_CUTOFF = 75  # the score of the name alone that makes a name hit (a typo: deploi, depoly, deply)
@@ -177,6 +177,14 @@ def counted(skills: list[SkillRow], of: tuple[int, int] | None = None) -> str:
     return title
 
 
+def _owner(skill: SkillRow) -> str:
+    return visible(skill.owner or skill.provenance or "-")
+
+
+def _owner_cell(skill: SkillRow, cells: int) -> Text:
+    return Text(cut_cells(_owner(skill), cells))
+
+
 def _day(timestamp: float | None) -> str:
     return (shown_time(timestamp, "%Y-%m-%d") or "?") if timestamp else "never"
 
@@ -198,7 +206,7 @@ class SkillList(RowTable):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self.rows_by_key: dict[str, SkillRow] = {}  # a row's key (its path) -> the skill it shows
-        self._fitted_to = WIDEST  # the skill column's room its cells were last cut to
+        self._fitted_to = (WIDEST, PROVENANCE_CELLS)  # the skill and provenance columns' room last cut to
 
     def on_mount(self) -> None:
         for column in self.COLUMNS:
@@ -214,7 +222,7 @@ class SkillList(RowTable):
         state_styles = {"active": theme.success or "", "stale": theme.warning or "", "archived": "dim"}
         self.clear()
         self.rows_by_key = {}
-        self._fitted_to = WIDEST
+        self._fitted_to = (WIDEST, PROVENANCE_CELLS)
         for skill in skills:
             self.rows_by_key[skill.key] = skill
             self.add_row(
@@ -222,7 +230,7 @@ class SkillList(RowTable):
                 Text(visible(skill.category or "-")),
                 Text(skill.state, state_styles.get(skill.state, "")),
                 Text("yes" if skill.pinned else ""),
-                Text(cut_cells(visible(skill.owner or skill.provenance or "-"), PROVENANCE_CELLS)),
+                _owner_cell(skill, PROVENANCE_CELLS),
                 Text(str(skill.use_count), justify="right"),
                 Text(_day(skill.last_used_at)),
                 key=skill.key,
@@ -240,28 +248,39 @@ class SkillList(RowTable):
         elif not skills:
             self.post_message(self.Highlighted(None))
 
-    def _name_room(self) -> int:
-        """The cells the skill column may take so that every other column, ``last used`` last, stays in
-        view with no sideways scrolling: up to ``WIDEST``, what the table's width leaves (less a scrollbar's
-        cells when the rows do not fit), and at least the header's width."""
+    def _rooms(self) -> tuple[int, int]:
+        """The cells the skill and provenance columns may take so that every other column, ``last used``
+        last, stays in view with no sideways scrolling: what the table's width leaves them (less a
+        scrollbar's cells when the rows do not fit), the names first (up to ``WIDEST``; at 80 columns a
+        proposer's 30 cells cut every name to ``git-…``), the provenance the rest, up to
+        ``PROVENANCE_CELLS``; each at least its header's width."""
         rows_fit = self.row_count + self.show_header <= self.size.height  # (else a scrollbar takes its cells)
         width = self.size.width - (0 if rows_fit else self.styles.scrollbar_size_vertical)
         if width <= 0:  # not laid out yet: fitted at the first resize
-            return WIDEST
-        others = sum(c.content_width + 2 * self.cell_padding for k, c in self.columns.items() if k.value != "skill")
-        return max(min(WIDEST, width - others - 2 * self.cell_padding), len("skill"))
+            return WIDEST, PROVENANCE_CELLS
+        others = sum(
+            c.content_width + 2 * self.cell_padding
+            for k, c in self.columns.items()
+            if k.value not in ("skill", "provenance")
+        )
+        both = width - others - 4 * self.cell_padding
+        names = max((name_cell(skill, WIDEST).cell_len for skill in self.rows_by_key.values()), default=0)
+        owners = max((cell_len(_owner(skill)) for skill in self.rows_by_key.values()), default=0)
+        provenance = max(min(owners, PROVENANCE_CELLS, both - min(names, WIDEST)), len("provenance"))
+        return max(min(WIDEST, both - provenance), len("skill")), provenance
 
     def _fit_names(self) -> None:
-        """Cut the skill column's cells to ``_name_room`` (at 80 columns an archived copy's folder, with its
-        stamp, pushed ``uses`` and ``last used`` off the table and a scrollbar took a row)."""
+        """Cut the skill and provenance columns' cells to ``_rooms`` (at 80 columns an archived copy's folder,
+        with its stamp, pushed ``uses`` and ``last used`` off the table and a scrollbar took a row)."""
         self.measure_columns()
-        room, warning = self._name_room(), self.app.current_theme.warning or ""
+        rooms, warning = self._rooms(), self.app.current_theme.warning or ""
         skill_column = self.columns.get(ColumnKey("skill"))
-        if skill_column is None or skill_column.content_width <= room and room == self._fitted_to:
+        if skill_column is None or skill_column.content_width <= rooms[0] and rooms == self._fitted_to:
             return
         for key, skill in self.rows_by_key.items():
-            self.update_cell(key, "skill", name_cell(skill, room, warning))
-        self._fitted_to = room
+            self.update_cell(key, "skill", name_cell(skill, rooms[0], warning))
+            self.update_cell(key, "provenance", _owner_cell(skill, rooms[1]))
+        self._fitted_to = rooms
         self.measure_columns()
 
     def on_resize(self, event: events.Resize) -> None:
