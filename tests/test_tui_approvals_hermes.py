@@ -339,3 +339,29 @@ async def test_the_draft_of_a_proposal_that_would_be_refused_shows_at_60x20(home
         shown = drawn(app)
         assert "As it stands it would be refused" in shown
         assert "draft-7f3" in shown
+
+
+async def test_edit_then_approve_says_when_only_other_entries_changed(home, tmp_path, clock, hermes):
+    """Hermes adding an entry of its own while an edit-then-approve box was open read "the target changed":
+    as if the entry the proposal replaces had been rewritten. It names what changed: other entries."""
+    stage_alexandra_chen(home, clock)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        dialog = await edit_proposal(pilot, "+ Name: Alexandra Chen")
+        note = dialog.query_one("#on-disk", Static)
+        said = hermes.json(
+            home.root,
+            """
+            from tools.memory_tool import MemoryStore, memory_tool
+            store = MemoryStore()
+            store.load_from_disk()
+            print(memory_tool(store=store, action="add", target="user", content="Prefers short answers"))
+            """,
+        )
+        assert said["success"], said
+        home.memory.catch_up()  # (what the file watcher does on Hermes's write)
+        await wait_for(pilot, lambda: note.display, what="the editor's on-disk note")
+        assert "other USER entries changed" in str(note.content), note.content
+        assert "the target changed" not in str(note.content)
+        home.memory.replace("user", "Name: Alexandra", "Name: Alexandra Smith", ToolContext(actor="user"))
+        await wait_for(pilot, lambda: "an entry it changes was rewritten" in str(note.content), what="the entry's note")

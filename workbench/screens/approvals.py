@@ -35,6 +35,7 @@ from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.memory import FILE_NAMES
 from engine.memory.budget import draft_budget
 from engine.memory.similar import closest, strongest
+from engine.memory.targets import SHORT_NAMES
 from engine.textsafety import inline
 from widgets.cursor_in_view import CursorList
 from widgets.diff_view import DiffView
@@ -596,7 +597,7 @@ class ApprovalsScreen(WorkbenchScreen):
         if now.get("error") and now.get("error") != opened.get("error"):
             note = f"Changed on disk since you opened it: approving as staged would now be refused: {now['error']}"
         elif now.get("before") != opened.get("before") or now.get("diff") != opened.get("diff"):
-            note = "Changed on disk since you opened it: the target changed (the budget below follows it)."
+            note = f"Changed on disk since you opened it: {_what_changed(record, opened, now)}."
         return DiskCheck(note, self._draft_budget(record, now))
 
     def _approve_edited(self, record: PendingRecord, text: str, heard: set[str]) -> Outcome:
@@ -810,6 +811,16 @@ def late_hits(preview: dict) -> list[tuple[str, str]]:
                 )
             )
     return hits
+
+
+def _what_changed(record: PendingRecord, opened: dict, now: dict) -> str:
+    """What changed under an open edit-then-approve: for memory, the entry it hits or only others beside
+    it (Hermes's own writes every few seconds read "the target changed", as if it were the entry)."""
+    if record.subsystem != "memory":
+        return "the target changed (the budget below follows it)"
+    if seen_entries(now.get("targets") or []) != seen_entries(opened.get("targets") or []):
+        return "an entry it changes was rewritten (the budget below follows it)"
+    return f"other {SHORT_NAMES[now['target']]} entries changed (the budget below is measured against them)"
 
 
 def _decided_elsewhere(pending_id: str, verb: str) -> str:
