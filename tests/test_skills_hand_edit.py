@@ -407,3 +407,29 @@ async def test_the_skills_screen_shows_a_refusal_in_the_editor(home, tmp_path):
         error = str(app.screen.query_one("#error").render())
         assert "'[red]x<U+202E>[/]'" in error and "keep `name: deploy`" in error  # literal, as symbols
     assert (home.skills_dir / "deploy" / "SKILL.md").read_text() == SKILL
+
+
+def test_an_unchanged_draft_of_a_skill_hermes_deleted_meanwhile_says_it_was_removed(tmp_path, hermes):
+    """Hermes deleted the skill while the Skills screen's editor was open, and saving the untouched draft
+    said "No change to save: SKILL.md is as it was." of a file that was gone."""
+    root = tmp_path / "home"
+    skill_md = made(root)
+    home = open_home(root)
+    try:
+        opened = open_skill_md(home.skills, "deploy")
+        said = hermes.json(
+            root,
+            """
+            import json
+            from tools.skill_manager_tool import skill_manage
+            print(skill_manage(action="delete", name="deploy"))
+            """,
+        )
+        assert said["success"] and not skill_md.exists(), said
+        result = save_skill_md(home.skills, opened, opened.text)
+    finally:
+        home.close()
+    assert result["unchanged"] and not skill_md.exists()
+    assert result["message"] == (
+        "No change to save, and skills/deploy/SKILL.md was removed since you opened it (archived, deleted or moved)."
+    )

@@ -57,7 +57,7 @@ def save_skill_md(library, opened: Opened, content: str) -> dict[str, Any]:
     """Write ``content`` as the SKILL.md ``opened`` was, as the user; refused, writing nothing, when it
     is not a valid SKILL.md for this skill, is dangerous, or the file changed since it was opened."""
     if content == opened.text:
-        return {"success": True, "unchanged": True, "message": "No change to save: SKILL.md is as it was."}
+        return {"success": True, "unchanged": True, "message": _unchanged(library, opened)}
     meta = validate_skill_md(content)
     named = str(meta.get("name") or "").strip()
     if named != opened.name:
@@ -86,6 +86,20 @@ def save_skill_md(library, opened: Opened, content: str) -> dict[str, Any]:
     if plan.flags is not None:
         result["warning"] = warning_message(plan.flags)
     return result
+
+
+def _unchanged(library, opened: Opened) -> str:
+    """Why a draft left as it opened saves nothing, true to the file now: another writer may have changed
+    or removed it meanwhile ("SKILL.md is as it was" was said of a skill Hermes had just deleted)."""
+    file = library.ledger.root / opened.path
+    current = library.read_text(file, file.parent) if file.is_file() else None
+    if current is None:
+        return f"No change to save, and {opened.path} was removed since you opened it (archived, deleted or moved)."
+    if current != opened.text:
+        return (
+            f"No change to save; {opened.path} was changed since you opened it and is left as the other writer made it."
+        )
+    return "No change to save: SKILL.md is as it was."
 
 
 def changed_since(opened: Opened, current: str | None) -> ChangedSinceOpened:
