@@ -35,7 +35,7 @@ from .approvals.labels import detail_summary
 from .approvals.outside import cited_rows, citing_approvals
 from .approvals.records import is_pending_id, proposed
 from .approvals.sources import staged_at, staged_in_sessions
-from .archive.query import like_escape
+from .archive.query import HALF_FORMS, fold_width, like_escape
 from .clock import days, shown_time, stamped
 from .curator.ledger import sha256
 from .diffs import line_diff
@@ -777,6 +777,11 @@ _OWN = "\ue000"  # a probe's stand-in for a row's own value (a private-use chara
 _ACTION = "\ue001"  # a probe's stand-in for an action no summary words in its own way
 _DIGITS = re.compile(r"\d+")
 _WORDS = re.compile(r"[^\W\d_]+")  # (numbers are left out: a summary shows some it counted itself)
+# what a row holds that a search may find (its target, action, before and after, a proposal's summary)
+_STORED = (
+    "(target LIKE ? ESCAPE '\\' OR action LIKE ? ESCAPE '\\' OR before LIKE ? ESCAPE '\\' "
+    f"OR after LIKE ? ESCAPE '\\' OR {_detail_at('$.summary')} LIKE ? ESCAPE '\\')"
+)
 # a word of a search, in anything a row holds
 _HOLDS_WORD = (
     "("
@@ -936,6 +941,19 @@ def _touches(text: str, piece: str) -> bool:
             return True
         at = text.find(piece[0], at + 1)
     return False
+
+
+def _forms(text: str) -> tuple[str, ...]:
+    """A search's text as typed, with its widths folded as the archive's search folds them (full-width
+    ASCII as ASCII, half-width katakana as full-width) and with its katakana in half width: ``ﾃﾞﾌﾟﾛｲ``
+    found no row of Hermes's ``デプロイ`` entry, which Sessions finds; a row holding any form is found."""
+    folded = fold_width(half_width(text))
+    return tuple(dict.fromkeys((text, folded, "".join(HALF_FORMS.get(char, char) for char in folded))))
+
+
+def _shows(row: Row, forms: tuple[str, ...]) -> bool:
+    summary = row.summary.casefold()
+    return any(form.casefold() in summary for form in forms)
 
 
 @lru_cache(maxsize=64)  # (the next page of a search asks again)
@@ -1429,15 +1447,13 @@ class Timeline:
             where.append("at >= ?")
             args.append(since)
         stored, stored_args = "1", []  # (every row matches when no text is searched)
-        if text:  # what a row holds, or the words its summary shows (``_shown_clause``): checked below
-            stored = (
-                "(target LIKE ? ESCAPE '\\' OR action LIKE ? ESCAPE '\\' OR before LIKE ? ESCAPE '\\' "
-                f"OR after LIKE ? ESCAPE '\\' OR {_detail_at('$.summary')} LIKE ? ESCAPE '\\')"
-            )
-            stored_args = [f"%{like_escape(text)}%"] * 5
-            shown, shown_args = _shown_clause(text)
-            where.append(f"({stored} OR {shown})")
-            args += [*stored_args, *shown_args]
+        forms = _forms(text) if text else ()
+        if forms:  # what a row holds, or the words its summary shows (``_shown_clause``): checked below
+            stored = f"({' OR '.join([_STORED] * len(forms))})"
+            stored_args = [f"%{like_escape(form)}%" for form in forms for _ in range(5)]
+            shown = [_shown_clause(form) for form in forms]
+            where.append(f"({stored} OR {' OR '.join(clause for clause, _ in shown)})")
+            args += [*stored_args, *(arg for _, more in shown for arg in more)]
         if grouped is not None:
             where.append(grouped[0])
             args += grouped[1]
@@ -1446,12 +1462,12 @@ class Timeline:
             sql = f"SELECT *, {stored} AS stored FROM journal WHERE {' AND '.join(where)} AND id < ? ORDER BY id DESC"
             found = self._batches(sql, [*stored_args, *args], min(max(limit, SHOWN_BATCH), EXAMINED))
             read: list[int] = []  # the ids of the candidates read, up to ``EXAMINED``
-            rows = list(islice(self._shown_as(_noted(islice(found, EXAMINED), read), text, actor), limit))
+            rows = list(islice(self._shown_as(_noted(islice(found, EXAMINED), read), forms, actor), limit))
             if len(rows) < limit and len(read) == EXAMINED and next(found, None) is not None:
                 self.reach = Reach(actor, EXAMINED, read[-1])
         elif text:  # rows read newest first until ``limit`` of them show it (SQLite steps the query lazily)
             sql = f"SELECT *, {stored} AS stored FROM journal WHERE {' AND '.join(where)} ORDER BY id DESC"
-            rows = list(islice(self._showing(self._conn().execute(sql, (*stored_args, *args)), text), limit))
+            rows = list(islice(self._showing(self._conn().execute(sql, (*stored_args, *args)), forms), limit))
         else:
             sql = f"SELECT * FROM journal WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?"
             rows = [self._row(_row(r)) for r in self._conn().execute(sql, (*args, limit))]
@@ -1469,16 +1485,15 @@ class Timeline:
                 return
             below = batch[-1]["id"]
 
-    def _shown_as(self, found: Iterable[sqlite3.Row], text: str | None, actor: str) -> Iterator[Row]:
+    def _shown_as(self, found: Iterable[sqlite3.Row], forms: tuple[str, ...], actor: str) -> Iterator[Row]:
         """The rows of ``found`` (what ``page``'s actor clause found) listed as ``actor``'s, and showing
-        ``text`` when given (``_showing``): an outside memory write whose Hermes call state.db holds is the
-        agent's, not external (``shown_actor``, the rule its actor column follows). Its call is looked up
+        one of ``forms`` when given (``_showing``): an outside memory write whose Hermes call state.db holds is
+        the agent's, not external (``shown_actor``, the rule its actor column follows). Its call is looked up
         once (``hermes_call`` keeps it for ``with_sources``, which lists the row)."""
-        wanted = (text or "").casefold()
         for record in found:
             entry = _row(record)
             row = self._row(entry)
-            if text and not record["stored"] and wanted not in row.summary.casefold():
+            if forms and not record["stored"] and not _shows(row, forms):
                 continue
             if not _hermes_call_may_be_behind(row) or shown_actor(row.actor, self._call(entry)) == actor:
                 yield row
@@ -1489,12 +1504,12 @@ class Timeline:
             hermes_skill_call(self.home, entry) if entry.subsystem == "skills" else hermes_call(self.home.memory, entry)
         )
 
-    def _showing(self, found: Iterable[sqlite3.Row], text: str) -> Iterator[Row]:
-        """The rows of ``found`` whose stored fields hold ``text`` (``stored``), or whose summary shows it."""
-        wanted = text.casefold()
+    def _showing(self, found: Iterable[sqlite3.Row], forms: tuple[str, ...]) -> Iterator[Row]:
+        """The rows of ``found`` whose stored fields hold one of ``forms`` (``stored``), or whose summary
+        shows one."""
         for record in found:
             row = self._row(_row(record))
-            if record["stored"] or wanted in row.summary.casefold():
+            if record["stored"] or _shows(row, forms):
                 yield row
 
     def _session_clause(self, text: str) -> tuple[str, list[Any]]:

@@ -452,3 +452,32 @@ def test_a_curator_pass_delete_hermes_archived_is_the_agents_with_its_call(herme
     [archived] = [r for r in rows(root) if r["summary"].startswith("skill 'brew-old' archived outside")]
     assert (archived["by"], archived["source"]["message_id"]) == ("agent", message)
     assert archived["source"]["tool"] == "skill_manage"
+
+
+WIDTHS = (
+    MEMORY_TURNS
+    + r"""
+db.create_session("s-ja", source="cli", model="m")
+turn("s-ja", "deploy", {"action": "add", "target": "memory", "content": "本番デプロイは金曜日に行わない"})
+turn("s-ja", "backup", {"action": "add", "target": "memory", "content": "ﾊﾞｯｸｱｯﾌﾟは毎晩 NIGHTLY"})
+print(json.dumps(ids))
+"""
+)
+
+
+def test_the_timeline_search_finds_katakana_and_latin_typed_in_either_width(hermes, tmp_path):
+    """Sessions found Hermes's デプロイ entry for ﾃﾞﾌﾟﾛｲ, but `timeline --search ﾃﾞﾌﾟﾛｲ` (and the Timeline's
+    box, the same engine call) said no change matched, and ＮＩＧＨＴＬＹ found no NIGHTLY: the search now
+    takes the text in either width, as the archive's does."""
+    root = tmp_path / "widths"
+    root.mkdir()
+    workbench("timeline", "--home", str(root))  # the workbench's first look, before Hermes writes
+    hermes.json(root, WIDTHS)
+    for typed, entry in (
+        ("ﾃﾞﾌﾟﾛｲ", "本番デプロイは金曜日に行わない"),
+        ("デプロイ", "本番デプロイは金曜日に行わない"),
+        ("バックアップ", "ﾊﾞｯｸｱｯﾌﾟは毎晩 NIGHTLY"),
+        ("ＮＩＧＨＴＬＹ", "ﾊﾞｯｸｱｯﾌﾟは毎晩 NIGHTLY"),
+    ):
+        rows = json.loads(workbench("timeline", "--home", str(root), "--search", typed, "--json"))["rows"]
+        assert [row["summary"] for row in rows] == [f"MEMORY + '{entry}'"], (typed, rows)
