@@ -35,7 +35,7 @@ from .approvals.labels import detail_summary
 from .approvals.outside import cited_rows, citing_approvals
 from .approvals.records import is_pending_id, proposed
 from .approvals.sources import staged_at, staged_in_sessions
-from .archive.query import HALF_FORMS, fold_width, like_escape
+from .archive.query import HALF_FORMS, fold_widths, like_escape
 from .clock import days, shown_time, stamped
 from .curator.ledger import sha256
 from .diffs import line_diff
@@ -947,7 +947,7 @@ def _forms(text: str) -> tuple[str, ...]:
     """A search's text as typed, with its widths folded as the archive's search folds them (full-width
     ASCII as ASCII, half-width katakana as full-width) and with its katakana in half width: ``ﾃﾞﾌﾟﾛｲ``
     found no row of Hermes's ``デプロイ`` entry, which Sessions finds; a row holding any form is found."""
-    folded = fold_width(half_width(text))
+    folded = fold_widths(text)
     return tuple(dict.fromkeys((text, folded, "".join(HALF_FORMS.get(char, char) for char in folded))))
 
 

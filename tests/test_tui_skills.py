@@ -1019,3 +1019,18 @@ async def test_a_long_provenance_gives_way_to_the_names_at_80_columns(home, tmp_
         assert cell("deploy-stage", "skill") == "deploy-stage"
         assert cell("brew", "provenance").startswith("user (approved") and cell("brew", "provenance").endswith("…")
         assert "last used" in screen_text(app)  # every column still in view
+
+
+async def test_the_filter_reads_text_a_cjk_input_method_typed_in_full_or_half_width(home, tmp_path):
+    """``ｇｉｔ`` (full-width, as a Japanese input method types Latin) and ``ﾃﾞﾌﾟﾛｲ`` (half-width katakana)
+    left the library empty, where ``git`` and ``デプロイ`` find git-rebase and the skill described in Japanese."""
+    seed_skills(home)
+    content = skill_md("ship-it", "本番デプロイの手順")
+    assert home.skills.manage({"action": "create", "name": "ship-it", "content": content}, ctx())["success"]
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_skills(pilot)
+        box = screen.query_one("#skills-filter", Input)
+        for typed, found in (("ｇｉｔ", "git-rebase"), ("ﾃﾞﾌﾟﾛｲ", "ship-it"), ("デプロイ", "ship-it")):
+            box.value = typed
+            await wait_for(pilot, lambda found=found: names(screen)[:1] == [found], what=f"{found} for {typed}")

@@ -112,6 +112,13 @@ def fold_width(text: str) -> str:
     return HALF_WIDTH_KANA.sub(lambda run: unicodedata.normalize("NFKC", run.group()), text)
 
 
+def fold_widths(text: str) -> str:
+    """``text`` as a search compares what was typed: full-width ASCII as ASCII (``half_width``) and half-width
+    katakana as full-width (``fold_width``), so a CJK input method's ``ＤＥＰＬＯＹ`` or ``ﾃﾞﾌﾟﾛｲ`` reads as
+    ``DEPLOY`` or ``デプロイ`` (the Timeline's search, the Skills filter)."""
+    return fold_width(half_width(text))
+
+
 def _half_forms() -> dict[str, str]:
     """Each character ``fold_width`` makes of half-width katakana, and the half-width text it came from."""
     singles = [chr(c) for c in range(0xFF61, 0xFFA0)]
