@@ -16,7 +16,6 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
-from engine.archive.query import fold_widths
 from engine.clock import shown_time
 from engine.textsafety import visible
 
@@ -66,12 +65,6 @@ class SkillRow:
         return self.path or self.name
 
 
-def _processed(text: str) -> str:
-    """rapidfuzz's default processing with widths folded first: ``ｄｅｐｌｏｙ``, as a CJK input method types
-    it, found no deploy skill."""
-    return utils.default_process(fold_widths(text))
-
-
 def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
     """Skills matching ``query``, best first; an empty query keeps every skill in order.
 
@@ -81,7 +74,7 @@ def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
     query = query.strip()
     if not query:
         return list(skills)
-    options = dict(scorer=fuzz.WRatio, processor=_processed, limit=None)
+    options = dict(scorer=fuzz.WRatio, processor=utils.default_process, limit=None)
     by_name = {
         index: score
         for _, score, index in process.extract(query, [s.name for s in skills], score_cutoff=NAME_CUTOFF, **options)
@@ -95,7 +88,7 @@ def fuzzy_filter(skills: list[SkillRow], query: str) -> list[SkillRow]:
             **options,
         )
     }
-    lowered = fold_widths(query).lower()
+    lowered = query.lower()
 
     def rank(index: int) -> tuple:
         named = index in by_name

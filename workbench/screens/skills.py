@@ -23,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from engine.archive.query import fold_widths
 from engine.clock import stamped
 from engine.curator.ledger import columns
 from engine.curator.run import WHERE_RECORDED, PlanChanged, pinned_refusal, purge_days_typed
@@ -344,7 +345,8 @@ class SkillsScreen(WorkbenchScreen):
     def _apply_filter(self, best: bool = False) -> None:
         archived = sum(1 for row in self.all_rows if row.state == "archived")
         self.skill_list.show(
-            fuzzy_filter(self.all_rows, self.query_one("#skills-filter", Input).value),
+            # (widths folded: ``ｄｅｐｌｏｙ``, as a CJK input method types it, found no deploy skill)
+            fuzzy_filter(self.all_rows, fold_widths(self.query_one("#skills-filter", Input).value)),
             of=(len(self.all_rows) - archived, archived),
             top=best,
         )
