@@ -1416,3 +1416,29 @@ async def test_tab_then_enter_at_once_in_the_conflict_box_keeps_mine(home, tmp_p
             app.post_message(events.Key(key, character))
         await wait_for(pilot, lambda: app.screen is not dialog, what="the box closed")
         assert home.memory.entries("memory") == ["My wording"]
+
+
+async def test_a_removal_older_than_the_last_500_writes_is_not_shown_as_a_change(home, tmp_path):
+    """With Hermes writing every few seconds, a snapshot entry it removed half an hour before (500 memory
+    rows back) was paired with a look-alike it added later and marked ``~`` as if rewritten, where the
+    Timeline says removed: the screen read only the journal's last 500 rows. It reads every row since
+    the snapshot now."""
+    home.memory.add("memory", "CI has 2 cores", AGENT)
+    home.memory.add("memory", "Loop note 0 at 21:22:27: deploy on Fridays", AGENT)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await settle(pilot)
+
+        def hermes_loop() -> None:  # (as h.py's loop: an add, then the remove of the note two back)
+            for i in range(1, 255):
+                home.memory.add("memory", f"Loop note {i} at 21:{i // 60:02}:{i % 60:02}: deploy on Fridays", AGENT)
+                home.memory.remove("memory", f"Loop note {i - 1} at", AGENT)
+
+        writer = threading.Thread(target=hermes_loop)
+        writer.start()
+        writer.join()
+        assert len(home.memory.history("memory", limit=600)) > 500
+        last = "Loop note 254 at 21:04:14: deploy on Fridays"
+        await wait_for(pilot, lambda: last in [text for _, text in rows(app, "live")], what="the last note")
+        assert ("-", "Loop note 0 at 21:22:27: deploy on Fridays") in rows(app, "frozen")  # removed
+        assert ("+", last) in rows(app, "live") and "~" not in [mark for mark, _ in rows(app, "live")]

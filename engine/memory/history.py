@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 # Journal actions that rewrote the whole file (``normalize``: older line-ending repairs).
 WHOLE_FILE = (repair.ACTION, "normalize")
 HERMES_AGENT = "agent"  # the actor a Hermes agent's memory tool call is shown as (``shown_actor``)
+SINCE_ROWS = 20_000  # the memory rows since a snapshot ``successors`` reads at most (a day of Hermes's writes)
 HERMES_SLACK_S = 600.0  # how long after a file change Hermes may still store the turn that made it
 UNDO_LINES = 200  # of a whole-file undo's diff, shown in its question (a 10 MB file's undo changes 50,000)
 
@@ -513,15 +514,24 @@ def successor(memory: MemoryStore, target: str, entry: str) -> str | None:
     return successors(memory, target, [entry]).get(entry)
 
 
-def successors(memory: MemoryStore, target: str, entries: list[str]) -> dict[str, str | None]:
+def successors(
+    memory: MemoryStore, target: str, entries: list[str], since: float | None = None
+) -> dict[str, str | None]:
     """What the journal says became of each of ``entries``, from one read of it: the live entry
-    its rewrites lead to, or None when it (or what it became) was removed. Entries it cannot
-    account for are left out (all of them while workbench.db cannot be read)."""
+    its rewrites lead to, or None when it (or what it became) was removed. ``since``: when the
+    entries were last all there (a snapshot's time): every row after it is read (up to
+    ``SINCE_ROWS``), else the last 500, so a removal older than Hermes's last 500 writes is
+    still known. Entries it cannot account for are left out (all of them while workbench.db
+    cannot be read)."""
     if memory.home.journal.problem() is not None:
         return {}
     current: dict[str, str | None] = {entry: entry for entry in entries}
     held = dict(current)  # the text each chain last had, which a later add or undo can put back
-    rows = memory.history(target, limit=500)
+    rows = (
+        memory.history(target, limit=500)
+        if since is None
+        else memory.home.journal.query(subsystem=SUBSYSTEM, target=target, since=since, limit=SINCE_ROWS)
+    )
     for row in reversed(rows):
         for entry, now in current.items():
             if now is None and row.after is not None and held[entry] in (row.after, row.detail.get("edit_of")):

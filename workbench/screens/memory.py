@@ -279,7 +279,7 @@ class MemoryScreen(WorkbenchScreen):
         frozen_rest = set(snapshot.raw_entries[target][len(raw) :])
         present = set(live) | live_rest
         gone = [entry for entry in raw if entry not in present]
-        links = history.successors(memory, target, gone) if unreadable is None else {}
+        links = history.successors(memory, target, gone, snapshot.taken_at) if unreadable is None else {}
         frozen_rows, live_rows, entries = [], [], []
         for row in align(raw, live, links, (frozen_rest, live_rest)):
             # (a live file that cannot be read removed nothing: its entries are not known, so none is marked)
