@@ -454,12 +454,14 @@ def test_a_curator_pass_delete_hermes_archived_is_the_agents_with_its_call(herme
     assert archived["source"]["tool"] == "skill_manage"
 
 
+JA_ENTRIES = ("本番デプロイは金曜日に行わない", "ﾊﾞｯｸｱｯﾌﾟは毎晩 NIGHTLY")  # (full-width, half-width katakana)
+# Hermes's agent adding each of JA_ENTRIES in a turn of session s-ja
 WIDTHS = (
     MEMORY_TURNS
-    + r"""
+    + f"""
 db.create_session("s-ja", source="cli", model="m")
-turn("s-ja", "deploy", {"action": "add", "target": "memory", "content": "本番デプロイは金曜日に行わない"})
-turn("s-ja", "backup", {"action": "add", "target": "memory", "content": "ﾊﾞｯｸｱｯﾌﾟは毎晩 NIGHTLY"})
+for n, entry in enumerate({JA_ENTRIES!r}):
+    turn("s-ja", f"ja-{{n}}", {{"action": "add", "target": "memory", "content": entry}})
 print(json.dumps(ids))
 """
 )
@@ -473,11 +475,7 @@ def test_the_timeline_search_finds_katakana_and_latin_typed_in_either_width(herm
     root.mkdir()
     workbench("timeline", "--home", str(root))  # the workbench's first look, before Hermes writes
     hermes.json(root, WIDTHS)
-    for typed, entry in (
-        ("ﾃﾞﾌﾟﾛｲ", "本番デプロイは金曜日に行わない"),
-        ("デプロイ", "本番デプロイは金曜日に行わない"),
-        ("バックアップ", "ﾊﾞｯｸｱｯﾌﾟは毎晩 NIGHTLY"),
-        ("ＮＩＧＨＴＬＹ", "ﾊﾞｯｸｱｯﾌﾟは毎晩 NIGHTLY"),
-    ):
+    deploy, backup = JA_ENTRIES
+    for typed, entry in (("ﾃﾞﾌﾟﾛｲ", deploy), ("デプロイ", deploy), ("バックアップ", backup), ("ＮＩＧＨＴＬＹ", backup)):
         rows = json.loads(workbench("timeline", "--home", str(root), "--search", typed, "--json"))["rows"]
         assert [row["summary"] for row in rows] == [f"MEMORY + '{entry}'"], (typed, rows)
