@@ -647,21 +647,6 @@ async def test_the_status_line_never_hides_the_row_it_speaks_of(home, tmp_path):
         assert top <= table.cursor_row < top + height
 
 
-async def test_enter_on_a_proposal_decided_since_says_it_is_no_longer_pending(home, tmp_path):
-    """It opened an empty Approvals screen with nothing to say why."""
-    (home.root / "config.yaml").write_text("memory:\n  write_approval: true\n")
-    home.reload_config()
-    home.memory.add("memory", "Waiting for review", ToolContext(actor="agent"))
-    [record] = home.approvals.list()
-    assert home.approvals.reject(record.id)["success"]
-    async with make_app(home, tmp_path).run_test(size=(100, 30)) as pilot:
-        screen = await open_mode(pilot, "6", TimelineScreen)
-        await cursor_to(pilot, screen, f"staged memory proposal {record.id}")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalsScreen), what="Approvals")
-        await wait_for(pilot, lambda: f"Proposal {record.id} is no longer pending" in screen_text(pilot.app))
-
-
 async def test_columns_are_as_wide_as_their_cells_as_soon_as_rows_are_shown(home, tmp_path):
     """DataTable measures new rows when idle: a Timeline first shown in a terminal after other
     screens' work was once drawn at the headers' widths ("2026  curat  ▾ Cu") until the next show."""
@@ -953,3 +938,25 @@ async def test_a_cut_summary_ends_between_words_so_a_cut_number_never_reads_as_a
                 cut += 1
                 assert any(t.startswith(kept) and t[len(kept)] == " " for t in full), (columns, kept)
         assert cut
+
+
+async def test_enter_on_a_decided_proposal_lists_its_rows_here(home, tmp_path):
+    """Enter on a decided proposal's row first opened an empty Approvals screen with nothing to say why, then
+    one that said "its Timeline rows say how it was decided": the person was sent away from the rows it
+    pointed to. It stays on the Timeline now, filtered to that proposal's rows."""
+    (home.root / "config.yaml").write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    home.memory.add("memory", "Waiting for review", ToolContext(actor="agent"))
+    home.memory.add("memory", "Another proposal", ToolContext(actor="agent"))
+    decided, other = (record.id for record in home.approvals.list())
+    assert home.approvals.approve(decided)["success"]
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, f"approved memory proposal {decided}")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "is no longer pending" in status_of(screen), what="the status")
+        assert pilot.app.screen is screen
+        assert screen.query_one("#timeline-search", Input).value == f"target:{decided}"
+        await wait_for(pilot, lambda: all(decided in what for what in shown(screen)), what="its rows")
+        assert any(f"approved memory proposal {decided}" in what for what in shown(screen))
+        assert not any(other in what for what in shown(screen))

@@ -433,11 +433,24 @@ class TimelineScreen(WorkbenchScreen):
         elif row.subsystem == "skills":
             self._open_skill(row)
         elif row.subsystem == "approvals":
-            self._open_mode("approvals", ShowProposal(row.target))
+            self._open_proposal(row.target)
         elif row.session_id or row.subsystem == "sessions":
             self.action_open_message()
         else:
             self.show_status(f"Row {row.id} has no source to open.")
+
+    def _open_proposal(self, pending_id: str) -> None:
+        """A pending proposal opens on Approvals; a decided one is not there (Approvals only said so, sending
+        the person back here): its own rows are listed instead, which say how it was decided."""
+        try:
+            pending = self.home.approvals.store.find(pending_id) is not None
+        except WorkbenchError:  # (not a proposal's id: Approvals says what it is)
+            pending = True
+        if pending:
+            self._open_mode("approvals", ShowProposal(pending_id))
+            return
+        self.query_one("#timeline-search", Input).value = f"target:{pending_id}"
+        self.show_status(f"Proposal {pending_id} is no longer pending: its rows, listed here, say how it was decided.")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-open")
     def _open_skill(self, row: Row) -> None:
