@@ -1,6 +1,7 @@
 """``sessions list`` and ``timeline`` print a line a row: wider than the terminal, each row wrapped into
 what read as the next one at 80 columns. Rows now fit ``COLUMNS`` (the terminal's width), their free text
-cut with …, while ``--json`` keeps every text whole. A real process each, as a person runs it."""
+cut with …, while ``--json`` keeps every text whole. Each command once in a real process, as a person runs
+it; the other widths in this process (``tests/cli_support.py``), which reads ``COLUMNS`` the same way."""
 
 from __future__ import annotations
 
@@ -8,23 +9,30 @@ import json
 import os
 import subprocess
 import sys
+from unittest import mock
 
 from rich.cells import cell_len
 
 from engine import open_home
 from engine.tools import ToolContext
+from tests.cli_support import ran
 
 TITLE = "Planning the 東京 trip: ramen in 新宿, a day in Kamakura, and the train back to Osaka"
 NOTE = "The user keeps a long list of every ramen shop in Shinjuku they liked, with the noodles they ordered"
 
 
-def workbench(home, columns: int, *args: str) -> str:
-    env = {**os.environ, "COLUMNS": str(columns)}
-    result = subprocess.run(
-        [sys.executable, "-m", "workbench", "--home", str(home), *args], capture_output=True, text=True, env=env
-    )
-    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
-    return result.stdout
+def workbench(home, columns: int, *args: str, process: bool = False) -> str:
+    """What ``workbench --home HOME ARGS`` prints with ``COLUMNS`` set; in a process of its own if ``process``."""
+    if process:
+        env = {**os.environ, "COLUMNS": str(columns)}
+        argv = [sys.executable, "-m", "workbench", "--home", str(home), *args]
+        done = subprocess.run(argv, capture_output=True, text=True, env=env)
+        status, out, err = done.returncode, done.stdout, done.stderr
+    else:
+        with mock.patch.dict(os.environ, {"COLUMNS": str(columns)}):
+            status, out, err = ran("--home", str(home), *args)
+    assert status == 0 and "Traceback" not in err, err
+    return out
 
 
 def test_sessions_list_and_timeline_fit_the_terminal_and_json_keeps_the_text(tmp_path):
@@ -34,8 +42,8 @@ def test_sessions_list_and_timeline_fit_the_terminal_and_json_keeps_the_text(tmp
     home.memory.add("memory", NOTE, ToolContext(actor="agent", session_id=parent.id))
     home.close()
     for columns in (100, 80, 60, 40):
-        listed = workbench(tmp_path / "h", columns, "sessions", "list").splitlines()
-        timeline = workbench(tmp_path / "h", columns, "timeline").splitlines()
+        listed = workbench(tmp_path / "h", columns, "sessions", "list", process=columns == 80).splitlines()
+        timeline = workbench(tmp_path / "h", columns, "timeline", process=columns == 80).splitlines()
         assert all(cell_len(line) <= columns for line in listed + timeline), (listed, timeline)
         title_row = next(line for line in listed if f"{parent.id}  " in line)  # (the id whole: commands take it)
         # a narrow terminal leaves out source, then the message count, the start and the state, not the title
@@ -74,8 +82,6 @@ def test_a_timeline_row_at_30_columns_keeps_its_time_actor_and_a_cut_summary(tmp
     """At 30 columns the row's head (id, time to the second, actor: 38 cells) was cut in its time, and
     the actor never showed; the time now drops its seconds, then its year, to leave the actor whole."""
     import re
-
-    from tests.cli_support import ran
 
     home = open_home(tmp_path / "h")
     home.memory.add("memory", NOTE, ToolContext(actor="agent"))
