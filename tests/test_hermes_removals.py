@@ -16,6 +16,7 @@ from engine import open_home
 from engine.memory.archive_writes import writes_in
 from engine.memory.history import entry_history, origin
 from engine.session_writes import session_wrote
+from tests.cli_support import printed
 from tests.hermes_support import MEMORY_TURNS, workbench_cmd
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
@@ -47,9 +48,8 @@ def hermes_writes(hermes, root, part):
 
 
 def workbench_json(*args):
-    done = subprocess.run(workbench_cmd(*args, "--json"), capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    """What ``workbench ARGS --json`` answers, run in this process (Hermes's writes are its own processes')."""
+    return json.loads(printed(*args, "--json"))
 
 
 def test_hermes_removes_are_listed_as_the_writes_of_their_messages(hermes, tmp_path):
