@@ -245,7 +245,6 @@ LONGEST_FIRST = (
     "tests/test_tui_app.py::test_demo_plays_in_the_app_and_the_screens_follow",
     "tests/test_hostile_files.py::test_a_100000_operation_batch_is_refused_when_staged_and_when_approved",
     "tests/test_timeline_reach.py::test_the_timeline_screen_says_how_far_it_read_and_m_reads_on",
-    "tests/test_skill_commands.py::test_refusals_suggest_commands_that_work",
     "tests/test_config_hermes.py::test_a_quoted_limit_of_an_empty_store_leaves_the_block_hermes_injects",
     "tests/test_config_hermes.py::test_defaults_we_call_hermes_are_hermes_0_19_0",
     "tests/test_config_hermes.py::test_the_reader_table_is_what_the_real_hermes_does",

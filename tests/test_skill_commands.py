@@ -15,7 +15,7 @@ import pytest
 
 from engine.doctor import run_doctor
 from engine.textsafety import shell_word
-from tests.hermes_support import workbench_cmd
+from tests.cli_support import completed
 from tests.tui_support import make_app, settle, wait_for
 from widgets.skill_list import SkillList
 from workbench.screens.skills import SkillsScreen
@@ -29,10 +29,11 @@ def suggested(text: str, verb: str) -> str:
 
 
 def run_suggested(command: str, root) -> subprocess.CompletedProcess:
-    """A suggested command as a person pastes it into bash (the workbench from the suite's interpreter)."""
-    program = " ".join(shlex.quote(part) for part in workbench_cmd())
-    line = command.replace("workbench", f"{program} --home {shlex.quote(str(root))}", 1)
-    return subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=60)
+    """A suggested command as a person pastes it into bash: bash reads its words, which the workbench then
+    runs in this process (``tests/cli_support.py``), on ``root``."""
+    line = command.replace("workbench", f"printf '%s\\0' --home {shlex.quote(str(root))}", 1)
+    words = subprocess.run(["bash", "-c", line], capture_output=True, check=True, timeout=60).stdout
+    return completed(*(os.fsdecode(word) for word in words.split(b"\0")[:-1]))
 
 
 def put(home, folder: str, text: str):
