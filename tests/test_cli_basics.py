@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from tests.cli_support import completed
 from workbench.cli import main, tui_cmds
 
 
@@ -276,26 +277,27 @@ def test_the_installed_command_starts_at_the_entry_point_that_catches_ctrl_c():
 def test_a_revert_prints_the_command_that_takes_it_back_and_that_command_does(tmp_path):
     """A revert is rows of its own: text names the `workbench revert` that takes it back (its one row, or a
     group's revert group) and --json gives the rows it wrote; running what it printed, as a person would,
-    puts the file back, and the revert of that revert is taken back the same way."""
+    puts the file back, and the revert of that revert is taken back the same way. (Run in this process,
+    ``tests/cli_support.py``: the words and the exit status are the subject.)"""
     home = str(tmp_path / "h")
-    memory = lambda: json.loads(run("memory", "show", "--target", "memory", "--home", home, "--json").stdout)  # noqa: E731
-    assert run("memory", "add", "--target", "memory", "Likes jazz", "--home", home).returncode == 0
-    data = json.loads(run("revert", "1", "--home", home, "--json").stdout)
+    memory = lambda: json.loads(completed("memory", "show", "--target", "memory", "--home", home, "--json").stdout)  # noqa: E731
+    assert completed("memory", "add", "--target", "memory", "Likes jazz", "--home", home).returncode == 0
+    data = json.loads(completed("revert", "1", "--home", home, "--json").stdout)
     (new,) = data["reverted"][0]["rows"]
     assert new > 1 and data["undo_ref"] == str(new) and memory()["entries"] == []
-    again = run("revert", str(new), "--home", home)
+    again = completed("revert", str(new), "--home", home)
     assert again.returncode == 0 and memory()["entries"] == ["Likes jazz"]
     printed = again.stdout.splitlines()[-1].split("undo: ", 1)[1]
     assert printed.startswith("workbench revert ") and printed != f"workbench revert {new}"
-    assert run(*printed.split()[1:], "--home", home).returncode == 0 and memory()["entries"] == []
+    assert completed(*printed.split()[1:], "--home", home).returncode == 0 and memory()["entries"] == []
     # a group (an outside edit of two entries): its revert is a group of its own, and so is taken back
     (tmp_path / "h" / "memories" / "MEMORY.md").write_text("One\n§\nTwo", encoding="utf-8")
-    rows = json.loads(run("timeline", "--home", home, "--json").stdout)["rows"]
+    rows = json.loads(completed("timeline", "--home", home, "--json").stdout)["rows"]
     (edit,) = {row["group"] for row in rows if str(row.get("group", "")).startswith("outside:")}
-    group = run("revert", edit, "--home", home)
+    group = completed("revert", edit, "--home", home)
     assert group.returncode == 0 and memory()["entries"] == []
     printed = group.stdout.splitlines()[-1]
     assert printed.startswith("  undo: workbench revert revert:"), group.stdout
-    back = run(*printed.split()[2:], "--home", home, "--json")
+    back = completed(*printed.split()[2:], "--home", home, "--json")
     assert back.returncode == 0 and memory()["entries"] == ["One", "Two"]
     assert json.loads(back.stdout)["undo_ref"].startswith("revert:")
