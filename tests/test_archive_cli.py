@@ -56,6 +56,7 @@ def home_dir(tmp_path, clock):
 
 
 def test_list_search_show_lineage_json(home_dir):
+    """The JSON fields of each read command: the listing from a real process, the rest in this one."""
     code, data, _ = wb_process(home_dir, "sessions", "list")
     assert code == 0 and [s["id"] for s in data["sessions"]] == ["child_1", "root_1"]
     assert set(data["sessions"][0]) >= {
@@ -69,23 +70,23 @@ def test_list_search_show_lineage_json(home_dir):
         "parent_session_id",
     }
 
-    code, data, _ = wb_process(home_dir, "sessions", "search", "migration")
+    code, data, _ = wb(home_dir, "sessions", "search", "migration")
     assert code == 0 and data["count"] == 1  # both sessions share one lineage root
     [hit] = data["results"]
     assert set(hit) >= {"session_id", "root_id", "title", "source", "when", "snippet", "match_message_id"}
     assert hit["root_id"] == "root_1" and "«" in hit["snippet"]
 
-    code, data, _ = wb_process(home_dir, "sessions", "search", "数据库", "--role", "assistant")
+    code, data, _ = wb(home_dir, "sessions", "search", "数据库", "--role", "assistant")
     assert code == 0 and [r["match_message_id"] for r in data["results"]] == [2]
-    code, data, _ = wb_process(home_dir, "sessions", "search", "migration", "--role", "tool,user")
+    code, data, _ = wb(home_dir, "sessions", "search", "migration", "--role", "tool,user")
     assert code == 0 and [r["role"] for r in data["results"]] == ["user"]  # "tool,user" is two roles, not one
 
-    code, data, _ = wb_process(home_dir, "sessions", "show", "root_1", "--around", "2", "--window", "1")
+    code, data, _ = wb(home_dir, "sessions", "show", "root_1", "--around", "2", "--window", "1")
     assert code == 0 and data["session"]["id"] == "root_1"
     assert [m["id"] for m in data["messages"]] == [1, 2]
     assert set(data["messages"][0]) >= {"id", "role", "content", "tool_name", "tool_calls", "timestamp"}
 
-    code, data, _ = wb_process(home_dir, "sessions", "lineage", "child_1")
+    code, data, _ = wb(home_dir, "sessions", "lineage", "child_1")
     assert code == 0 and data == {
         "root_id": "root_1",
         "chain": ["root_1", "child_1"],
