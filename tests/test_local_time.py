@@ -14,6 +14,7 @@ import pytest
 from engine import FixedClock, open_home
 from engine.clock import shown_time
 from engine.tools import ToolContext
+from tests.cli_support import printed
 
 NOW = 1796040000.0  # 2026-11-30T12:00:00Z, 21:00 in Tokyo
 
@@ -38,18 +39,17 @@ def test_session_ids_are_spelled_in_local_time_as_hermes_spells_them(tmp_path, t
     assert home.archive.new_session_id().startswith("20261130_210000_")
 
 
-def test_cli_listings_show_local_times_and_json_keeps_utc(tmp_path):
+def test_cli_listings_show_local_times_and_json_keeps_utc(tmp_path, tokyo):
+    """The timeline in a process started with TZ set, as a person's shell starts it; the other listings
+    in this process, in the same zone (``tokyo``)."""
     home = open_home(tmp_path / "h", clock=FixedClock(NOW))
     home.memory.add("memory", "Uses Postgres 16", ToolContext(actor="user"))
     home.archive.create_session("s1", source="cli")
     home.close()
+    cmd = [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "timeline"]
     env = {**os.environ, "TZ": "Asia/Tokyo"}
-
-    def run(*args):
-        cmd = [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), *args]
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
-
-    assert "2026-11-30 21:00:00" in run("timeline")
+    assert "2026-11-30 21:00:00" in subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
+    run = lambda *args: printed("--home", str(tmp_path / "h"), *args)  # noqa: E731
     assert "2026-11-30 21:00" in run("memory", "history")
     assert "2026-11-30 21:00" in run("sessions", "list")
     assert json.loads(run("timeline", "--json"))["rows"][0]["at"] == "2026-11-30T12:00:00+00:00"
