@@ -15,6 +15,7 @@ import time
 import pytest
 from textual import work
 from textual.actions import parse as parse_action
+from textual.events import Key
 from textual.widgets import OptionList
 from textual.widgets._toast import Toast
 from textual.worker import WorkerState
@@ -76,6 +77,18 @@ async def test_ctrl_c_says_which_key_quits_in_plain_words(home, tmp_path):
         said = [(n.title, n.message) for n in app._notifications]
         assert said == [("Do you want to quit?", "Press ctrl+q to quit the workbench.")]
         assert app.is_running
+
+
+async def test_a_key_typed_just_after_ctrl_q_quits_cleanly(home, tmp_path):
+    """ctrl+q then a, typed fast in a terminal: the a opened the Add box as the screens closed, and the
+    workbench stopped "on an unexpected error" (NoMatches '#conflict' on EditDialog), exit status 1."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.post_message(Key("ctrl+q", None))
+        app.post_message(Key("a", "a"))  # (queued behind ctrl+q, as a terminal delivers them)
+        await pilot.pause()
+    assert app.return_code == 0  # (and run_test raised no error of the app's on leaving)
 
 
 async def test_an_identical_notice_takes_the_place_of_the_one_shown(home, tmp_path):
