@@ -1442,3 +1442,22 @@ async def test_a_removal_older_than_the_last_500_writes_is_not_shown_as_a_change
         await wait_for(pilot, lambda: last in [text for _, text in rows(app, "live")], what="the last note")
         assert ("-", "Loop note 0 at 21:22:27: deploy on Fridays") in rows(app, "frozen")  # removed
         assert ("+", last) in rows(app, "live") and "~" not in [mark for mark, _ in rows(app, "live")]
+
+
+async def test_saving_an_unchanged_entry_another_writer_removed_says_it_is_gone(home, tmp_path):
+    """Hermes removed the entry while its editor was open; ctrl+s on the untouched draft said "No change to
+    save: the entry is as it was." of an entry that was gone."""
+    home.memory.add("memory", "CI has 2 cores")
+    home.memory.add("memory", "Loop note 214 at 22:22:14: deploy on Fridays")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await open_editor(pilot, "e", select=1)
+        writer = threading.Thread(target=home.memory.remove, args=("memory", "Loop note 214", AGENT))
+        writer.start()
+        writer.join()
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the editor closed")
+        status = str(app.screen.query_one("#status").render())
+        assert status.startswith("No change to save, and the entry was removed or rewritten since you opened it")
+        assert home.memory.entries("memory") == ["CI has 2 cores"]

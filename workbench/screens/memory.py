@@ -735,10 +735,15 @@ class _Edit:
         self.original = base
         self.base: str | None = base
         self.unchanged = False  # the last submit found the draft as the entry is: nothing was written
+        self.gone = False  # ... and the entry it opened on is no longer there (another writer removed or rewrote it)
 
     @property
     def note(self) -> str | None:
-        return "No change to save: the entry is as it was." if self.unchanged else None
+        if not self.unchanged:
+            return None
+        if self.gone:  # ("is as it was" was said of an entry Hermes had just removed)
+            return "No change to save, and the entry was removed or rewritten since you opened it: left as it is now."
+        return "No change to save: the entry is as it was."
 
     def submit(self, text: str) -> Outcome:
         """Worker thread: replace exactly our base; if it is gone, show whose version won."""
@@ -747,6 +752,7 @@ class _Edit:
             return result_error(memory.add_edit_of(self.target, self.original, text))  # (its history goes on)
         self.unchanged = text.strip() == self.base
         if self.unchanged:
+            self.gone = self.base not in memory.entries(self.target)
             return None
         error = result_error(memory.replace_exact(self.target, self.base, text))
         if error and self.base not in memory.entries(self.target):
