@@ -144,26 +144,23 @@ def preview_line(text: str | None, limit: int | None = 80) -> str:
     return flat if limit is None or len(flat) <= limit else flat[: max(0, limit - 1)] + "…"
 
 
-_LAST_SPACE = re.compile(r"\s(?=\S*$)")
+_SPLIT_BEFORE = re.compile(r"\d[.,:]?$")  # a number's end (its separator too, as in 1,2|34) ...
+_SPLIT_AFTER = re.compile(r"[.,:]?\d")  # ... that the text goes on from: the cut splits that number
 _NUMBER_END = re.compile(r"[\d.,:]*$")
 
 
-def word_cut(kept: str, rest: str) -> str:
-    """``kept``, a text's start that a cut parts from ``rest``, ended where the cut splits no word (the …
-    follows): at the word's start when that keeps half of it or more, else without the digits the cut
-    split; a long word (or CJK, written without spaces) is cut where it is. Cut in its middle, a word
-    read as another, and a number as a different number: `Loop note 18…` was `Loop note 186`."""
-    if not kept or not rest or kept[-1].isspace() or rest[0].isspace():
-        return kept.rstrip()
-    space = _LAST_SPACE.search(kept)
-    if space is not None and 2 * len(kept[: space.start()].rstrip()) >= len(kept):
-        return kept[: space.start()].rstrip()
-    return _NUMBER_END.sub("", kept).rstrip() if rest[0].isdigit() else kept
+def cut_end(kept: str, rest: str) -> str:
+    """``kept``, a text's start that a cut parts from ``rest``, without the part of a number the cut splits
+    (the … follows): `Loop note 18…` read as note 18 where the text said 186, and `1…` as 1 where it said
+    1,234. A cut elsewhere stays where it is (a cut word ends in …, and reads as cut)."""
+    if _SPLIT_BEFORE.search(kept) and _SPLIT_AFTER.match(rest):
+        return _NUMBER_END.sub("", kept).rstrip()
+    return kept
 
 
 def cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters, ending in … when cut."""
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """``text`` in at most ``width`` characters, ending in … when cut, never inside a number (``cut_end``)."""
+    return text if len(text) <= width else cut_end(text[: width - 1], text[width - 1 :]) + "…"
 
 
 APART_CONTEXT = 20  # characters of two versions' shared text kept before where they differ

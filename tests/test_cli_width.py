@@ -91,19 +91,20 @@ def test_a_timeline_row_at_30_columns_keeps_its_time_actor_and_a_cut_summary(tmp
     assert status == 0
     head, summary = out.splitlines()[:2]
     assert re.fullmatch(r" {6}1  \d\d-\d\d \d\d:\d\d  agent", head), out
-    assert summary.startswith(" " * 9 + "MEMORY +") and summary.endswith("…") and cell_len(summary) <= 30
+    assert summary.startswith(" " * 9 + "MEMORY +") and summary.endswith("…") and cell_len(summary) == 30
 
 
-def test_a_cut_summary_ends_between_words_so_a_cut_number_never_reads_as_another(tmp_path, monkeypatch):
+def test_a_cut_summary_never_ends_inside_a_number(tmp_path, monkeypatch):
     """At 80 columns `timeline` cut `Loop note 186` to `'Loop note 18…`, which read as note 18. Every cut
-    the CLI makes to fit (``fit.cut_cells``) now ends between words: at whatever width, what a row keeps
-    of the text is followed in it by a space, and a number is whole or left out."""
+    the CLI makes to fit (``fit.cut_cells``, through ``engine.textsafety.cut_end``) now leaves a number
+    whole or out: at whatever width, a row that ends in a digit ends where the number does."""
     from tests.cli_support import ran
 
     home = open_home(tmp_path / "h")
     for n in (186, 187):
         home.memory.add("memory", f"Loop note {n}: the deploy script retries three times", ToolContext(actor="user"))
     home.close()
+    cut_by_number = 0
     for columns in range(52, 101):
         monkeypatch.setenv("COLUMNS", str(columns))
         status, out, _ = ran("--home", str(tmp_path / "h"), "timeline")
@@ -112,4 +113,7 @@ def test_a_cut_summary_ends_between_words_so_a_cut_number_never_reads_as_another
         for row, n in zip(rows, (187, 186), strict=True):
             full = f"MEMORY + 'Loop note {n}: the deploy script retries three times'"
             kept = row[row.index("MEMORY +") :].removesuffix("…")
-            assert full.startswith(kept) and full[len(kept)] in " '", (columns, row)
+            assert full.startswith(kept), (columns, row)
+            assert not (kept[-1].isdigit() and full[len(kept)].isdigit()), (columns, row)
+            cut_by_number += kept.endswith("Loop note")  # (where the number would have been split)
+    assert cut_by_number

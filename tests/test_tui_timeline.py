@@ -689,7 +689,7 @@ async def test_summaries_are_cut_where_the_scrollbar_their_rows_bring_leaves_roo
     async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         assert screen.query_one(TimelineList).show_vertical_scrollbar
-        lines = [line for line in screen_text(pilot.app).splitlines() if "wrote a file in skill" in line]
+        lines = [line for line in screen_text(pilot.app).splitlines() if "wrote a file in skill 'rerender" in line]
         assert lines and all(line.rstrip(" │▁▂▃▄▅▆▇█").endswith("…") for line in lines)
 
 
@@ -920,24 +920,27 @@ async def test_a_change_found_after_newer_rows_says_so_in_the_list(home, clock, 
         assert rows[0] == "MEMORY + 'Coffee at nine' · ↳ found 12:01:05, made before" and "pinned skill" in rows[1]
 
 
-async def test_a_cut_summary_ends_between_words_so_a_cut_number_never_reads_as_another(home, tmp_path):
-    """The list cut summaries anywhere (`Loop note 18…` for note 186), as the CLI did: both now cut
-    between words (``engine.textsafety.word_cut``), so what a row keeps is followed in the text by a space."""
+async def test_a_cut_summary_never_ends_inside_a_number(home, tmp_path):
+    """The list cut summaries anywhere (`Loop note 18…` for note 186), as the CLI did: both now leave a
+    number whole or out (``engine.textsafety.cut_end``)."""
     import re
 
-    full = [f"Loop note {n}: the deploy script retries three times before paging" for n in (186, 187)]
+    full = [
+        f"Loop {n} retried 1870 times, 18800 waits, 189 pages, 1900 alerts, 19100 logs and 1920 runs"
+        for n in (186, 187)
+    ]
     for text in full:
         home.memory.add("memory", text, ToolContext(actor="user"))
     async with make_app(home, tmp_path).run_test(size=(80, 24)) as pilot:
         await open_mode(pilot, "6", TimelineScreen)
-        cut = 0
-        for columns in range(80, 121, 2):
+        cuts = []
+        for columns in range(60, 141, 3):
             await pilot.resize_terminal(columns, 24)
             await settle(pilot)
-            for kept in re.findall(r"(Loop note [^…│]*)…", screen_text(pilot.app)):
-                cut += 1
-                assert any(t.startswith(kept) and t[len(kept)] == " " for t in full), (columns, kept)
-        assert cut
+            cuts += re.findall(r"(Loop [^…│]*)…", screen_text(pilot.app))
+        assert len(cuts) > 20
+        for kept in cuts:
+            assert any(t.startswith(kept) and not (kept[-1].isdigit() and t[len(kept)].isdigit()) for t in full), kept
 
 
 async def test_enter_on_a_decided_proposal_lists_its_rows_here(home, tmp_path):

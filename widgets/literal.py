@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.cells import cell_len
 from textual.content import Content
 
-from engine.textsafety import preview_line, visible, word_cut
+from engine.textsafety import cut_end, preview_line, visible
 
 Part = tuple[str, str] | str
 one_line = preview_line  # a single-line preview of an entry, as the CLI's budget advice makes it
@@ -29,8 +29,8 @@ def assemble(*parts: Part) -> Content:
 
 def cut_cells(text: str, cells: int) -> str:
     """``text`` in at most ``cells`` terminal cells, ending in … when cut (CJK takes two cells, and a
-    wide character is never halved), between words (``word_cut``). For a title or name in a pane of a
-    known width."""
+    wide character is never halved), never inside a number (``cut_end``). For a title or name in a pane
+    of a known width."""
     if cell_len(text) <= cells:
         return text
     kept, used = 0, 1  # the ellipsis
@@ -39,7 +39,7 @@ def cut_cells(text: str, cells: int) -> str:
         if used > cells:
             break
         kept += 1
-    return word_cut(text[:kept], text[kept:]) + "…"
+    return cut_end(text[:kept], text[kept:]) + "…"
 
 
 def tail(text: str | None, limit: int) -> str:

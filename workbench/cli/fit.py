@@ -14,7 +14,7 @@ import shutil
 
 from rich.cells import cell_len, chop_cells, set_cell_size
 
-from engine.textsafety import visible, word_cut
+from engine.textsafety import cut_end, visible
 
 MIN_FREE = 12  # cells a row's free text keeps however narrow the terminal: below that, the line is cut at its end
 
@@ -25,12 +25,12 @@ def terminal_width() -> int:
 
 
 def cut_cells(text: str, width: int) -> str:
-    """``text`` in at most ``width`` cells (a CJK character takes two), ending in … when cut, and cut
-    between words (``word_cut``)."""
+    """``text`` in at most ``width`` cells (a CJK character takes two), ending in … when cut, never inside
+    a number (``cut_end``)."""
     if cell_len(text) <= width:
         return text
-    kept = set_cell_size(text, max(0, width - 1))  # (a wide character it would halve is a space there)
-    return word_cut(kept.rstrip(), text[len(kept.rstrip()) :]) + "…"
+    kept = set_cell_size(text, max(0, width - 1)).rstrip()  # (a wide character it would halve: a space there)
+    return cut_end(kept, text[len(kept) :]) + "…"
 
 
 def fit_row(head: str, free: str, tail: str, width: int, indent: str) -> list[str]:
