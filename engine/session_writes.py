@@ -77,9 +77,12 @@ def session_writes(home: Home, session_id: str, messages: Iterable[Any]) -> dict
 
 def _writes(home: Home, session_id: str, messages: list[Any], journal: bool) -> dict[int, list[Write]]:
     found: dict[int, list[Write]] = {}
+    called: dict[int, set[int]] = {}  # per message, the Hermes calls its rows are (replayed or credited: ``call``)
     rows = home.journal.query(session_id=session_id, limit=JOURNAL_LIMIT) if journal else []
     for row in reversed(rows):
         staged = row.subsystem == "approvals" and row.action == "stage"
+        if row.message_id is not None and isinstance(row.detail.get("call"), int):
+            called.setdefault(row.message_id, set()).add(row.detail["call"])
         if row.message_id is not None and (staged or row.subsystem in WRITE_SUBSYSTEMS):
             found.setdefault(row.message_id, []).append(
                 Write(
@@ -93,8 +96,13 @@ def _writes(home: Home, session_id: str, messages: list[Any], journal: bool) -> 
                 )
             )
     for message_id, writes in writes_in(messages).items():
-        if message_id not in found:
-            found[message_id] = [Write("memory", w.action, w.target, "agent", w.text) for w in writes]
+        # a Hermes message some of whose calls have rows (a look replayed or credited them): the others from
+        # the archive too (a replace a look found split in two is credited to no call)
+        done = called.get(message_id, set())
+        if message_id not in found or done:
+            found.setdefault(message_id, []).extend(
+                Write("memory", w.action, w.target, "agent", w.text) for w in writes if w.index not in done
+            )
     staged_calls = staged_in(messages)
     staged_ids = [call.pending_id for calls in staged_calls.values() for call in calls]
     approved = _approved_outside(home, staged_ids) if journal else {}

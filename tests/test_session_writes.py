@@ -75,3 +75,28 @@ def test_sessions_show_json_gives_every_message_its_writes(home):
     assert by_id[ids["refused"]] == []
     text = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     assert "    ↳ memory add (user): Likes tea" in text and "    ↳ memory add (memory): Uses uv" in text
+
+
+def test_a_hermes_call_with_no_row_beside_one_credited_is_still_listed(home):
+    """A Hermes batch replaced an entry (a look found the replace split in two, which no call is credited
+    with) and added one (credited to its call once the turn was stored): the message's journal row hid
+    the replace, which its archived call still shows."""
+    batch = {
+        "operations": [
+            {"action": "replace", "old_text": "Tea", "content": "Coffee"},
+            {"action": "add", "content": "Uses uv"},
+        ]
+    }
+    home.archive.create_session("s1", source="cli")
+    wire = [{"id": "c1", "type": "function", "function": {"name": "memory", "arguments": json.dumps(batch)}}]
+    message = home.archive.append_message("s1", "assistant", "", tool_calls=wire)
+    home.archive.append_message("s1", "tool", '{"success": true}', tool_name="memory", tool_call_id="c1")
+    detail = {"index": 1, "call": 1, "credited": {"at": 1.0}}
+    home.journal.append(
+        "memory", "add", "memory", actor="agent", after="Uses uv", session_id="s1", message_id=message, detail=detail
+    )
+    writes = session_writes(home, "s1", home.archive.messages("s1"))[message]
+    assert [(w.action, w.text, w.journal_id is not None) for w in writes] == [
+        ("add", "Uses uv", True),
+        ("replace", "Coffee", False),
+    ]
