@@ -151,6 +151,22 @@ def test_a_look_announces_the_credit_and_reads_the_calls_once_per_change_of_stat
     ]
 
 
+def test_a_credited_row_leaves_the_outside_edit_it_was_found_in(hermes, tmp_path):
+    """One look found Hermes's add beside a person's edit: one outside group. Once credited, the add is no
+    longer in it, so reverting the group takes back the person's edit only."""
+    root = looked_at_seed(tmp_path)
+    said = [hermes_tool(hermes, root, ADD[1])]
+    path = root / "memories" / "MEMORY.md"
+    write_from_another_process(path, path.read_text(encoding="utf-8").replace("Fridays", "Mondays"))
+    history(root)
+    with sqlite3.connect(root / "workbench.db") as db:
+        (group,) = {json.loads(d)["edit"] for (d,) in db.execute("SELECT detail FROM journal WHERE action != 'seen'")}
+    store_turn(hermes, root, said)
+    history(root)
+    printed("revert", f"outside:{group}", "--home", str(root))
+    assert path.read_text(encoding="utf-8") == SEED + "\n§\n" + NOTE
+
+
 @pytest.mark.anyio
 async def test_the_open_tui_credits_the_row_when_state_db_alone_changes(hermes, tmp_path):
     """The watcher journals Hermes's write as it lands; once the turn is stored (state.db changes, MEMORY.md

@@ -6,8 +6,9 @@ session. When the call is stored, a look that finds the row is exactly its chang
 rewrites that row as the agent's, in the call's session and message, rather than adding a row that
 links the two: the row is the change, and what keys on it (undo and revert, its place in the Timeline,
 the rebuild of the file, a call replayed once) keeps working on it, while a linking row would be a row
-that changed nothing, for every reader to join or pass over. Nothing is lost: ``detail.credited`` keeps
-when it was credited and the outside group it was journaled in. Its time stays: the file's, when the
+that changed nothing, for every reader to join or pass over. Nothing is lost: the detail keeps all it
+held (an outside group's ``edit`` too, though only ``external`` rows make that group, so its revert no
+longer takes Hermes's change back), and ``credited`` says when. Its time stays: the file's, when the
 change reached the disk, nearer it than the message's (stamped before its tools ran).
 """
 
@@ -52,8 +53,7 @@ def credit(journal: Journal, target: str, credits: Sequence[Credit], now: float)
             taken = conn.execute(_CALL_HAS_ROW, (call.session_id, call.message_id, SUBSYSTEM, target, call.index))
             if not isinstance(detail, dict) or taken.fetchone():
                 continue
-            edit = detail.pop("edit", None)  # (an outside group's revert no longer takes Hermes's change back)
-            detail.update(call=call.index, credited={"at": now, **({"edit": edit} if edit is not None else {})})
+            detail.update(call=call.index, credited={"at": now})
             conn.execute(
                 "UPDATE journal SET actor = 'agent', session_id = ?, message_id = ?, detail = ? WHERE id = ?",
                 (call.session_id, call.message_id, json.dumps(detail), found.row.id),
