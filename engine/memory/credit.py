@@ -1,8 +1,10 @@
 """An outside row credited to the Hermes call that made it, once Hermes stores its turn.
 
-Hermes's memory tool writes MEMORY.md at once, but stores the turn holding the call only when the turn
-ends: a look in between (the TUI's watcher, any command) journals the change as ``external``, with no
-session. When the call is stored, a look that finds the row is exactly its change (``replay._made_by``)
+Hermes's memory tool writes MEMORY.md at once, but Hermes stores the call's result only later (Hermes
+0.19.0 stores the assistant message before its tools run, their results at its next store, at the latest
+when the turn ends), and a call counts only with its result: a look in between (the TUI's watcher, any
+command) journals the change as ``external``, with no session. When the result is stored, a look that
+finds the row is exactly the call's change (``replay._made_by``)
 rewrites that row as the agent's, in the call's session and message, rather than adding a row that
 links the two: the row is the change, and what keys on it (undo and revert, its place in the Timeline,
 the rebuild of the file, a call replayed once) keeps working on it, while a linking row would be a row
