@@ -140,3 +140,23 @@ def test_an_outside_row_is_credited_only_to_the_call_that_can_have_made_it(tmp_p
         assert [(credit.row.after, credit.call.index) for credit in credits] == [("Exact", 0)]
     finally:
         home.close()
+
+
+def test_a_look_at_both_files_reads_hermess_calls_once_per_change_of_state_db(tmp_path: Path) -> None:
+    """The TUI's watcher looks at MEMORY.md and USER.md whenever state.db changes: the second look read
+    Hermes's recent calls again (its journal's last row older than the first's, so further back)."""
+    (tmp_path / "memories").mkdir()
+    (tmp_path / "memories" / "MEMORY.md").write_text("Project uses PostgreSQL", encoding="utf-8")
+    (tmp_path / "memories" / "USER.md").write_text("User prefers tea.", encoding="utf-8")
+    home = Home(tmp_path)
+    try:
+        home.memory.catch_up()  # the first looks
+        home.memory.add("memory", "Deploys on Fridays")  # (MEMORY's last row is the newer)
+        printed("run", "--home", str(tmp_path), "-m", "remember that my favourite fruit is mango")
+        statements: list[str] = []
+        home.archive.conn().set_trace_callback(statements.append)
+        for target in ("memory", "user"):
+            home.memory.record_external_change(target)
+        assert len([s for s in statements if "instr(tool_calls" in s]) == 1
+    finally:
+        home.close()

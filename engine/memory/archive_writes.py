@@ -212,6 +212,7 @@ class ArchiveWrites:
         self._takings: list[ArchiveWrite] | None = None
         self._calls: dict[int, Any] = {}
         self._named: dict[str, frozenset[str]] = {}
+        self._read_since: tuple[tuple, float, list[Message]] | None = None  # ``since``'s read: stamp, bound, messages
 
     def newest(self, target: str, text: str, after: float | None = None) -> ArchiveWrite | None:
         """The newest applied write of exactly ``text`` to ``target``, later than ``after``.
@@ -275,27 +276,38 @@ class ArchiveWrites:
                 self.home.archive.conn()
         return database_stamp(self.home.state_db_path)
 
-    def since(self, target: str, after: float) -> tuple[list[ArchiveWrite], int | None]:
+    def since(self, target: str, after: float, reach: float | None = None) -> tuple[list[ArchiveWrite], int | None]:
         """The applied memory calls on ``target`` made after ``after`` (their messages stamped at most
         ``STAMPED_BEFORE_S`` before it), in their stored order, and the newest message id read (None when
         none was): what a look at the file since the journal's row at ``after`` replays (``replay``). Read
-        afresh, from the archive's newest ``LOOK_MESSAGES`` messages (their newest ``LOOK_CALLS`` memory
-        calls), never waiting on state.db's lock: none when it is locked, missing or unusable, and the
-        look journals the difference by its own rules."""
-        if database_stamp(self.home.state_db_path)[0] is None:  # (opening it would create it)
+        from the archive's newest ``LOOK_MESSAGES`` messages (their newest ``LOOK_CALLS`` memory calls),
+        never waiting on state.db's lock: none when it is locked, missing or unusable, and the look
+        journals the difference by its own rules. Read once per version of state.db, back to ``reach``
+        too (the other file's ``after``): a look at both files after one change of state.db (the TUI's
+        watcher) reads it once."""
+        stamp = self.stamp()
+        if stamp[0] is None:  # (opening it would create it)
             return [], None
-        try:
-            conn = self.home.archive.conn()
-            with busy_wait(conn, 0):
-                messages = self.home.archive.recent_calls(TOOL, after - STAMPED_BEFORE_S, LOOK_MESSAGES, LOOK_CALLS)
-        except (WorkbenchError, sqlite3.Error) as exc:
-            log.info("an outside edit is journaled without Hermes's calls: %s: %s", self.home.state_db_path, exc)
+        bound = after - STAMPED_BEFORE_S
+        read = self._read_since
+        if read is None or read[0] != stamp or read[1] > bound:
+            lowest = bound if reach is None else min(after, reach) - STAMPED_BEFORE_S
+            try:
+                conn = self.home.archive.conn()
+                with busy_wait(conn, 0):
+                    read = (stamp, lowest, self.home.archive.recent_calls(TOOL, lowest, LOOK_MESSAGES, LOOK_CALLS))
+            except (WorkbenchError, sqlite3.Error) as exc:
+                log.info("an outside edit is journaled without Hermes's calls: %s: %s", self.home.state_db_path, exc)
+                return [], None
+            self._read_since = read
+        messages = [m for m in read[2] if m.role != "assistant" or m.timestamp > bound]
+        if not any(m.role == "assistant" for m in messages):
             return [], None
         sessions: dict[str, list[Message]] = {}
         for message in messages:
             sessions.setdefault(message.session_id, []).append(message)
         found = [w for run in sessions.values() for ws in writes_in(run).values() for w in ws if w.target == target]
-        return sorted(found, key=lambda w: (w.message_id, w.index)), max((m.id for m in messages), default=None)
+        return sorted(found, key=lambda w: (w.message_id, w.index)), max(m.id for m in messages)
 
     def call_of(self, row_id: int, find: Callable[[], Call]) -> Call:
         """``find()``'s answer for journal row ``row_id``, kept while state.db is unchanged: the call

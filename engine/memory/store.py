@@ -1404,7 +1404,8 @@ class MemoryStore:
         ``earlier`` (``replay``): their steps, the entries they leave, how far state.db was read, and the
         outside rows those calls made (``unweighed``)."""
         stamp = self.archive_writes.stamp()
-        calls, read_to = self.archive_writes.since(target, left.at)
+        other = left_of(self.home.journal.connection(), next(t for t in TARGETS if t != target))
+        calls, read_to = self.archive_writes.since(target, left.at, other.at if other else None)
         self._calls_weighed[target] = stamp  # (what a look at an unchanged file need not read again)
         if not calls:
             return [], earlier, read_to, []
