@@ -238,16 +238,14 @@ class SessionsScreen(SessionActions, SessionPrune):
     # -- tree ----------------------------------------------------------------------
     @work(thread=True, exit_on_error=False, group="roots")
     def load_roots(self, after: tuple[float | None, str] | None = None) -> None:
-        archive = self.home.archive
         try:
-            with archive.one_snapshot():  # (the page, its rows' arrows and the count agree)
-                damaged = None
-                if after is None:  # (damaged where the lineage is read: what could be read, as `sessions list`)
-                    chains, damaged = archive.roots_read(limit=ROOTS_PAGE + 1)
-                else:
-                    chains = archive.root_chains(limit=ROOTS_PAGE + 1, after=after)
-                unlisted = archive.session_count() if not chains and after is None else 0
-                nodes = self._tree_nodes(chains[:ROOTS_PAGE])  # (reads messages too: damage there is said as well)
+            damaged = None
+            if after is None:  # (damaged where the lineage is read: what could be read, as `sessions list`)
+                chains, damaged = self.home.archive.roots_read(limit=ROOTS_PAGE + 1)
+            else:
+                chains = self.home.archive.root_chains(limit=ROOTS_PAGE + 1, after=after)
+            unlisted = self.home.archive.session_count() if not chains and after is None else 0
+            nodes = self._tree_nodes(chains[:ROOTS_PAGE])  # (reads messages too: damage there is said as well)
         except WorkbenchError as exc:  # a damaged or foreign state.db: said where the sessions would be
             self.post_message(RootsLoaded(after, [], False, exc.in_app))
             return
