@@ -26,6 +26,8 @@ import json
 import re
 import shlex
 
+import regex
+
 from .invisible import BLACK_FLAG, CONTEXTUAL, FLAG, flag_at, needed_at
 
 # A subdivision flag (🏴 + tag letters + cancel tag) is the one thing tag characters may spell.
@@ -147,15 +149,36 @@ def preview_line(text: str | None, limit: int | None = 80) -> str:
 _SPLIT_BEFORE = re.compile(r"\d[.,:]?$")  # a number's end (its separator too, as in 1,2|34) ...
 _SPLIT_AFTER = re.compile(r"[.,:]?\d")  # ... that the text goes on from: the cut splits that number
 _NUMBER_END = re.compile(r"[\d.,:]*$")
+_SYMBOL = re.compile(r"<U\+[0-9A-F]{4,6}>|\\x[0-9a-f]{2}")  # what ``_symbol`` shows in several characters
+_GRAPHEME = regex.compile(r"\X")
+_REACH = 32  # of the text after a cut, what a symbol or grapheme it splits is looked for in
 
 
 def cut_end(kept: str, rest: str) -> str:
     """``kept``, a text's start that a cut parts from ``rest``, without the part of a number the cut splits
     (the … follows): `Loop note 18…` read as note 18 where the text said 186, and `1…` as 1 where it said
-    1,234. A cut elsewhere stays where it is (a cut word ends in …, and reads as cut)."""
+    1,234. A cut elsewhere stays where it is (a cut word ends in …, and reads as cut), but never inside a
+    symbol or a grapheme (``_whole``)."""
+    kept, rest = _whole(kept, rest)
     if _SPLIT_BEFORE.search(kept) and _SPLIT_AFTER.match(rest):
         return _NUMBER_END.sub("", kept).rstrip()
     return kept
+
+
+def _whole(kept: str, rest: str) -> tuple[str, str]:
+    """The cut moved back to the start of the symbol or grapheme it splits, if any: half of ``<U+202E>``
+    read as another character (``<U+202…``), and half of 👩🏽‍💻 left its joiner to join the … to it."""
+    text = kept + rest[:_REACH]
+    split = [
+        found.start()
+        for pattern in (_SYMBOL, _GRAPHEME)
+        for found in pattern.finditer(text)
+        if found.start() < len(kept) < found.end()
+    ]
+    if not split:
+        return kept, rest
+    start = min(split)
+    return kept[:start], kept[start:] + rest
 
 
 def cut(text: str, width: int) -> str:

@@ -1,0 +1,40 @@
+"""A cut to fit (the CLI's ``fit.cut_cells``, the TUI lists' ``widgets.literal.cut_cells``, the engine's
+``cut`` for fixed-width summaries, all ending with ``engine.textsafety.cut_end``) never ends inside what
+a reader sees as one thing: a control character's symbol (``ab<U+202…`` read as U+0202, ``\\x9…`` as
+another byte) or a grapheme (half of 👩🏽‍💻 left its joiner before the …)."""
+
+from __future__ import annotations
+
+import pytest
+import regex
+
+from engine.textsafety import cut as engine_cut
+from engine.textsafety import visible
+from widgets.literal import cut_cells as tui_cut
+from workbench.cli.fit import cut_cells as cli_cut
+
+HOSTILE = [
+    "ab\u202ecdefghijklmnop qrst",
+    "Loop note 186\u202e: the deploy script",
+    "x\x9bxxxxxxxxxx 1234567 and more",
+    "team 👩🏽\u200d💻👩🏽\u200d💻👩🏽\u200d💻 rocks",
+    "cafe\u0301\u0301 cafe\u0301 cafe\u0301 xyz",
+    "flag 🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f here",
+]
+SYMBOL = regex.compile(r"<U\+[0-9A-F]{4,6}>|\\x[0-9a-f]{2}")
+
+
+def wholes(shown: str) -> set[int]:
+    """Where ``shown`` may be cut: between graphemes, and outside every symbol."""
+    ends = {found.end() for found in regex.finditer(r"\X", shown)} | {0}
+    inside = {i for found in SYMBOL.finditer(shown) for i in range(found.start() + 1, found.end())}
+    return ends - inside
+
+
+@pytest.mark.parametrize("cut", [cli_cut, tui_cut, engine_cut], ids=["cli", "tui", "engine"])
+@pytest.mark.parametrize("text", HOSTILE)
+def test_a_cut_never_ends_inside_a_symbol_or_a_grapheme(cut, text):
+    shown = visible(text)
+    for width in range(2, len(shown) + 2):
+        kept = cut(shown, width).removesuffix("…")
+        assert shown.startswith(kept) and len(kept) in wholes(shown), (width, kept)
