@@ -7,6 +7,7 @@ Before, the call stored later found its work already journaled and was skipped, 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import subprocess
@@ -219,5 +220,35 @@ async def test_an_open_timeline_shows_the_credit_of_a_row_whose_call_it_found(he
             assert home.memory.record_external_change("memory") is True  # the look credits the row
             credited = "credited to session s-late when its turn was stored"
             await wait_for(pilot, lambda: credited in str(detail.render()), what="the row's why")
+    finally:
+        home.close()
+
+
+@pytest.mark.anyio
+async def test_a_change_of_state_db_alone_looks_only_while_a_row_awaits_its_credit(hermes, tmp_path):
+    """Hermes stores every step of a turn, and the watcher ran the memory looks on each change of state.db:
+    each took the memory lock (Hermes's own write waited) and read Hermes's calls again, about 100 ms a
+    look in a long session. Now such a change looks only while an outside row may still be credited."""
+    root = looked_at_seed(tmp_path)
+    said = [hermes_tool(hermes, root, ADD[1])]
+    history(root)  # journaled as an outside edit: it awaits its call
+    store_turn(hermes, root, said)
+    home = open_home(root)
+    try:
+        app = make_app(home, tmp_path)
+        async with app.run_test(size=(120, 40)):
+
+            def watcher_sees_state_db_change() -> int:
+                """The watcher thread's step for a change of state.db alone: the reads of Hermes's calls."""
+                statements: list[str] = []
+                home.archive.conn().set_trace_callback(statements.append)
+                app._external_change({"sessions"})
+                return sum("instr(tool_calls" in s for s in statements)
+
+            assert await asyncio.to_thread(watcher_sees_state_db_change) >= 1  # the credit's look
+            assert [row[1] for row in rows(root)] == ["agent"]
+            with sqlite3.connect(root / "state.db") as db:  # Hermes stores another step: nothing awaits now
+                db.execute("UPDATE sessions SET title = 'next step' WHERE id = 's-late'")
+            assert await asyncio.to_thread(watcher_sees_state_db_change) == 0
     finally:
         home.close()

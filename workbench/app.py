@@ -955,9 +955,11 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self.post_message(JournalChecked(problem))
         steps = [("config", self.home.refresh_config)] if "config" in kinds else []
         # memory: journals what no workbench process did, announces what this one has not seen; and when
-        # state.db changed, credits the rows a look journaled as outside edits to the Hermes calls stored since
-        looks = [t for t in TARGETS if t in kinds or "sessions" in kinds]
-        steps += [(t, partial(self.home.memory.record_external_change, t)) for t in looks]
+        # state.db alone changed, credits the rows a look journaled as outside edits to the Hermes calls stored since
+        memory = self.home.memory
+        steps += [(t, partial(memory.record_external_change, t)) for t in TARGETS if t in kinds]
+        if "sessions" in kinds:
+            steps += [(t, partial(memory.look_for_credit, t)) for t in TARGETS if t not in kinds]
         steps += [("skills", self.home.skills.outside.record)] if "skill files" in kinds else []
         steps += [("pending", self.home.approvals.catch_up)] if "pending" in kinds else []
         if kinds & {"sessions", "session flags"}:  # sessions Hermes archived or deleted

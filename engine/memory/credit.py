@@ -23,10 +23,13 @@ from typing import TYPE_CHECKING
 from ..journal import JournalEntry
 from ..textsafety import visible
 from ..values import json_value
+from .archive_writes import HERMES_SLACK_S, STAMPED_BEFORE_S
 from .rebuild import SUBSYSTEM
 from .replay import Credit
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from ..journal import Journal
 
 # the call's own row: journaled or credited before (another process's look may have come first)
@@ -34,6 +37,24 @@ _CALL_HAS_ROW = (
     "SELECT 1 FROM journal WHERE session_id = ? AND message_id = ? AND subsystem = ? AND target = ? "
     "AND status = 'done' AND json_valid(detail) AND json_extract(detail, '$.call') IS ?"
 )
+
+
+def awaiting(conn: sqlite3.Connection, target: str, now: float) -> bool:
+    """Whether ``target`` has a row a look may still credit: an outside add, replace or remove with no session,
+    journaled within ``HERMES_SLACK_S``. Read newest first, back to the first row not replayed dated well
+    before that (a replayed row is dated by its call, the others about when made)."""
+    since = now - HERMES_SLACK_S
+    for actor, session_id, action, at, replayed in conn.execute(
+        "SELECT actor, session_id, action, at, "
+        "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.call') END IS NOT NULL "
+        "FROM journal WHERE subsystem = ? AND target = ? AND status = 'done' ORDER BY id DESC",
+        (SUBSYSTEM, target),
+    ):
+        if not isinstance(at, (int, float)) or (not replayed and at < since - STAMPED_BEFORE_S):
+            return False
+        if actor == "external" and session_id is None and action in ("add", "replace", "remove") and at >= since:
+            return True
+    return False
 
 
 def credit(journal: Journal, target: str, credits: Sequence[Credit], now: float) -> list[int]:

@@ -34,7 +34,7 @@ from ..journal import JournalEntry
 from ..textsafety import one_line, visible
 from ..values import iso_time
 from . import ops, repair
-from .archive_writes import REMOVE, TAKING_ACTIONS, WRITING_ACTIONS
+from .archive_writes import HERMES_SLACK_S, REMOVE, TAKING_ACTIONS, WRITING_ACTIONS
 from .format import FILE_NAMES, read_as_hermes, split_pieces
 from .ops import Outcome, Refusal, refuse
 from .rebuild import LEFT_ROW
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
 WHOLE_FILE = (repair.ACTION, "normalize")
 HERMES_AGENT = "agent"  # the actor a Hermes agent's memory tool call is shown as (``shown_actor``)
 SINCE_ROWS = 20_000  # the memory rows since a snapshot ``successors`` reads at most (a day of Hermes's writes)
-HERMES_SLACK_S = 600.0  # how long after a file change Hermes may still store the turn that made it
 UNDO_LINES = 200  # of a whole-file undo's diff, shown in its question (a 10 MB file's undo changes 50,000)
 
 

@@ -49,7 +49,7 @@ from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, AlreadyWaiting, ToolContext
 from . import encoding, ops, similar, targets
 from . import replay as replaying
 from .archive_writes import STAMPED_BEFORE_S, ArchiveWrites
-from .credit import credit
+from .credit import awaiting, credit
 from .format import (
     BOM,
     FILE_NAMES,
@@ -1252,6 +1252,17 @@ class MemoryStore:
                 )
         self.home.bus.publish(event)
         return True
+
+    def look_for_credit(self, target: str) -> bool:
+        """The look a change of state.db alone calls for (the TUI's watcher): ``record_external_change`` while
+        an outside row of ``target`` may still be credited to the Hermes call stored since (``credit``), else
+        nothing. Hermes stores every step of a turn, and each such look took the memory lock, so Hermes's own
+        write waited, and read its calls again (100 ms a look in a long session)."""
+        if self.home.read_only or not self.home.journal.exists():
+            return False
+        if not awaiting(self.home.journal.connection(), target, self.home.clock.now()):
+            return False
+        return self.record_external_change(target)
 
     def _wait_out_rewrite(self, target: str) -> None:
         """A file that held entries and was emptied just now may be rewritten in place (``cmd > MEMORY.md``,
