@@ -89,6 +89,24 @@ def test_successors_follow_the_journal_to_what_is_live_now(home):
     ]
 
 
+def test_successors_of_no_entry_read_no_journal_rows(home):
+    """The Memory screen asks on every reload what became of the snapshot's entries gone from the file,
+    since the snapshot was taken: up to 20,000 journal rows (about 120 ms of CPU for 6,000), read even
+    when none was gone, as after most of Hermes's writes."""
+    memory = home.memory
+    since = home.clock.now() - 1
+    for n in range(3):
+        memory.add("memory", f"Loop note {n}", AGENT)
+    statements: list[str] = []
+    home.journal.connection().set_trace_callback(statements.append)
+    try:
+        assert history.successors(memory, "memory", [], since) == {}
+    finally:
+        home.journal.connection().set_trace_callback(None)
+    assert not [sql for sql in statements if "FROM journal" in sql]
+    assert history.successors(memory, "memory", ["Loop note 1"], since) == {"Loop note 1": "Loop note 1"}
+
+
 def test_an_edit_kept_after_another_writer_removed_its_entry_is_one_change(home):
     """A trial: after Keep mine (the entry removed meanwhile, the draft added back as an edit of it) the
     columns showed `−` and `+`; the add's row names the entry it is an edit of."""

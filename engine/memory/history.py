@@ -521,8 +521,8 @@ def successors(
     entries were last all there (a snapshot's time): every row after it is read (up to
     ``SINCE_ROWS``), else the last 500, so a removal older than Hermes's last 500 writes is
     still known. Entries it cannot account for are left out (all of them while workbench.db
-    cannot be read)."""
-    if memory.home.journal.problem() is not None:
+    cannot be read). None asked, none read: the Memory screen asks on every reload, mostly of none."""
+    if not entries or memory.home.journal.problem() is not None:
         return {}
     current: dict[str, str | None] = {entry: entry for entry in entries}
     held = dict(current)  # the text each chain last had, which a later add or undo can put back
