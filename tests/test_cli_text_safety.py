@@ -285,3 +285,21 @@ def test_export_to_a_file_holds_what_stdout_gets(tmp_path):
     json_doc = (tmp_path / "export.json").read_text(encoding="utf-8")
     assert "\\u202eevil" in json_doc and "\\u001b[31m" in json_doc
     assert json.loads(json_doc)["messages"][0]["content"] == "word " + hostile
+
+
+def test_a_session_id_with_a_line_break_never_starts_a_row_of_memory_history(tmp_path):
+    """state.db's session ids are data: one holding a line break printed `#99 fake row` as a row of its own
+    in `memory history`, in the row's session and in the note of a row credited to a Hermes call."""
+    import sqlite3
+
+    from engine.tools import ToolContext
+    from tests.cli_support import printed
+
+    home = open_home(tmp_path / "h")
+    home.memory.add("memory", "A fact", ToolContext(actor="agent", session_id="s-1\n#99 fake row"))
+    home.close()
+    with sqlite3.connect(tmp_path / "h" / "workbench.db") as db:  # (as engine/memory/credit.py leaves a row)
+        db.execute("UPDATE journal SET detail = json_set(detail, '$.credited', json('{\"at\": 1}'))")
+    shown = printed("memory", "history", "--home", str(tmp_path / "h"))
+    assert not [line for line in shown.splitlines() if line.startswith("#99")], shown
+    assert "session s-1⏎#99 fake row  (credited to session s-1⏎#99 fake row when its turn was stored)" in shown

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..journal import JournalEntry
-from ..textsafety import visible
+from ..textsafety import inline
 from ..values import json_value
 from .archive_writes import HERMES_SLACK_S, STAMPED_BEFORE_S
 from .rebuild import SUBSYSTEM
@@ -86,7 +86,8 @@ def credit(journal: Journal, target: str, credits: Sequence[Credit], now: float)
 
 
 def credited_note(row: JournalEntry) -> str | None:
-    """What both skins say of a row credited to its call later (None for any other row)."""
+    """What both skins say of a row credited to its call later (None for any other row): the session id is
+    state.db's, shown on one line (a line break in it started what read as the next row)."""
     if not isinstance(row.detail.get("credited"), dict) or row.session_id is None:
         return None
-    return f"credited to session {visible(row.session_id)} when its turn was stored"
+    return f"credited to session {inline(row.session_id)} when its turn was stored"

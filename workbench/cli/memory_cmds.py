@@ -17,7 +17,7 @@ from engine.memory.credit import credited_note
 from engine.memory.format import BOM, LISTED, far_over_note, has_crlf, line_endings, listed
 from engine.memory.targets import HEADINGS
 from engine.memory.threats import prompt_note
-from engine.textsafety import apart, one_line
+from engine.textsafety import apart, inline, one_line
 from engine.tools import ToolContext
 from engine.values import iso_time
 
@@ -342,7 +342,7 @@ def show_history(home: Home, args) -> Output:
         for row, e in zip(rows, events, strict=True):
             when = shown_time(e["at"]) or "unknown"
             where = (
-                f"  session {e['session_id']}" + (f" msg {e['message_id']}" if e["message_id"] else "")
+                f"  session {inline(e['session_id'])}" + (f" msg {e['message_id']}" if e["message_id"] else "")
                 if e["session_id"]
                 else ""
             )
