@@ -18,6 +18,7 @@ from tests.screens_seed import screen_text
 from tests.tui_support import drawn, footer_keys, make_app, settle, wait_for
 from widgets.gauge import CapacityGauge
 from widgets.header import WorkbenchHeader
+from workbench.screens.approvals import ApprovalsScreen
 from workbench.screens.dialogs import ConfirmDialog, EditDialog
 
 pytestmark = pytest.mark.anyio
@@ -880,6 +881,22 @@ async def test_each_queue_row_keeps_its_age_on_its_first_line_at_80_columns(gate
     assert first == "skill  consolidate   30d", first
 
 
+async def asked_before_the_preview(pilot, app) -> ApprovalsScreen:
+    """`a` on the first proposal while its preview is not read (as for a moment after the cursor moves):
+    no question yet, it says one follows, and asks once the preview is read. The screen, the question open."""
+    await open_approvals(pilot)
+    screen = app.screen
+    await wait_for(pilot, lambda: screen.preview is not None, what="the preview")
+    screen.preview = None
+    await pilot.press("a")
+    await settle(pilot)
+    assert not isinstance(app.screen, ConfirmDialog)
+    assert "Reading what approving it would change: the question follows." in screen_text(app)
+    screen.load_preview(screen.current.id)
+    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+    return screen
+
+
 async def test_a_skill_delete_is_asked_only_once_its_files_are_listed(home, tmp_path):
     """`a` pressed before the preview had loaded asked with no file list, and the approval then
     carried nothing to check the folder against: the delete removed whatever was there. Now the
@@ -891,16 +908,7 @@ async def test_a_skill_delete_is_asked_only_once_its_files_are_listed(home, tmp_
     assert skill_manage_tool(home, {"action": "delete", "name": "tidy-logs"}, AGENT)["staged"]
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_approvals(pilot)
-        screen = app.screen
-        await wait_for(pilot, lambda: screen.preview is not None, what="the preview")
-        screen.preview = None  # as it is for a moment after the cursor moves
-        await pilot.press("a")
-        await settle(pilot)
-        assert not isinstance(app.screen, ConfirmDialog)
-        assert "Reading what approving it would change: the question follows." in screen_text(app)
-        screen.load_preview(screen.current.id)
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        screen = await asked_before_the_preview(pilot, app)
         assert app.screen.question == f"Approve skills delete {screen.current.id}?"
         await pilot.press("n")
     assert (home.skills_dir / "tidy-logs" / "SKILL.md").exists()
@@ -915,15 +923,7 @@ async def test_a_remove_asked_before_its_preview_shows_asks_with_the_refusal(hom
     hermes_record(home, "0000cccc", {"action": "remove", "target": "memory", "old_text": "e"}, created_at=clock.now())
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_approvals(pilot)
-        screen = app.screen
-        await wait_for(pilot, lambda: screen.preview is not None, what="the preview")
-        screen.preview = None  # as it is for a moment after the cursor moves
-        await pilot.press("a")
-        await settle(pilot)
-        assert not isinstance(app.screen, ConfirmDialog)
-        screen.load_preview("0000cccc")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        await asked_before_the_preview(pilot, app)
         assert "⚠ Would be refused now, and stay pending: " in app.screen.detail
         await pilot.press("n")
     assert len(home.memory.entries("memory")) == 2
