@@ -365,3 +365,23 @@ async def test_edit_then_approve_says_when_only_other_entries_changed(home, tmp_
         assert "the target changed" not in str(note.content)
         home.memory.replace("user", "Name: Alexandra", "Name: Alexandra Smith", ToolContext(actor="user"))
         await wait_for(pilot, lambda: "an entry it changes was rewritten" in str(note.content), what="the entry's note")
+
+
+async def test_edit_then_approve_of_an_add_too_long_to_approve_follows_other_writes(home, tmp_path):
+    """Shortening an add too long for the store is what edit-then-approve is for; its preview (a refusal)
+    names no target, so a write of another entry while the box was open raised KeyError in the box's
+    look at the disk: no note, and a budget measured against the file as it was."""
+    home.memory.add("memory", "User likes PostgreSQL", ToolContext(actor="user"))
+    hermes_record(home, "0000bbbb", {"action": "add", "target": "memory", "content": "Long note " * 300})
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "would be refused" in text_of(pilot.app, "#proposal-title"), what="the pane")
+        await pilot.press("e")
+        await wait_for(
+            pilot, lambda: isinstance(pilot.app.screen, EditDialog) and pilot.app.screen.query("#error"), what="the box"
+        )
+        note = pilot.app.screen.query_one("#on-disk", Static)
+        home.memory.add("memory", "Deploys on Fridays", ToolContext(actor="user"))
+        await wait_for(pilot, lambda: note.display, what="the box's on-disk note")
+        assert "other MEMORY entries changed" in str(note.content), note.content

@@ -820,7 +820,9 @@ def _what_changed(record: PendingRecord, opened: dict, now: dict) -> str:
         return "the target changed (the budget below follows it)"
     if seen_entries(now.get("targets") or []) != seen_entries(opened.get("targets") or []):
         return "an entry it changes was rewritten (the budget below follows it)"
-    return f"other {SHORT_NAMES[now['target']]} entries changed (the budget below is measured against them)"
+    store = SHORT_NAMES.get(now.get("target") or record.payload.get("target") or "memory")  # (a refusal names none)
+    others = f"other {store} entries" if store else "other entries"
+    return f"{others} changed (the budget below is measured against them)"
 
 
 def _decided_elsewhere(pending_id: str, verb: str) -> str:
