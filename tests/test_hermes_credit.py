@@ -229,7 +229,7 @@ async def test_an_open_timeline_shows_the_credit_of_a_row_whose_call_it_found(he
 
 @pytest.mark.anyio
 async def test_a_change_of_state_db_alone_looks_only_while_a_row_awaits_its_credit(hermes, tmp_path):
-    """Hermes stores every step of a turn, and the watcher ran the memory looks on each change of state.db:
+    """Hermes writes state.db after every model call, and the watcher ran the memory looks on each change:
     each took the memory lock (Hermes's own write waited) and read Hermes's calls again, about 100 ms a
     look in a long session. Now such a change looks only while an outside row may still be credited."""
     root = looked_at_seed(tmp_path)

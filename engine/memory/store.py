@@ -1256,8 +1256,8 @@ class MemoryStore:
     def look_for_credit(self, target: str) -> bool:
         """The look a change of state.db alone calls for (the TUI's watcher): ``record_external_change`` while
         an outside row of ``target`` may still be credited to the Hermes call stored since (``credit``), else
-        nothing. Hermes stores every step of a turn, and each such look took the memory lock, so Hermes's own
-        write waited, and read its calls again (100 ms a look in a long session)."""
+        nothing. Hermes writes state.db after every model call of a turn, and each such look took the memory
+        lock, so Hermes's own write waited, and read its calls again (100 ms a look in a long session)."""
         if self.home.read_only or not self.home.journal.exists():
             return False
         if not awaiting(self.home.journal.connection(), target, self.home.clock.now()):
