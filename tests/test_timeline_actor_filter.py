@@ -1,7 +1,7 @@
 """The Timeline's actor filter lists what the actor column shows: a memory edit real Hermes Agent 0.19.0
 made through a ``memory`` tool call state.db stores once the turn ends, after the workbench's look journaled
-it ``external``, is shown as the agent's (``memory.history.shown_actor``), so ``actor:agent`` finds it and
-``actor:external`` does not, page by page."""
+it ``external``, is the agent's once the call is stored (the next look credits the row to it,
+``memory.credit``), so ``actor:agent`` finds it and ``actor:external`` does not, page by page."""
 
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ def written(hermes, tmp_path_factory):
         said = hermes.json(root, f"STEP, SAID = {step!r}, {said!r}\n" + HERMES)
         workbench("timeline", "--home", str(root))
     hermes.json(root, f"STEP, SAID = 'stored', {said!r}\n" + HERMES)
+    workbench("timeline", "--home", str(root))  # (its look credits the rows to the calls stored since)
     return root
 
 
@@ -80,7 +81,7 @@ def cli_pages(root, actor: str, limit: int) -> list[dict]:
 def test_the_cli_actor_filter_lists_the_actor_each_row_is_shown_as(written):
     agent = cli_pages(written, "agent", 3)  # full pages of three while more rows are the agent's
     assert summaries(agent) == CALLED_ROWS
-    assert {(row["actor"], row["by"]) for row in agent} == {("external", "agent")}
+    assert {(row["actor"], row["by"]) for row in agent} == {("agent", "agent")}
     outside = cli_pages(written, "external", 3)
     assert summaries(outside) == OUTSIDE_ROWS
     assert {row["by"] for row in outside} == {"external"}
@@ -116,10 +117,21 @@ def test_the_engine_pages_by_the_shown_actor_batch_after_batch(written, monkeypa
 WINDOW = "SELECT at FROM journal WHERE"  # the journal's last recording of the file before a row
 
 
-def test_a_row_no_hermes_call_wrote_is_told_without_querying_its_window(written):
+def test_a_row_no_hermes_call_wrote_is_told_without_querying_its_window(written, tmp_path):
     """An ``actor:agent`` page passes over every hand edit newer than its rows: each is answered from the
-    archive's writes (read once), not by the journal queries a call's window takes."""
-    home = open_home(written)
+    archive's writes (read once), not by the journal queries a call's window takes. (The called row is
+    made outside again, as it was before the look that credited it: its call's window is read.)"""
+    import shutil
+    import sqlite3
+
+    root = tmp_path / "copy"
+    shutil.copytree(written, root)
+    with sqlite3.connect(root / "workbench.db") as db:
+        db.execute(
+            "UPDATE journal SET actor = 'external', session_id = NULL, message_id = NULL WHERE after = ?",
+            (CALLED[3],),
+        )
+    home = open_home(root)
     try:
         quiet = [r for r in home.journal.query(subsystem="memory", actor="external") if r.after == QUIET[3]]
         called = [r for r in home.journal.query(subsystem="memory", actor="external") if r.after == CALLED[3]]
