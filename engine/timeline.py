@@ -315,7 +315,9 @@ class Source:
         return cls(row.session_id, row.message_id, "journal") if row.session_id else None
 
     def describe(self) -> str:
-        where = f"session {self.session_id}" + (f" · message {self.message_id}" if self.message_id is not None else "")
+        where = f"session {inline(self.session_id)}" + (
+            f" · message {self.message_id}" if self.message_id is not None else ""
+        )
         if self.via == "archive":
             return f"{where} (Hermes's {self.tool} {self.call or 'tool'} call, from the archive)"
         return f"{where} (the Hermes tool call that staged it, from the archive)" if self.via == "staged" else where
@@ -356,7 +358,7 @@ def _reverting(entry: JournalEntry, did: str) -> str:
         return f"revert of row {undone}: {did}"
     session, message = detail.get("undo_of_session"), detail.get("undo_of_message")
     if isinstance(session, str):  # a Hermes write known from the archive alone: no row to name
-        return f"revert of the Hermes call in session {visible(session)} · message {message}: {did}"
+        return f"revert of the Hermes call in session {inline(session)} · message {message}: {did}"
     return f"revert: {did}" if (entry.subsystem, entry.action) == ("memory", "undo") else did
 
 
@@ -577,7 +579,7 @@ def why_line(row: Row, source: Source | None = None) -> str | None:
 
 
 def _where(source: Source) -> str:
-    return f"session {visible(source.session_id)}" + (
+    return f"session {inline(source.session_id)}" + (
         f" · message {source.message_id}" if source.message_id is not None else ""
     )
 
@@ -643,7 +645,7 @@ def describe_group(rows: list[Row], total: int | None = None) -> str:
             title = "Hermes's curator pass"
         sessions = {row.source.session_id for row in rows if row.by != row.actor and row.source is not None}
         if len(sessions) == 1 and all(row.by != row.actor for row in rows):  # every row Hermes's, in one session
-            title = f"Hermes's edit of {FILES.get(rows[0].target, rows[0].target)} in session {visible(sessions.pop())}"
+            title = f"Hermes's edit of {FILES.get(rows[0].target, rows[0].target)} in session {inline(sessions.pop())}"
     elif kind == "revert" and rows[0].revert_of:
         title = f"revert of {visible(one_line(rows[0].revert_of, 60))}"
     else:
@@ -1108,9 +1110,7 @@ def _found(entry: JournalEntry) -> str | None:
         )
     name = f"{FILES.get(entry.target, entry.target)}.md"
     if entry.subsystem == "memory" and entry.actor == "agent" and isinstance(detail.get("call"), int):
-        call = (
-            f"Hermes's memory {action} call in session {visible(entry.session_id or '')} · message {entry.message_id}"
-        )
+        call = f"Hermes's memory {action} call in session {inline(entry.session_id or '')} · message {entry.message_id}"
         if credited := credited_note(entry):  # (``memory.credit``: journaled as an outside edit first)
             return f"found by comparing {name} with the last version the workbench saw; {credited}: {call}"
         # (``memory.replay``: the catch-up applied the call to the file it last saw)
@@ -2133,11 +2133,11 @@ class Timeline:
         except WorkbenchError as exc:
             return {**plan, "refused": exc.message}
         if session is None:
-            return {**plan, "refused": f"session {target} is no longer in state.db"}
+            return {**plan, "refused": f"session {inline(target)} is no longer in state.db"}
         if newer is not None:
-            return {**plan, "refused": f"row {newer[0]} ({newer[1]}) changed session {target} since"}
+            return {**plan, "refused": f"row {newer[0]} ({newer[1]}) changed session {inline(target)} since"}
         if session.archived == archive:
-            return {**plan, "refused": f"session {target} is {'archived' if archive else 'listed'} already"}
+            return {**plan, "refused": f"session {inline(target)} is {'archived' if archive else 'listed'} already"}
         return plan
 
     def _fact_plan(self, entry: JournalEntry) -> dict[str, Any]:

@@ -303,3 +303,18 @@ def test_a_session_id_with_a_line_break_never_starts_a_row_of_memory_history(tmp
     shown = printed("memory", "history", "--home", str(tmp_path / "h"))
     assert not [line for line in shown.splitlines() if line.startswith("#99")], shown
     assert "session s-1⏎#99 fake row  (credited to session s-1⏎#99 fake row when its turn was stored)" in shown
+
+
+def test_a_session_id_with_a_line_break_never_starts_a_row_of_the_timeline(tmp_path):
+    """The same in `workbench timeline` (the row's `(session …)` tail) and `timeline show` (its session
+    line): a session id holding a line break printed what read as row 99 of its own."""
+    from engine.tools import ToolContext
+    from tests.cli_support import printed
+
+    home = open_home(tmp_path / "h")
+    home.memory.add("memory", "A fact", ToolContext(actor="agent", session_id="s-1\n    99  2026-12-01 fake row"))
+    home.close()
+    for command in (("timeline",), ("timeline", "show", "1")):
+        shown = printed(*command, "--home", str(tmp_path / "h"))
+        assert "s-1⏎    99  2026-12-01 fake row" in shown, shown
+        assert not [line for line in shown.splitlines() if line.lstrip().startswith("99 ")], shown

@@ -11,7 +11,7 @@ from engine.clock import shown_time
 from engine.diffs import WHITESPACE_ONLY, shown_diff, whitespace_only
 from engine.home import Home
 from engine.journal import ACTORS
-from engine.textsafety import visible
+from engine.textsafety import inline, visible
 from engine.timeline import (
     SUBSYSTEMS,
     MalformedReference,
@@ -150,7 +150,7 @@ def show_timeline(home: Home, args) -> Output:
             tail = (
                 (f"  ↶ reverted by row {r.reverted_by}" if r.reverted_by is not None else "")
                 + (f"  [{r.group}]" if r.group else "")
-                + (f"  (session {r.session_id})" if named and r.session_id else "")
+                + (f"  (session {inline(r.session_id)})" if named and r.session_id else "")
             )
             lines += fit_row(head, r.summary, tail, columns, " " * 9)
             lines += wrapped(f"↳ {r.found_later}", columns, " " * 9) if r.found_later else []
