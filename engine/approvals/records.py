@@ -22,7 +22,7 @@ import os
 import re
 import threading
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -122,8 +122,9 @@ class PendingRecord:
         return datetime.fromtimestamp(self.created_at, UTC).isoformat(timespec="seconds")
 
     def to_dict(self) -> dict[str, Any]:
-        """The record file's JSON: its claims under Hermes's keys, as written."""
-        return {_ON_DISK.get(key, key): value for key, value in asdict(self).items()}
+        """The record file's JSON: its claims under Hermes's keys, as written. Its payload is shared, not
+        copied (``asdict`` copied a 100,000-operation batch deeply, twice an approval, only to dump it)."""
+        return {_ON_DISK.get(item.name, item.name): getattr(self, item.name) for item in fields(self)}
 
 
 # What Hermes 0.19's own queue (``tools/write_approval.py``: ``json.loads`` of each ``*.json``'s UTF-8
