@@ -24,7 +24,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -276,7 +276,10 @@ class PendingStore:
             raise ValueError("it" + message[len(str(path)) :] if message.startswith(f"{path} ") else message) from None
         except OSError as exc:
             raise ValueError(f"it cannot be read ({exc.strerror or exc})") from None
-        return self.parse(raw, path.stem, subsystem)
+        found = _parsed(raw, path.stem, subsystem)
+        if isinstance(found, ValueError):
+            raise ValueError(str(found)) from None
+        return found
 
     @classmethod
     def parses(cls, raw: bytes, pending_id: str, subsystem: str) -> bool:
@@ -385,6 +388,18 @@ class PendingStore:
             return key, self.read(Path(entry.path), subsystem)
         except ValueError as exc:
             return key, exc
+
+
+@lru_cache(maxsize=32)
+def _parsed(raw: bytes, pending_id: str, subsystem: str) -> PendingRecord | ValueError:
+    """``PendingStore.parse``'s answer, kept for the same bytes: a command reads a record up to three times,
+    from two homes (a read-only one, and the one that catches up), and the TUI lists a record before it
+    previews it, yet the process parses it once (a 100,000-operation batch's parse takes seconds, hashing
+    and comparing its bytes a few ms)."""
+    try:
+        return PendingStore.parse(raw, pending_id, subsystem)
+    except ValueError as exc:
+        return exc
 
 
 def _staged_by(data: dict) -> str:
