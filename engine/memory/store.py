@@ -20,7 +20,7 @@ import logging
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as _dc_replace
 from functools import cached_property
@@ -289,6 +289,19 @@ def _op_words(op: dict[str, Any], single: bool = False) -> str:
     return f"- {action}: {old if action == 'remove' else new}"
 
 
+def _joined_head(lines: Iterable[str], size: int) -> str:
+    """``"\n".join(lines)[:size]``, taking only the lines that reach into it: a batch whose first 120
+    characters Hermes's summary gives may hold 100,000 operations."""
+    taken: list[str] = []
+    length = -1  # (no line break before the first)
+    for line in lines:
+        if length >= size:
+            break
+        taken.append(line)
+        length += 1 + len(line)
+    return "\n".join(taken)[:size]
+
+
 def staged_summary(payload: dict[str, Any]) -> str:
     """A staged memory write in words, as Hermes 0.19's memory tool words its record's ``summary``
     (``add to user profile: ...``, a replace's old and new text, a batch's ops one per line), so a
@@ -298,8 +311,8 @@ def staged_summary(payload: dict[str, Any]) -> str:
     operations = payload.get("operations")
     if isinstance(operations, list):
         ops_as_hermes = (op or {} for op in operations)  # (Hermes's ``op = op or {}``: a falsy op reads "?")
-        detail = "\n".join(_op_words(op) for op in ops_as_hermes if isinstance(op, dict))
-        return f"apply {len(operations)} op(s) to {where}: {detail[:120]}"
+        detail = _joined_head((_op_words(op) for op in ops_as_hermes if isinstance(op, dict)), 120)
+        return f"apply {len(operations)} op(s) to {where}: {detail}"
     action = payload.get("action")
     verb = {"add": "add to", "replace": "replace in", "remove": "remove from"}.get(str(action), str(action))
     return f"{verb} {where}: {_op_words(payload, single=True)[:120]}"
