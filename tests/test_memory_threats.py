@@ -276,16 +276,15 @@ def test_agent_skill_writes_get_the_same_decision(home):
 
 
 def test_queue_flags_survive_malformed_payloads():
-    from engine.approvals.queue import flags
     from engine.approvals.records import PendingRecord
 
     def record(payload):
         return PendingRecord("abcd1234", "memory", "batch", "s", "foreground", 0.0, payload)
 
     for operations in (5, "cat ~/.netrc", {"content": "cat ~/.netrc"}, None):
-        assert flags(record({"operations": operations})) == []
-    assert flags(record({"content": ["cat ~/.netrc"], "new_text": 7})) == []
-    mixed = flags(record({"operations": [3, {"action": "add", "content": "cat ~/.netrc"}]}))
+        assert record({"operations": operations}).flags == []
+    assert record({"content": ["cat ~/.netrc"], "new_text": 7}).flags == []
+    mixed = record({"operations": [3, {"action": "add", "content": "cat ~/.netrc"}]}).flags
     assert len(mixed) == 1 and "read_secrets" in mixed[0]
 
 

@@ -6,7 +6,6 @@ file), on the agent's tool, a review's, and the replay of an approved staged wri
 
 from __future__ import annotations
 
-from engine.approvals.queue import flags
 from engine.safety import MAX_SCAN_CHARS
 from engine.skills.manage import skill_manage_tool
 from engine.tools import BACKGROUND_REVIEW, ToolContext
@@ -114,7 +113,7 @@ def test_a_suspicious_body_from_the_agent_or_a_review_is_staged_with_the_reason(
         review,
     )
     assert reviewed["staged"] is True and _file(home, "mine", "SKILL.md") == skill_md("mine")
-    assert any("send_to_url" in flag for flag in flags(home.approvals.get(reviewed["pending_id"])))
+    assert any("send_to_url" in flag for flag in home.approvals.get(reviewed["pending_id"]).flags)
 
 
 def test_the_users_own_skill_writes_of_suspicious_text_are_saved(home):

@@ -25,7 +25,6 @@ from ..events import PendingChanged
 from ..fileio import crash_point
 from ..memory.format import Usage
 from ..memory.ops import too_long
-from ..safety import assess
 from ..textsafety import inline, one_line
 from ..tools import AlreadyWaiting
 from ..values import iso_time
@@ -943,21 +942,6 @@ class ApprovalQueue:
         )
 
 
-_TEXT_KEYS = ("content", "new_text", "new_string", "file_content")
-
-
-def flags(record: PendingRecord) -> list[str]:
-    """The threat scan's reasons for the texts a record would write (recomputed, never read from the file)."""
-    operations = record.payload.get("operations")
-    items = (
-        [record.payload] + [op for op in operations if isinstance(op, dict)]
-        if isinstance(operations, list)
-        else [record.payload]
-    )
-    texts = [item.get(key) for item in items for key in _TEXT_KEYS]
-    return list(dict.fromkeys(reason for text in texts if isinstance(text, str) for reason in assess(text).reasons))
-
-
 LOOSE_MATCH = (
     " Hermes's own `/skills approve {id}` finds old_string loosely (spacing, indentation, escapes) in {file} "
     "as it reads now, and may still apply it; the workbench applies only the exact text, so approve it there "
@@ -1024,7 +1008,7 @@ def _brief(record: PendingRecord) -> dict[str, Any]:
         "action": record.action,
         "summary": record.summary,
         "claim_problem": record.claim_problem,
-        "flags": flags(record),
+        "flags": record.flags,
     }
 
 

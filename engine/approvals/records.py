@@ -32,6 +32,7 @@ from ..approval_gate import SUBSYSTEMS, check_subsystem
 from ..errors import WorkbenchError
 from ..fileio import LinkPolicy, UnsafePath
 from ..journal import ACTORS
+from ..safety import assess
 from ..textsafety import inline
 from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
 from ..values import MAX_JSON_DEPTH, iso_time, json_depth, json_error
@@ -65,6 +66,7 @@ def proposer(actor: str, staged_by: object) -> str:
     return f"Hermes {actor}" if staged_by == "hermes" else actor
 
 
+_TEXT_KEYS = ("content", "new_text", "new_string", "file_content")  # a payload's keys that hold texts it writes
 _ON_DISK = {"claimed_action": "action", "claimed_summary": "summary"}  # the fields' keys in a record file
 
 
@@ -102,6 +104,20 @@ class PendingRecord:
     def claim_problem(self) -> str | None:
         """Why the record's claimed action or summary contradicts its payload, or None when they agree."""
         return claim_problem(self.claimed_action, self.claimed_summary, self.action, self.described)
+
+    @cached_property
+    def flags(self) -> list[str]:
+        """The threat scan's reasons for the texts it would write (recomputed, never read from the file;
+        once per record: a batch may hold 100,000 operations, and its preview, listing and approval each
+        name them). Each distinct text is assessed once."""
+        operations = self.payload.get("operations")
+        items = (
+            [self.payload, *(op for op in operations if isinstance(op, dict))]
+            if isinstance(operations, list)
+            else [self.payload]
+        )
+        texts = dict.fromkeys(text for item in items for key in _TEXT_KEYS if isinstance(text := item.get(key), str))
+        return list(dict.fromkeys(reason for text in texts for reason in assess(text).reasons))
 
     @property
     def by_hermes(self) -> bool:

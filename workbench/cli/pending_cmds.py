@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine.approvals import PendingRecord
 from engine.approvals.labels import summary_line
 from engine.approvals.preview import budget_label, target_line
-from engine.approvals.queue import NOT_APPLIED, flags
+from engine.approvals.queue import NOT_APPLIED
 from engine.clock import stamped
 from engine.diffs import WHITESPACE_ONLY, marked, whitespace_only
 from engine.errors import WorkbenchError
@@ -82,7 +82,7 @@ def _row(home: Home, record: PendingRecord) -> dict:
         "actor": record.actor,
         "staged_by": record.staged_by,
         "session_id": record.session_id,
-        "flags": flags(record),
+        "flags": record.flags,
     }
 
 
