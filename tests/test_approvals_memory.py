@@ -13,6 +13,7 @@ import pytest
 from engine.approvals.editing import batch_draft, edit_draft
 from engine.approvals.preview import seen_in
 from engine.events import MemoryChanged, PendingChanged
+from engine.memory.ops import MAX_BATCH_OPERATIONS
 from engine.memory.tool import memory_tool
 from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.hermes_support import hermes_record, workbench_cmd
@@ -589,6 +590,14 @@ def test_the_text_edit_then_approve_opens_is_the_one_approving_with_it_reads_bac
     assert "remove 'CI on GitLab'" in draft.note
     many = [{"action": "remove", "old_text": f"gone {n}"} for n in range(9)]
     assert "; and 6 more." in edit_draft("memory", {"action": "batch", "operations": many}).note
+    adds = [{"action": "add", "content": f"fact {n}"} for n in range(MAX_BATCH_OPERATIONS + 1)]
+    too_long = edit_draft(
+        "memory", {"action": "batch", "operations": adds}
+    )  # (approving it is refused whatever it says)
+    assert too_long.text is None and too_long.note == (
+        "This batch holds 201 operations: add; add; add; and 198 more. The batch has 201 operations; at most 200 are "
+        "accepted in one batch. Split it into smaller batches (a pending record this size can only be rejected)."
+    )
     assert edit_draft("memory", {"action": "remove", "old_text": "tea"}).text is None
     assert edit_draft("skills", {"action": "consolidate"}).note.startswith("A consolidation plan cannot be edited")
     assert edit_draft("skills", {"action": "patch", "new_string": "b"}).text == "b"

@@ -71,10 +71,14 @@ def _none(what: str) -> EditDraft:
 
 
 def _batch_draft(operations: list[Any]) -> EditDraft:
-    texts = [_text(op) for op in operations if _editable(op)]
     named = "; ".join(map(_described, operations[:NAMED]))
     more = f"; and {len(operations) - NAMED} more" if len(operations) > NAMED else ""
     holds = f"This batch holds {_count(len(operations), 'operation')}: {named}{more}."
+    try:  # (no edit of its texts gets a batch this long applied: refused before they are joined into a draft)
+        ops.check_batch_size(operations)
+    except ops.Refusal as refusal:
+        return EditDraft(None, f"{holds} {refusal}")
+    texts = [_text(op) for op in operations if _editable(op)]
     if not texts:
         return EditDraft(None, f"{holds} It {ops.REMOVES_ONLY}")
     others = len(operations) - len(texts)
