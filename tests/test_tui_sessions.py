@@ -1130,6 +1130,20 @@ async def test_a_on_an_archived_segment_of_a_continued_conversation_archives_it(
         )
 
 
+async def with_branches_archived_elsewhere(pilot, home, parent: str, *branches: str):
+    """Sessions with ``parent``'s branches open, then another process archiving them all: the screen,
+    its tree and that other process's home, once the rows and the parent's arrow are gone."""
+    screen, tree = await with_branches_open(pilot, parent, branches[-1])
+    other = open_home(home.root)
+    for sid in branches:
+        other.archive.set_archived(sid)
+    await wait_for(
+        pilot, lambda: all(tree.node_for(sid) is None for sid in branches), timeout=10, what="the branches gone"
+    )
+    await wait_for(pilot, lambda: not tree.node_for(parent).allow_expand, timeout=10, what="no arrow left")
+    return screen, tree, other
+
+
 async def test_children_another_process_lists_again_come_back_and_the_cursor_follows_a_branch(home, clock, tmp_path):
     """A branch unarchived by Hermes never came back under its open parent, whose arrow stayed after
     its last child went; and the cursor left a branch that became a root when its parent was archived."""
@@ -1137,17 +1151,7 @@ async def test_children_another_process_lists_again_come_back_and_the_cursor_fol
     branched(home, clock, parent, first, second)
     app = make_app(home, tmp_path, watch_files=True)
     async with app.run_test(size=(100, 30)) as pilot:
-        screen, tree = await with_branches_open(pilot, parent, second)
-        other = open_home(home.root)
-        for sid in (first, second):
-            other.archive.set_archived(sid)
-        await wait_for(
-            pilot,
-            lambda: tree.node_for(first) is None and tree.node_for(second) is None,
-            timeout=10,
-            what="both branches gone",
-        )
-        await wait_for(pilot, lambda: not tree.node_for(parent).allow_expand, timeout=10, what="no arrow left")
+        screen, tree, other = await with_branches_archived_elsewhere(pilot, home, parent, first, second)
         for sid in (first, second):
             other.archive.set_archived(sid, False)
         await wait_for(
@@ -1180,11 +1184,7 @@ async def test_an_open_rows_children_and_arrow_are_read_in_one_snapshot(home, cl
     branched(home, clock, parent, first, second)
     app = make_app(home, tmp_path, watch_files=True)
     async with app.run_test(size=(100, 30)) as pilot:
-        _screen, tree = await with_branches_open(pilot, parent, second)
-        other = open_home(home.root)
-        for sid in (first, second):
-            other.archive.set_archived(sid)
-        await wait_for(pilot, lambda: not tree.node_for(parent).allow_expand, timeout=10, what="no arrow left")
+        _screen, tree, other = await with_branches_archived_elsewhere(pilot, home, parent, first, second)
         read_roots = home.archive.root_chains
 
         def listed_again_meanwhile(*args, **kwargs):
