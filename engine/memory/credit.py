@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 from ..journal import JournalEntry
 from ..textsafety import inline
 from ..values import json_value
-from .archive_writes import HERMES_SLACK_S, STAMPED_BEFORE_S
+from .archive_writes import HERMES_SLACK_S
 from .rebuild import SUBSYSTEM
-from .replay import Credit
+from .replay import Credit, recent
 
 if TYPE_CHECKING:
     import sqlite3
@@ -40,21 +40,10 @@ _CALL_HAS_ROW = (
 
 
 def awaiting(conn: sqlite3.Connection, target: str, now: float) -> bool:
-    """Whether ``target`` has a row a look may still credit: an outside add, replace or remove with no session,
-    journaled within ``HERMES_SLACK_S``. Read newest first, back to the first row not replayed dated well
-    before that (a replayed row is dated by its call, the others about when made)."""
-    since = now - HERMES_SLACK_S
-    for actor, session_id, action, at, replayed in conn.execute(
-        "SELECT actor, session_id, action, at, "
-        "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.call') END IS NOT NULL "
-        "FROM journal WHERE subsystem = ? AND target = ? AND status = 'done' ORDER BY id DESC",
-        (SUBSYSTEM, target),
-    ):
-        if not isinstance(at, (int, float)) or (not replayed and at < since - STAMPED_BEFORE_S):
-            return False
-        if actor == "external" and session_id is None and action in ("add", "replace", "remove") and at >= since:
-            return True
-    return False
+    """Whether ``target`` has a row a look may still credit: an outside add, replace or remove journaled
+    within ``HERMES_SLACK_S`` (read as a look reads the rows its calls may bear on, ``replay.recent``)."""
+    _, outside, _ = recent(conn, target, now - HERMES_SLACK_S)
+    return any(row.action in ("add", "replace", "remove") for row in outside)
 
 
 def credit(journal: Journal, target: str, credits: Sequence[Credit], now: float) -> list[int]:

@@ -88,7 +88,7 @@ def unweighed(
     its calls were journaled as they ran, and replaying them would make each a second time."""
     if not calls:
         return [], {}, []
-    read_to, outside, born = _recent(conn, target, min(call.at for call in calls))
+    read_to, outside, born = recent(conn, target, min(call.at for call in calls))
     fresh = [call for call in calls if read_to is None or call.stored > read_to]
     sessions = sorted({call.session_id for call in fresh})
     if not sessions:
@@ -135,7 +135,7 @@ class Credit:
     call: ArchiveWrite
 
 
-def _recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | None, list[Outside], dict[str, float]]:
+def recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | None, list[Outside], dict[str, float]]:
     """The rows of ``target`` that can bear on calls made from ``since`` on, read newest first back to the
     first not replayed that is dated a minute before it (a replayed row is dated by its call, the others,
     ours too, about when made; an older look read no call made since): how far the newest look among them
