@@ -157,22 +157,13 @@ def check_fragmentation(home: Home) -> list[Finding]:
         t: n for t, n in counts.items() if n >= FRAGMENTED and t in work and pages.get(t, 0) >= SMALL_INDEX_PAGES
     }
     if not split:
-
-        def why(
-            table: str, n: int
-        ) -> str:  # (each index's own reason: "fewer than 8" beside "13" read as a contradiction)
-            if n < FRAGMENTED:
-                return f"{table} {n} segment(s)"
-            if (size := pages.get(table, 0)) < SMALL_INDEX_PAGES:
-                return f"{table} {n} segments but {size:,} pages (under {SMALL_INDEX_PAGES:,}), read in a blink"
-            return f"{table} {n} segments, which no merge step would shrink"
-
+        reasons = ", ".join(_unmerged(table, n, pages.get(table, 0)) for table, n in counts.items())
         return (
             [
                 Finding(
                     "archive",
                     "info",
-                    "Search indexes need no merging: " + ", ".join(map(why, counts, counts.values())) + ".",
+                    f"Search indexes need no merging: {reasons}.",
                 )
             ]
             if counts
@@ -188,6 +179,16 @@ def check_fragmentation(home: Home) -> list[Finding]:
             "Leave the workbench TUI open and idle for a while: it merges them in small steps.",
         )
     ]
+
+
+def _unmerged(table: str, n: int, size: int) -> str:
+    """Why an index of ``n`` segments and ``size`` pages needs no merging, its own reason each ("fewer than
+    8" beside "13" read as a contradiction)."""
+    if n < FRAGMENTED:
+        return f"{table} {n} segment(s)"
+    if size < SMALL_INDEX_PAGES:
+        return f"{table} {n} segments but {size:,} pages (under {SMALL_INDEX_PAGES:,}), read in a blink"
+    return f"{table} {n} segments, which no merge step would shrink"
 
 
 UPGRADE_REPAIR = "archive-cjk-upgrade"

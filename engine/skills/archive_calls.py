@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import WorkbenchError
-from ..memory.archive_writes import ArchiveWrites, ascii_terms
-from ..memory.history import HERMES_SLACK_S
+from ..memory.archive_writes import HERMES_SLACK_S, ArchiveWrites, ascii_terms
 from ..values import decoded_calls, json_object
 from .outside import ARCHIVED, CREATED, EDITED, REMOVED
 

@@ -23,7 +23,7 @@ from textual.widgets import Input, Static
 
 from engine.errors import WorkbenchError
 from engine.events import Event
-from engine.memory.history import HERMES_SLACK_S
+from engine.memory.archive_writes import HERMES_SLACK_S
 from engine.memory.targets import TARGETS
 from engine.timeline import (
     Reach,
