@@ -425,7 +425,12 @@ def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
 
 
 class ThreadConnections:
-    """Hands each thread its own connection to one database file."""
+    """Hands each thread its own connection to one database file.
+
+    A connection is closed only by its own thread, or once that thread has ended: closing one while
+    its thread is inside a statement crashes the process inside SQLite (Python's sqlite3 does not guard
+    it). ``close_all`` therefore closes what it may at once and leaves the rest to their threads, which
+    close them at their next ``get``; every thread then gets a fresh connection."""
 
     def __init__(
         self, path: Path, read_only: bool = False, on_connect: Callable[[sqlite3.Connection], object] | None = None
@@ -434,7 +439,8 @@ class ThreadConnections:
         self.read_only = read_only
         self._on_connect = on_connect
         self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
+        self._all: list[tuple[sqlite3.Connection, threading.Thread, int]] = []  # with its thread and process
+        self._left: list[tuple[sqlite3.Connection, threading.Thread, int]] = []  # closed all, its thread still busy
         self._lock = threading.Lock()
         self._closes = 0  # how many times close_all ran: a connection opened across one is not kept
 
@@ -443,6 +449,9 @@ class ThreadConnections:
         if conn is not None and getattr(self._local, "pid", None) != os.getpid():
             conn = None  # inherited across fork: SQLite handles must never be shared with a parent
         while conn is None:
+            if self._left:
+                with self._lock:
+                    self._left = self._close_idle(self._left)
             closes = self._closes
             conn = connect(self.path, self.read_only)
             if self._on_connect:
@@ -458,17 +467,32 @@ class ThreadConnections:
                     continue
                 self._local.conn = conn
                 self._local.pid = os.getpid()
-                self._all.append(conn)
+                self._all.append((conn, threading.current_thread(), os.getpid()))
         return conn
 
     def close_all(self) -> None:
+        """Close every connection no thread is using; the others close at their thread's next ``get``."""
         with self._lock:  # (the reset too: a get() registering meanwhile must not lose its connection)
             self._closes += 1
-            for conn in self._all:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.close()
+            self._left = self._close_idle(self._left + self._all)
             self._all.clear()
             self._local = threading.local()
+
+    @staticmethod
+    def _close_idle(conns: list[tuple[sqlite3.Connection, threading.Thread, int]]) -> list:
+        """Close the connections of this thread and of ended ones; return those still in a thread's hands.
+        One opened in another process is dropped unclosed: closing it here could end that process's locks."""
+        busy = []
+        here, pid = threading.current_thread(), os.getpid()
+        for conn, thread, opened_in in conns:
+            if opened_in != pid:
+                continue
+            if thread is here or not thread.is_alive():
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            else:
+                busy.append((conn, thread, opened_in))
+        return busy
 
 
 def _db_path(conn: sqlite3.Connection) -> Path:

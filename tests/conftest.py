@@ -9,7 +9,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -101,28 +100,7 @@ def clock() -> FixedClock:
 def home(tmp_path, clock):
     h = open_home(tmp_path / "home", clock=clock)
     yield h
-    _worker_threads_done()
     h.close()
-
-
-def _worker_threads_done(timeout: float = 10.0) -> None:
-    """Wait for thread workers of an app that has exited: Textual does not join them, and closing the
-    home's connections under one still reading crashed a test process inside SQLite (a CI run)."""
-    worker_py = os.path.join("textual", "worker.py")
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(
-        _runs(frame, worker_py) for ident, frame in sys._current_frames().items() if ident != threading.get_ident()
-    ):
-        time.sleep(0.01)
-
-
-def _runs(frame, filename: str) -> bool:
-    """Whether a thread's stack, from ``frame`` out, is inside ``filename``."""
-    while frame is not None:
-        if frame.f_code.co_filename.endswith(filename):
-            return True
-        frame = frame.f_back
-    return False
 
 
 @pytest.fixture(scope="session")

@@ -79,26 +79,6 @@ async def test_ctrl_c_says_which_key_quits_in_plain_words(home, tmp_path):
         assert app.is_running
 
 
-async def test_an_index_upkeep_step_under_way_ends_before_the_app_has_exited(home, tmp_path, monkeypatch):
-    """The home fixture closed every connection as the app exited, while the idle upkeep's merge step
-    still ran on one of them: SQLite crashed the test process inside the step (a segfault in
-    ``upkeep._carry``, seen once under load). The app's exit now waits for a step under way."""
-    import workbench.app as app_module
-
-    monkeypatch.setattr(app_module, "UPKEEP_SECONDS", 0.01)
-    entered, finished = threading.Event(), threading.Event()
-
-    def slow_step():
-        entered.set()
-        time.sleep(0.5)  # (a merge step on a loaded machine)
-        finished.set()
-
-    monkeypatch.setattr(home.archive, "upkeep", slow_step)
-    async with make_app(home, tmp_path).run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, entered.is_set, what="an upkeep step")
-    assert finished.is_set()
-
-
 async def test_a_key_typed_just_after_ctrl_q_quits_cleanly(home, tmp_path):
     """ctrl+q then a, typed fast in a terminal: the a opened the Add box as the screens closed, and the
     workbench stopped "on an unexpected error" (NoMatches '#conflict' on EditDialog), exit status 1."""

@@ -680,13 +680,11 @@ async def test_quitting_keeps_what_state_db_did_not_take_without_waiting_for_it_
     assert home.archive.get_session(screen.session_id).end_reason == "cli_close"
 
 
-async def _folder_for_workbench_db(pilot, home) -> None:
+def _folder_for_workbench_db(home) -> None:
     """workbench.db gone, a folder in its place. The app's workers open their own connections: one opened
     between the close and the unlink held the unlinked file and kept the messages there (a CI run), and
     one opened between the unlink and the mkdir made a new file; so until the folder stands, again, and
-    every connection held meanwhile is closed after it. The app's workers are let finish first: closing
-    a connection a worker thread is reading on crashed the test process inside SQLite (a CI run)."""
-    await settle(pilot)
+    every connection held meanwhile is closed after it."""
     for _ in range(100):
         home.journal.close()
         for name in ("workbench.db", "workbench.db-wal", "workbench.db-shm"):
@@ -708,7 +706,7 @@ async def test_quitting_when_workbench_db_cannot_keep_them_either_asks_to_drop_t
         async with app.run_test(size=(100, 30)) as pilot:
             screen = await open_run(pilot)
             await send_turn(pilot, screen, "hello while locked")
-            await _folder_for_workbench_db(pilot, home)
+            _folder_for_workbench_db(home)
             await pilot.press("ctrl+q")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
             assert app.screen.question == "Quit without saving 2 messages?"

@@ -75,7 +75,6 @@ textual_fixes.apply()
 
 # (mode, key, label) in key order; a mode shows up once it is in MODES.
 UPKEEP_SECONDS = 2.0  # between idle index-upkeep steps
-UPKEEP_STEP_WAIT_S = 5.0  # at most, at exit, for an upkeep step under way (one takes about 50 ms)
 
 MODE_ORDER = (
     ("memory", "1", "Memory"),
@@ -276,8 +275,6 @@ class WorkbenchApp(ResultsFromWorkers, App):
         self._gc_thresholds = gc.get_threshold()  # put back on unmount (see on_mount)
         self._demo_cancel = threading.Event()
         self._stopping = threading.Event()
-        self._upkeep_idle = threading.Event()  # no upkeep step under way (unmount waits for one to end)
-        self._upkeep_idle.set()
         # Set at quit: every wait for another process's lock then ends (lock_waits.cancellable_everywhere),
         # so a worker or a turn waiting on a lock never keeps the app from exiting.
         self._quitting = threading.Event()
@@ -750,9 +747,6 @@ class WorkbenchApp(ResultsFromWorkers, App):
             root.addHandler(handler)
         self._demo_cancel.set()
         self._stopping.set()
-        # A merge step under way ends first: the home closed after the app (a test's fixture, say) must not
-        # close its connection under it (SQLite then crashed the process inside the step).
-        self._upkeep_idle.wait(UPKEEP_STEP_WAIT_S)
         if self._watcher is not None:
             self._watcher.stop()
         if self._bridge is not None:
@@ -985,12 +979,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
         if self.home.archive.vet() is not None:  # damaged: said (a warning), and nothing is written to it
             return
         while not worker.is_cancelled and not self._stopping.wait(UPKEEP_SECONDS):
-            self._upkeep_idle.clear()
-            try:
-                if not self._stopping.is_set():
-                    self.home.archive.upkeep()
-            finally:
-                self._upkeep_idle.set()
+            self.home.archive.upkeep()
 
     # -- demo ---------------------------------------------------------------------
     @work(thread=True, group="demo", exit_on_error=False)
