@@ -97,7 +97,7 @@ def _writes(home: Home, session_id: str, messages: list[Any], journal: bool) -> 
             )
     for message_id, writes in writes_in(messages).items():
         # a Hermes message some of whose calls have rows (a look replayed or credited them): the others from
-        # the archive too (a replace a look found split in two is credited to no call)
+        # the archive too (a call whose work a look journaled and could not credit: ``replay._made_by``)
         done = called.get(message_id, set())
         if message_id not in found or done:
             found.setdefault(message_id, []).extend(

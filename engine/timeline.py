@@ -1095,6 +1095,14 @@ _SKILL_LOOKS = {
 }
 
 
+def _call_action(entry: JournalEntry) -> str:
+    """The action of the Hermes call behind an agent memory row: a credited row's call's (``memory.credit``:
+    a replace the look found as a remove and an add made both rows), else the row's own."""
+    credited = entry.detail.get("credited")
+    made = credited.get("action") if isinstance(credited, dict) else None
+    return made if made in ("add", "replace", "remove") else entry.action
+
+
 def _found(entry: JournalEntry) -> str | None:
     """How the workbench knows of a change it did not make, from its row alone: the look that found it
     (an outside memory, skill or session row, a proposal Hermes staged) or a memory file's first look;
@@ -1110,7 +1118,8 @@ def _found(entry: JournalEntry) -> str | None:
         )
     name = f"{FILES.get(entry.target, entry.target)}.md"
     if entry.subsystem == "memory" and entry.actor == "agent" and isinstance(detail.get("call"), int):
-        call = f"Hermes's memory {action} call in session {inline(entry.session_id or '')} · message {entry.message_id}"
+        session = inline(entry.session_id or "")
+        call = f"Hermes's memory {_call_action(entry)} call in session {session} · message {entry.message_id}"
         if credited := credited_note(entry):  # (``memory.credit``: journaled as an outside edit first)
             return f"found by comparing {name} with the last version the workbench saw; {credited}: {call}"
         # (``memory.replay``: the catch-up applied the call to the file it last saw)

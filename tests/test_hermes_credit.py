@@ -255,3 +255,38 @@ async def test_a_change_of_state_db_alone_looks_only_while_a_row_awaits_its_cred
             assert await asyncio.to_thread(watcher_sees_state_db_change) == 0
     finally:
         home.close()
+
+
+REWORDED = {"action": "replace", "old_text": "Fridays", "content": "Release train leaves each Monday at noon"}
+
+
+@pytest.mark.parametrize("typed", [None, "Typed by hand"], ids=["alone", "beside-a-hand-edit"])
+def test_a_replace_a_look_found_as_a_remove_and_an_add_is_credited_with_both(hermes, tmp_path, typed):
+    """Hermes rewrote the last entry into an unlike one: a look cannot tell that from a remove and an add, so
+    it journals those, and both stayed ``external`` for good. Now both are the call's; a note a person
+    appended before the same look stays theirs."""
+    root = looked_at_seed(tmp_path)
+    said = [hermes_tool(hermes, root, REWORDED)]
+    path = root / "memories" / "MEMORY.md"
+    if typed:
+        write_from_another_process(path, path.read_text(encoding="utf-8") + "\n§\n" + typed)
+    history(root)
+    hand = [("external", "add", None, None, False)] if typed else []
+    found = [("external", "remove", None, None, False), ("external", "add", None, None, False), *hand]
+    assert [row[1:] for row in rows(root)] == found
+    (made,) = store_turn(hermes, root, said)
+    history(root)
+    assert [row[1:] for row in rows(root)] == [
+        ("agent", "remove", "s-late", made, True),
+        ("agent", "add", "s-late", made, True),
+        *hand,
+    ]
+    for row_id in [row[0] for row in rows(root)][:2]:  # each names the call it is half of
+        why = json.loads(printed("timeline", "show", str(row_id), "--home", str(root), "--json"))["row"]["why"]
+        assert (
+            f"credited to session s-late when its turn was stored: Hermes's memory replace call in session s-late · message {made}"
+            in why
+        )
+    for row_id in reversed([row[0] for row in rows(root)]):  # each row's undo still works on it
+        printed("memory", "undo", str(row_id), "--home", str(root))
+    assert path.read_text(encoding="utf-8") == SEED

@@ -137,7 +137,7 @@ def test_an_outside_row_is_credited_only_to_the_call_that_can_have_made_it(tmp_p
         ]
         left, _, credits = unweighed(home.journal.connection(), "memory", calls)
         assert left == []  # (each did its work: none is replayed)
-        assert [(credit.row.after, credit.call.index) for credit in credits] == [("Exact", 0)]
+        assert [(credit.rows[0].after, credit.call.index) for credit in credits] == [("Exact", 0)]
     finally:
         home.close()
 

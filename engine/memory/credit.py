@@ -47,8 +47,8 @@ def awaiting(conn: sqlite3.Connection, target: str, now: float) -> bool:
 
 
 def credit(journal: Journal, target: str, credits: Sequence[Credit], now: float) -> list[int]:
-    """Make each credited row its call's, under the journal's lock, each row and call once: the row is
-    read again there, and left alone when it is no longer an outside row or its call has a row already.
+    """Make each credit's rows its call's, under the journal's lock, each row and call once: the rows are
+    read again there, and left alone when one is no longer an outside row or the call has a row already.
     The ids of the rows credited."""
     done: list[int] = []
     if not credits:
@@ -56,22 +56,29 @@ def credit(journal: Journal, target: str, credits: Sequence[Credit], now: float)
     with journal.transaction() as conn:
         for found in credits:
             call = found.call
-            row = conn.execute(
-                "SELECT detail FROM journal WHERE id = ? AND subsystem = ? AND target = ? AND status = 'done' "
-                "AND actor = 'external' AND session_id IS NULL",
-                (found.row.id, SUBSYSTEM, target),
-            ).fetchone()
-            detail = json_value(row[0]) if row else None
+            details = [d for row in found.rows if (d := _outside_detail(conn, target, row.id)) is not None]
             taken = conn.execute(_CALL_HAS_ROW, (call.session_id, call.message_id, SUBSYSTEM, target, call.index))
-            if not isinstance(detail, dict) or taken.fetchone():
+            if len(details) < len(found.rows) or taken.fetchone():
                 continue
-            detail.update(call=call.index, credited={"at": now})
-            conn.execute(
-                "UPDATE journal SET actor = 'agent', session_id = ?, message_id = ?, detail = ? WHERE id = ?",
-                (call.session_id, call.message_id, json.dumps(detail), found.row.id),
-            )
-            done.append(found.row.id)
+            for row, detail in zip(found.rows, details, strict=True):
+                detail.update(call=call.index, credited={"at": now, "action": call.action})
+                conn.execute(
+                    "UPDATE journal SET actor = 'agent', session_id = ?, message_id = ?, detail = ? WHERE id = ?",
+                    (call.session_id, call.message_id, json.dumps(detail), row.id),
+                )
+                done.append(row.id)
     return done
+
+
+def _outside_detail(conn: sqlite3.Connection, target: str, row_id: int) -> dict | None:
+    """The detail of row ``row_id`` while it is still an outside row of ``target`` (None otherwise)."""
+    row = conn.execute(
+        "SELECT detail FROM journal WHERE id = ? AND subsystem = ? AND target = ? AND status = 'done' "
+        "AND actor = 'external' AND session_id IS NULL",
+        (row_id, SUBSYSTEM, target),
+    ).fetchone()
+    detail = json_value(row[0]) if row else None
+    return detail if isinstance(detail, dict) else None
 
 
 def credited_note(row: JournalEntry) -> str | None:

@@ -125,13 +125,14 @@ class Outside:
     before: str | None
     after: str | None
     not_before: float | None  # found later: the change came after the journal's row of this time
+    edit: str | None  # the look's key, on each of its rows when it found several changes (one outside edit)
 
 
 @dataclass(frozen=True)
 class Credit:
-    """An outside row the call that made it explains: the row becomes that call's (``credit``)."""
+    """The outside rows the call that made them explains: they become that call's (``credit``)."""
 
-    row: Outside
+    rows: tuple[Outside, ...]
     call: ArchiveWrite
 
 
@@ -145,10 +146,11 @@ def recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | N
     read_to: int | None = None
     outside: list[Outside] = []
     born: dict[str, float] = {}
-    for row_id, at, actor, read, replayed, action, before, after, not_before in conn.execute(
+    for row_id, at, actor, read, replayed, action, before, after, not_before, edit in conn.execute(
         "SELECT id, at, actor, CASE WHEN json_valid(detail) THEN json_extract(detail, '$.calls_read') END, "
         "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.call') END IS NOT NULL, action, before, after, "
-        "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.not_before') END "
+        "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.not_before') END, "
+        "CASE WHEN json_valid(detail) THEN json_extract(detail, '$.edit') END "
         "FROM journal WHERE subsystem = ? AND target = ? AND status = 'done' ORDER BY id DESC",
         (SUBSYSTEM, target),
     ):
@@ -158,7 +160,7 @@ def recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | N
             break
         if actor == "external" and at >= since:
             bound = not_before if isinstance(not_before, (int, float)) else None
-            outside.append(Outside(row_id, at, action, before, after, bound))
+            outside.append(Outside(row_id, at, action, before, after, bound, edit if isinstance(edit, str) else None))
         if isinstance(after, str):
             born.setdefault(after, at)
     return read_to, outside, born
@@ -168,8 +170,8 @@ def _done_outside(calls: Sequence[ArchiveWrite], outside: list[Outside]) -> tupl
     """Of ``calls``, those whose work none of the ``outside`` rows journaled since the call was made: a look
     that came before Hermes stored its turn (it stores a turn once it ends) journaled what the call did as
     an outside edit, and the call, stored since, must not do it again. A row answers one call: the entry
-    it wrote is the one an add or replace wrote, the entry it took out holds a remove's ``old_text``. Such a
-    row that is exactly the call's change, made while the call ran, is credited to it (``_made_by``)."""
+    it wrote is the one an add or replace wrote, the entry it took out holds a remove's ``old_text``. The
+    rows that are exactly the call's change, made while the call ran, are credited to it (``_made_by``)."""
     rows = list(outside)
     left, credits = [], []
     for call in calls:
@@ -177,9 +179,11 @@ def _done_outside(calls: Sequence[ArchiveWrite], outside: list[Outside]) -> tupl
         if found is None:
             left.append(call)
             continue
-        rows.remove(found)
-        if _made_by(call, found):
-            credits.append(Credit(found, call))
+        made = _made_by(call, found, rows)
+        for row in {found, *made}:
+            rows.remove(row)
+        if made:
+            credits.append(Credit(made, call))
     return left, credits
 
 
@@ -190,17 +194,38 @@ def _did(call: ArchiveWrite, before: str | None, after: str | None) -> bool:
     return after == call.text
 
 
-def _made_by(call: ArchiveWrite, row: Outside) -> bool:
-    """Whether ``row`` (which did ``call``'s work, dated no earlier than the call) is that call's change and
-    no other: the same action on the same entry (a replace's ``old_text`` in the entry it took out), and
-    made before the call's result was stored (``ran_by``; for a row found later, the look before it came
-    first). A person's edit made after Hermes's call is never credited to it."""
-    if row.action != call.action or (
-        call.action == "replace" and not (call.old_text and call.old_text in (row.before or ""))
-    ):
-        return False
+def _made_by(call: ArchiveWrite, row: Outside, rows: Sequence[Outside]) -> tuple[Outside, ...]:
+    """The rows that are ``call``'s change and no other, ``row`` (which did its work, dated no earlier than
+    the call) among them, oldest first; none when they are not. Made before the call's result was stored
+    (``ran_by``; for a row found later, the look before it came first): a person's edit made after Hermes's
+    call is never credited to it. The same action on the same entry (a replace's ``old_text`` in the entry
+    it took out), or a replace the look found as a remove of the one entry holding its ``old_text`` and
+    the add of its text (``entry_changes``: the last entry rewritten into an unlike one, or beside other
+    changes), both of that look's outside edit (``_split``)."""
     made_from = row.at if row.not_before is None else row.not_before
-    return call.ran_by is None or made_from <= call.ran_by
+    if call.ran_by is not None and made_from > call.ran_by:
+        return ()
+    if row.action == call.action == "replace":
+        return (row,) if call.old_text and call.old_text in (row.before or "") else ()
+    if row.action == call.action:
+        return (row,)
+    return _split(call, row, rows) if (call.action, row.action) == ("replace", "add") else ()
+
+
+def _split(call: ArchiveWrite, added: Outside, rows: Sequence[Outside]) -> tuple[Outside, ...]:
+    """A replace's change found as the remove and the add of one look, the add ``added``: the remove of
+    the one entry holding the call's ``old_text`` among that look's rows, then the add (none when the
+    look removed none, or several, holding it: which one was Hermes's is a guess)."""
+    removed = [
+        row
+        for row in rows
+        if added.edit is not None
+        and row.edit == added.edit
+        and row.action == REMOVE
+        and call.old_text
+        and call.old_text in (row.before or "")
+    ]
+    return (removed[0], added) if len(removed) == 1 else ()
 
 
 def rows_of(steps: Sequence[Step], now: float) -> list[dict[str, Any]]:
