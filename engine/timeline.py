@@ -1259,10 +1259,11 @@ def awaits_source(row: Row, now: float) -> bool:
     return row.source is None and _made_by_a_call(row) and now - row.at < HERMES_SLACK_S
 
 
-def awaits_credit(row: Row, now: float) -> bool:
-    """An outside memory edit listed while its Hermes turn may still be stored: a look may credit it to its
-    call (``memory.credit``), whether the Timeline found that call already (its source) or not."""
-    return _hermes_memory_write(row) and now - row.at < HERMES_SLACK_S
+def awaits_credit(row: Row) -> bool:
+    """An outside memory edit listed: a look may credit it to its Hermes call (``memory.credit``), whether
+    the Timeline found that call already (its source) or not, and however old it is (a look credits a call
+    whenever it reads one stored since: the turn may have been long, the Timeline open for hours)."""
+    return _hermes_memory_write(row) and not row.session_id
 
 
 def _made_by_a_call(row: Row) -> bool:
@@ -1677,9 +1678,11 @@ class Timeline:
         return {row_id: source for row_id, source in found.items() if source is not None}
 
     @_reads_the_journal
-    def credited(self, rows: Iterable[Row]) -> dict[int, Row]:
+    def credited(self, rows: Iterable[Row], **filters: str | None) -> dict[int, Row | None]:
         """By row id, those of ``rows`` (``awaits_credit``) credited since to the Hermes call that made them
-        (``memory.credit``), as the Timeline lists them now."""
+        (``memory.credit``): each as the Timeline lists it now under ``filters`` (``page``'s), or None when
+        it no longer matches them (an ``actor:external`` list). One read of the journal by id; the pages
+        only for rows credited."""
         ids = [row.id for row in rows]
         if not ids:
             return {}
@@ -1691,8 +1694,12 @@ class Timeline:
             )
             .fetchall()
         )
-        listed = [row for (row_id,) in found for row in self.page(before_id=row_id + 1, limit=1) if row.id == row_id]
-        return {row.id: row for row in self.with_sources(listed)}
+        listed = {
+            row_id: next((row for row in self.page(before_id=row_id + 1, limit=1, **filters) if row.id == row_id), None)
+            for (row_id,) in found
+        }
+        sourced = {row.id: row for row in self.with_sources([row for row in listed.values() if row is not None])}
+        return {row_id: sourced.get(row_id) for row_id in listed}
 
     def _approved(self, row: Row, lookups: _Lookups) -> Row:
         """An outside skill change a proposal's approval in Hermes made, naming that proposal's proposer."""

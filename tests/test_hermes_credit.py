@@ -12,11 +12,13 @@ import json
 import re
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from engine import open_home
+from engine.clock import FixedClock
 from engine.events import MemoryChanged
 from tests.cli_support import printed
 from tests.hermes_support import workbench_cmd, write_from_another_process
@@ -225,6 +227,40 @@ async def test_an_open_timeline_shows_the_credit_of_a_row_whose_call_it_found(he
             await wait_for(pilot, lambda: credited in str(detail.render()), what="the row's why")
     finally:
         home.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("search", "later"), [("", 11 * 60), ("actor:external", 0)], ids=["eleven-minutes-on", "actor-external"]
+)
+async def test_an_open_timeline_shows_a_credit_however_old_the_row_under_its_filter(hermes, tmp_path, search, later):
+    """The Timeline read credits again only for rows of the last ten minutes (a TUI left open across them
+    kept showing the row as an outside edit), and put a credited row back in the list as it is now, under
+    an ``actor:external`` filter too, where it no longer belongs."""
+    root = looked_at_seed(tmp_path)
+    said = [hermes_tool(hermes, root, ADD[1])]
+    history(root)
+    clock = FixedClock(time.time())
+    home = open_home(root, clock=clock)
+    try:
+        async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
+            screen = await open_mode(pilot, "6", TimelineScreen)
+            await pilot.press("slash", *search, "enter")
+            table = screen.query_one(TimelineList)
+
+            def note_row() -> list[str]:
+                cells = [[str(cell).strip() for cell in table.get_row_at(i)] for i in range(table.row_count)]
+                return next((row for row in cells if NOTE[:12] in row[3]), [])
+
+            await wait_for(pilot, lambda: note_row()[1:2] == ["external"], what="the outside row")
+            (added,) = store_turn(hermes, root, said)
+            clock.advance(later)  # (eleven minutes: the row is older than Hermes's slack when the look credits it)
+            assert home.memory.record_external_change("memory") is True
+            credited = [] if search else ["agent"]
+            await wait_for(pilot, lambda: note_row()[1:2] == credited, what="the credit shown")
+    finally:
+        home.close()
+    assert [row[1:] for row in rows(root)] == [("agent", "add", "s-late", added, True)]
 
 
 @pytest.mark.anyio

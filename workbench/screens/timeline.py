@@ -65,7 +65,8 @@ class PageLoaded(Message):
     sizes: dict[str, int] = field(default_factory=dict)  # under a filter: how many rows each group holds
     undone: dict[int, int | None] | None = None  # newer rows: each row shown, the row that undid it now
     sources: dict[int, Source] = field(default_factory=dict)  # newer rows: rows shown whose turn was stored since
-    credited: dict[int, Row] = field(default_factory=dict)  # newer rows: those of them credited to their call since
+    # newer rows: those of them credited to their call since, as listed now (None: the filter no longer matches)
+    credited: dict[int, Row | None] = field(default_factory=dict)
     reach: Reach | None = None  # an actor:agent page that stopped reading before it filled (``Timeline.reach``)
 
 
@@ -165,7 +166,7 @@ class TimelineScreen(WorkbenchScreen):
         live = after_id is not None
         now = self.home.clock.now()
         awaiting = [row for row in self.rows if awaits_source(row, now)] if live else []
-        crediting = [row for row in self.rows if awaits_credit(row, now)] if live else []
+        crediting = [row for row in self.rows if awaits_credit(row)] if live else []
         self._load(self.search, before_id, after_id, [row.id for row in self.rows] if live else [], awaiting, crediting)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline")
@@ -193,7 +194,7 @@ class TimelineScreen(WorkbenchScreen):
             marks = self.home.journal.undone_by(shown) if where == "newer" else {}
             undone = {row_id: marks.get(row_id) for row_id in shown}
             sources = timeline.sources_found(awaiting) if where == "newer" else {}
-            credited = timeline.credited(crediting) if where == "newer" else {}
+            credited = timeline.credited(crediting, **filters) if where == "newer" else {}
         except WorkbenchError as exc:  # e.g. group:zzz, or workbench.db damaged; the old rows must not stay as if
             # they matched
             self.post_result(PageLoaded([], "first", query, exc.in_app))
@@ -221,14 +222,8 @@ class TimelineScreen(WorkbenchScreen):
             self.exhausted = len(message.rows) < PAGE and message.reach is None
             self.loading_more = False
         elif message.where == "newer":
-            undone, sources = message.undone or {}, message.sources
-            self.sources.update(sources)
-            self.rows = message.rows + [
-                replace(row, reverted_by=undone.get(row.id, row.reverted_by), source=sources.get(row.id, row.source))
-                if row.id not in message.credited
-                else replace(message.credited[row.id], reverted_by=undone.get(row.id, row.reverted_by))
-                for row in self.rows
-            ]
+            self.sources.update(message.sources)
+            self.rows = message.rows + [row for shown in self.rows if (row := self._refreshed(shown, message))]
         else:
             self.rows = message.rows
             self.exhausted = len(message.rows) < PAGE and message.reach is None
@@ -247,6 +242,17 @@ class TimelineScreen(WorkbenchScreen):
             self.query_one("#timeline-detail", Static).update(literal(said, "$text-muted"))
         elif stopped and message.where != "newer":
             self.show_status(stopped)
+
+    @staticmethod
+    def _refreshed(row: Row, message: PageLoaded) -> Row | None:
+        """A row shown, as a page of newer rows says it is now: undone, its source found, credited to its
+        Hermes call (None: credited, and the filter no longer matches it, ``actor:external``)."""
+        undone = message.undone or {}
+        if row.id in message.credited:
+            credited = message.credited[row.id]
+            return None if credited is None else replace(credited, reverted_by=undone.get(row.id, row.reverted_by))
+        source = message.sources.get(row.id, row.source)
+        return replace(row, reverted_by=undone.get(row.id, row.reverted_by), source=source)
 
     def _retitle(self) -> None:
         """Each group's one line, from its loaded rows (a group is rarely split across pages)."""
