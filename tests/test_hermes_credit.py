@@ -276,21 +276,61 @@ async def test_a_change_of_state_db_alone_looks_only_while_a_row_awaits_its_cred
     try:
         app = make_app(home, tmp_path)
         async with app.run_test(size=(120, 40)):
-
-            def watcher_sees_state_db_change() -> int:
-                """The watcher thread's step for a change of state.db alone: the reads of Hermes's calls."""
-                statements: list[str] = []
-                home.archive.conn().set_trace_callback(statements.append)
-                app._external_change({"sessions"})
-                return sum("instr(tool_calls" in s for s in statements)
-
-            assert await asyncio.to_thread(watcher_sees_state_db_change) >= 1  # the credit's look
+            assert await asyncio.to_thread(calls_read_on_state_db_change, app) >= 1  # the credit's look
             assert [row[1] for row in rows(root)] == ["agent"]
             with sqlite3.connect(root / "state.db") as db:  # Hermes stores another step: nothing awaits now
                 db.execute("UPDATE sessions SET title = 'next step' WHERE id = 's-late'")
-            assert await asyncio.to_thread(watcher_sees_state_db_change) == 0
+            assert await asyncio.to_thread(calls_read_on_state_db_change, app) == 0
     finally:
         home.close()
+
+
+def calls_read_on_state_db_change(app) -> int:
+    """The watcher thread's step for a change of state.db alone: the reads of Hermes's calls it made."""
+    statements: list[str] = []
+    app.home.archive.conn().set_trace_callback(statements.append)
+    app._external_change({"sessions"})
+    return sum("instr(tool_calls" in s for s in statements)
+
+
+# a step of a Hermes session that calls no memory tool: a reply, a terminal command and its result
+CHAT = r"""
+import json
+from hermes_state import SessionDB
+db = SessionDB()
+if not db.get_session("s-chat"):
+    db.create_session("s-chat", source="cli", model="m")
+db.append_message("s-chat", "user", "list the files")
+call = {"id": "call_ls", "type": "function", "function": {"name": "terminal", "arguments": '{"command": "ls"}'}}
+db.append_message("s-chat", "assistant", None, tool_calls=[call])
+db.append_message("s-chat", "tool", "README.md", tool_name="terminal", tool_call_id="call_ls")
+"""
+
+
+@pytest.mark.anyio
+async def test_a_hand_edit_is_looked_at_again_only_when_hermes_stores_a_memory_result(hermes, tmp_path):
+    """A note typed by hand awaits its credit as a Hermes call's would: every change of state.db for ten
+    minutes (a Hermes session chatting, each model call) ran a look that took the memory lock and read
+    Hermes's calls again, for nothing. Now a look runs only once a memory tool result was stored since."""
+    root = looked_at_seed(tmp_path)
+    path = root / "memories" / "MEMORY.md"
+    write_from_another_process(path, SEED + "\n§\nTyped by hand")
+    history(root)  # an outside add: it may be a Hermes call whose turn is not stored yet
+    home = open_home(root)
+    try:
+        app = make_app(home, tmp_path)
+        async with app.run_test(size=(120, 40)):
+            hermes.run(root, CHAT)
+            assert await asyncio.to_thread(calls_read_on_state_db_change, app) >= 1  # (nothing known yet)
+            for _ in "ab":
+                hermes.run(root, CHAT)
+                assert await asyncio.to_thread(calls_read_on_state_db_change, app) == 0
+            said = [hermes_tool(hermes, root, ADD[1])]
+            store_turn(hermes, root, said)
+            assert await asyncio.to_thread(calls_read_on_state_db_change, app) >= 1
+    finally:
+        home.close()
+    assert [row[1:3] for row in rows(root)] == [("external", "add"), ("agent", "add")]
 
 
 REWORDED = {"action": "replace", "old_text": "Fridays", "content": "Release train leaves each Monday at noon"}

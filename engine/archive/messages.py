@@ -256,6 +256,17 @@ class MessagesMixin(ArchiveCore):
         results = conn.execute("SELECT * FROM messages WHERE id > ? AND role = 'tool'", (calls[-1]["id"],))
         return sorted((self._message(r) for r in [*calls, *results]), key=lambda m: m.id)
 
+    def newest_result(self, tool: str, newest: int) -> int:
+        """The id of the newest result of ``tool`` (or of a tool naming none, as an older writer may store
+        it) among the archive's ``newest`` messages, 0 when none: a bounded read on the rowid range."""
+        conn = self.conn()
+        (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()
+        (found,) = conn.execute(
+            "SELECT coalesce(max(id), 0) FROM messages WHERE id > ? AND role = 'tool' AND coalesce(tool_name, ?) = ?",
+            (top - newest, tool, tool),
+        ).fetchone()
+        return found
+
     def live_message_count(self, session_id: str, up_to: int | None = None) -> int:
         """How many live messages the session holds (with ids up to ``up_to``, when given)."""
         bound = "" if up_to is None else " AND m.id <= ?"

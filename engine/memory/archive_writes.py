@@ -277,6 +277,19 @@ class ArchiveWrites:
                 self.home.archive.conn()
         return database_stamp(self.home.state_db_path)
 
+    def newest_result(self) -> int | None:
+        """The id of the newest memory tool result among state.db's newest ``LOOK_MESSAGES`` messages (0:
+        none), without waiting on its lock; None when it cannot be read. A call is credited or replayed
+        only with its result, so a look for a credit is due only once this changed."""
+        if database_stamp(self.home.state_db_path)[0] is None:  # (opening it would create it)
+            return None
+        try:
+            conn = self.home.archive.conn()
+            with busy_wait(conn, 0):
+                return self.home.archive.newest_result(TOOL, LOOK_MESSAGES)
+        except (WorkbenchError, sqlite3.Error):
+            return None
+
     def since(self, target: str, after: float, reach: float | None = None) -> tuple[list[ArchiveWrite], int | None]:
         """The applied memory calls on ``target`` made after ``after`` (their messages stamped at most
         ``STAMPED_BEFORE_S`` before it), in their stored order, and the newest message id read (None when

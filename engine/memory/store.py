@@ -1268,14 +1268,21 @@ class MemoryStore:
 
     def look_for_credit(self, target: str) -> bool:
         """The look a change of state.db alone calls for (the TUI's watcher): ``record_external_change`` while
-        an outside row of ``target`` may still be credited to the Hermes call stored since (``credit``), else
-        nothing. Hermes writes state.db after every model call of a turn, and each such look took the memory
-        lock, so Hermes's own write waited, and read its calls again (100 ms a look in a long session)."""
+        an outside row of ``target`` may still be credited to the Hermes call stored since (``credit``), and
+        a memory tool result was stored since this process last looked so (``newest_result``), else nothing.
+        Hermes writes state.db after every model call of a turn, and each such look took the memory lock, so
+        Hermes's own write waited, and read its calls again (100 ms a look in a long session): for ten
+        minutes after a note typed by hand, which no call will ever be stored for."""
         if self.home.read_only or not self.home.journal.exists():
             return False
         if not awaiting(self.home.journal.connection(), target, self.home.clock.now()):
             return False
-        return self.record_external_change(target)
+        newest = self.archive_writes.newest_result()
+        if newest is not None and newest == self._results_looked.get(target):
+            return False
+        looked = self.record_external_change(target)
+        self._results_looked[target] = newest
+        return looked
 
     def _wait_out_rewrite(self, target: str) -> None:
         """A file that held entries and was emptied just now may be rewritten in place (``cmd > MEMORY.md``,
@@ -1342,6 +1349,11 @@ class MemoryStore:
     @cached_property
     def _calls_weighed(self) -> dict[str, tuple]:
         """Per target, state.db's stamp when this process last read Hermes's calls for it (``_replay``)."""
+        return {}
+
+    @cached_property
+    def _results_looked(self) -> dict[str, int | None]:
+        """Per target, the newest memory tool result when this process last looked for a credit."""
         return {}
 
     @cached_property
