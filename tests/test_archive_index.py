@@ -597,6 +597,32 @@ def test_a_home_used_only_from_the_command_line_upgrades_its_index_and_says_how_
     home.close()
 
 
+@pytest.mark.parametrize("bound", [None, 0.0], ids=["time-enough", "no-time"])
+def test_the_agents_session_search_upgrades_the_index_first_within_a_bound_and_says_so(tmp_path, monkeypatch, bound):
+    """`workbench run`'s agent searched with session_search on an index of version 3 without a step of its
+    upgrade: each katakana search scanned every message not upgraded, the turn waiting, and the result did
+    not say why. Now the tool runs the command's rule (``upgrade_before_search``), bounded, and a result
+    that still scanned says so."""
+    from engine.archive import session_search
+
+    if bound is not None:
+        monkeypatch.setattr(session_search, "UPGRADE_S", bound)
+    home = _upgrading(tmp_path, monkeypatch, 4)
+    try:
+        expected = decoded_scan(home.state_db_path, "ﾃﾞﾌﾟﾛｲ")
+        found = session_search.session_search_tool(home, {"query": "ﾃﾞﾌﾟﾛｲ", "limit": 10})
+        assert found["success"] and found["count"] and {r["match_message_id"] for r in found["results"]} <= expected
+        note = found.get("note") or ""
+        if bound is None:
+            assert home.archive.bigram_index.unfolded() is None and "upgraded" not in note
+        else:
+            assert home.archive.bigram_index.unfolded() is not None
+            assert "The CJK search index is being upgraded for half-width katakana: 0% done" in note
+            assert "(correct, but slower)" in note
+    finally:
+        home.close()
+
+
 def test_a_latin_search_from_the_command_line_leaves_a_home_without_workbench_db_so(tmp_path):
     """Looking for an index upgrade before a search created workbench.db, with an empty CJK index, in a
     home only Hermes had used, where a search for English words had written nothing."""

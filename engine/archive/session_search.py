@@ -30,6 +30,7 @@ from ..tools import ToolContext
 from ..values import row_id
 from .filters import SORTS
 from .models import Message, SearchHit, Session, content_text
+from .upkeep import upgrade_line
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ BOOKEND = 3
 WINDOW_CHARS, BOOKEND_CHARS = 4000, 1200
 KEEP_ROLES = ("user", "assistant")
 EXCERPT_CHARS, RECAP_INPUT_CHARS = 500, 12_000
+UPGRADE_S = 2.0  # at most this long on the CJK index's upgrade before a search that waits on it
 
 SESSION_SEARCH_SCHEMA = {
     "name": "session_search",
@@ -186,7 +188,11 @@ def session_search_tool(home, args: dict[str, Any], ctx: ToolContext | None = No
         if not filters.text.strip():
             return _browse(archive, limit, current)
         roles = list(filters.roles) or list(KEEP_ROLES)
+        # the CJK index's upgrade, as a command runs it before a search, bounded: the turn waits on it
+        upgrade = archive.upgrade_before_search(filters.text.strip(), most_s=UPGRADE_S)
         found = _discover(archive, filters.text.strip(), limit, roles, filters.sort, current)
+        if upgrade is not None and upgrade.slow:  # the agent is told why the search was slow
+            found["note"] = " ".join(filter(None, [found.get("note"), upgrade_line(upgrade.left)]))
         if found["results"]:
             add_recaps(home, filters.text.strip(), found["results"])
         return found

@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..db import busy_wait, is_corrupt
@@ -35,6 +37,22 @@ FRAGMENTED = 8  # segments from which doctor suggests letting the TUI idle, if i
 # messages, one segment per turn, made doctor say "needs attention" (exit 1) about nothing.
 SMALL_INDEX_PAGES = 1000
 QUICK_BUSY_MS = 20
+
+
+SEARCH_STEP_S = 0.5  # a search the upgrade does not concern waits this long at most for its steps
+
+
+@dataclass(frozen=True)
+class SearchUpgrade:
+    """What ``upgrade_before_search`` did: whether the query waited on the upgrade, and what is left."""
+
+    whole: bool  # the query holds a term width folding changes: it scans what the upgrade has not reached
+    left: tuple[int, int] | None  # as ``BigramIndex.unfolded`` (None: the upgrade is done)
+
+    @property
+    def slow(self) -> bool:
+        """Whether the search that follows scans the messages the upgrade has not reached (correct, slower)."""
+        return self.whole and self.left is not None
 
 
 class UpkeepMixin(SearchMixin):
@@ -90,6 +108,23 @@ class UpkeepMixin(SearchMixin):
         while (deadline is None or time.monotonic() < deadline) and index.fold_step():
             pass
         return index.unfolded()
+
+    def upgrade_before_search(
+        self, query: str, *, prefix: bool = False, most_s: float | None = None, first: Callable[[], None] | None = None
+    ) -> SearchUpgrade | None:
+        """Steps of the CJK index's upgrade from version 3 before a search that has no idle time of its own
+        (a command, the agent's ``session_search`` in ``workbench run``): all of them when ``query`` would
+        otherwise scan what it has not reached (``waits_on_upgrade``: the scan costs more than the upgrade),
+        for up to ``most_s`` seconds (None: to the end; a turn of the agent is not held long), ``first()``
+        called before; else ``SEARCH_STEP_S`` of them at most. None when no upgrade is under way (a home
+        with no workbench.db has no index to upgrade: looking would create one)."""
+        if not self.home.workbench_db_path.exists() or self.bigram_index.unfolded() is None:
+            return None
+        whole = self.waits_on_upgrade(query, prefix=prefix)
+        if whole and first is not None:
+            first()
+        step = SEARCH_STEP_S if most_s is None else min(most_s, SEARCH_STEP_S)
+        return SearchUpgrade(whole, self.upgrade_index(most_s if whole else step))
 
     def _upkeep_steps(self, budget_s: float) -> dict[str, int]:
         deadline = time.monotonic() + budget_s
