@@ -366,3 +366,18 @@ def test_a_replace_a_look_found_as_a_remove_and_an_add_is_credited_with_both(her
     for row_id in reversed([row[0] for row in rows(root)]):  # each row's undo still works on it
         printed("memory", "undo", str(row_id), "--home", str(root))
     assert path.read_text(encoding="utf-8") == SEED
+
+
+def test_a_note_typed_by_hand_as_hermess_pending_call_is_not_credited_to_it(hermes, tmp_path):
+    """A person types the very note Hermes's call adds, after Hermes stamped the call's message and before
+    its tool ran: Hermes's add finds it there and writes nothing (its result says so), so the call made no
+    change to credit, and the person's row stays theirs."""
+    root = looked_at_seed(tmp_path)
+    typed_at = time.time()
+    write_from_another_process(root / "memories" / "MEMORY.md", SEED + "\n§\n" + NOTE)
+    history(root)
+    call, result = hermes_tool(hermes, root, ADD[1])
+    assert json.loads(result["result"])["message"] == "Entry already exists (no duplicate added)."
+    store_turn(hermes, root, [(call, {**result, "at": typed_at - 5})])  # (the message stamped before it)
+    history(root)
+    assert [row[1:] for row in rows(root)] == [("external", "add", None, None, False)]
