@@ -381,3 +381,21 @@ def test_a_note_typed_by_hand_as_hermess_pending_call_is_not_credited_to_it(herm
     store_turn(hermes, root, [(call, {**result, "at": typed_at - 5})])  # (the message stamped before it)
     history(root)
     assert [row[1:] for row in rows(root)] == [("external", "add", None, None, False)]
+
+
+def test_a_remove_a_look_found_beside_another_of_its_text_is_credited_to_neither(hermes, tmp_path):
+    """A person took out one of two notes holding the text Hermes's remove names, then Hermes's remove took
+    out the other (the one left matching), and one look found both gone: the person's, listed first, was
+    credited to Hermes's call and Hermes's own stayed outside. Which was Hermes's no row can tell."""
+    root = tmp_path / "home"
+    path = root / "memories" / "MEMORY.md"
+    typed = "Loop note 7, typed by hand"
+    write_from_another_process(path, typed + "\n§\n" + SEED + "\n§\n" + NOTE)
+    assert history(root) == []
+    write_from_another_process(path, SEED + "\n§\n" + NOTE)
+    said = [hermes_tool(hermes, root, {"action": "remove", "old_text": "Loop note 7"})]
+    assert path.read_text(encoding="utf-8") == SEED
+    history(root)
+    store_turn(hermes, root, said)
+    history(root)
+    assert [row[1:3] for row in rows(root)] == [("external", "remove"), ("external", "remove")]

@@ -199,33 +199,36 @@ def _made_by(call: ArchiveWrite, row: Outside, rows: Sequence[Outside]) -> tuple
     the call) among them, oldest first; none when they are not. Made before the call's result was stored
     (``ran_by``; for a row found later, the look before it came first): a person's edit made after Hermes's
     call is never credited to it. The same action on the same entry (a replace's ``old_text`` in the entry
-    it took out), or a replace the look found as a remove of the one entry holding its ``old_text`` and
-    the add of its text (``entry_changes``: the last entry rewritten into an unlike one, or beside other
-    changes), both of that look's outside edit (``_split``)."""
+    it took out), or a replace the look found as a remove of the entry holding its ``old_text`` and the
+    add of its text (``entry_changes``: the last entry rewritten into an unlike one, or beside other
+    changes), both of that look's outside edit. A remove of the entry holding its ``old_text`` is the call's
+    only when it is the one such remove of its look: with two (a person took out the other before Hermes's
+    remove ran, which then matched one entry alone), which was Hermes's is a guess, and none is credited."""
     made_from = row.at if row.not_before is None else row.not_before
     if call.ran_by is not None and made_from > call.ran_by:
         return ()
     if row.action == call.action == "replace":
         return (row,) if call.old_text and call.old_text in (row.before or "") else ()
+    if row.action == call.action == "add":
+        return (row,)
+    removed = _removes_of(call, row, rows)
+    if len(removed) != 1:
+        return ()
     if row.action == call.action:
         return (row,)
-    return _split(call, row, rows) if (call.action, row.action) == ("replace", "add") else ()
+    return (removed[0], row) if (call.action, row.action) == ("replace", "add") else ()
 
 
-def _split(call: ArchiveWrite, added: Outside, rows: Sequence[Outside]) -> tuple[Outside, ...]:
-    """A replace's change found as the remove and the add of one look, the add ``added``: the remove of
-    the one entry holding the call's ``old_text`` among that look's rows, then the add (none when the
-    look removed none, or several, holding it: which one was Hermes's is a guess)."""
-    removed = [
-        row
-        for row in rows
-        if added.edit is not None
-        and row.edit == added.edit
-        and row.action == REMOVE
-        and call.old_text
-        and call.old_text in (row.before or "")
+def _removes_of(call: ArchiveWrite, row: Outside, rows: Sequence[Outside]) -> list[Outside]:
+    """Of ``rows``, the removes of an entry holding ``call``'s ``old_text`` that ``row``'s look found: those
+    of its outside edit, or ``row`` itself when it is that look's one change."""
+    if row.edit is None:
+        return [row] if row.action == REMOVE else []
+    return [
+        other
+        for other in rows
+        if other.edit == row.edit and other.action == REMOVE and call.old_text and call.old_text in (other.before or "")
     ]
-    return (removed[0], added) if len(removed) == 1 else ()
 
 
 def rows_of(steps: Sequence[Step], now: float) -> list[dict[str, Any]]:
