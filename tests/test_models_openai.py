@@ -283,3 +283,27 @@ def test_streamed_answers_arrive_as_scrubbed_deltas(home, endpoint):
     assert deltas == "Saved. Recall:\n\nDone."  # the fenced span never reached the screen
     assert result.assistant == "Saved. Recall:\n\nDone."  # nor the stored answer
     assert session.last_usage == (1200, 3)
+
+
+def test_a_cancel_stops_reading_a_streamed_answer(home, endpoint):
+    """esc while the stream is on its way: no more of it is shown, and neither its text nor its calls are kept."""
+    endpoint.holds[0] = threading.Event()
+    endpoint.stream(
+        {"content": "Saving it "},
+        {"tool_calls": [{"index": 0, "id": "s1", "type": "function", "function": {"name": "skills_list"}}]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]},
+    )
+    seen = []
+    model = make_model(home, "openai", base_url=endpoint.base_url, model_name="m", api_key_env="", stream=True)
+    session = AgentSession(home, model, on_event=seen.append)
+    box = {}
+    worker = threading.Thread(target=lambda: box.setdefault("result", session.run_turn("list my skills")))
+    worker.start()
+    while not endpoint.requests:  # the request is on its way; its answer waits for the hold
+        worker.join(0.01)
+    session.cancel()
+    endpoint.holds[0].set()
+    worker.join(5)
+    assert box["result"].status == "cancelled"
+    assert [e for e in seen if e.kind in ("assistant_delta", "tool_called")] == []
+    assert [m.role for m in home.archive.messages(session.id)] == ["user"]

@@ -210,12 +210,15 @@ class Blocking(Model):
 
     name = "blocking"
 
-    def __init__(self):
+    def __init__(self, answer: str = ""):
         self.entered, self.release = threading.Event(), threading.Event()
+        self.answer = answer  # given: a final answer instead of the tool calls
 
     def complete(self, messages, tools):
         self.entered.set()
         self.release.wait(5)
+        if self.answer:
+            return ModelReply(content=self.answer)
         return ModelReply(
             tool_calls=[
                 ToolCall("c1", "memory", {"action": "add", "target": "user", "content": "X."}),
@@ -224,18 +227,23 @@ class Blocking(Model):
         )
 
 
-def test_a_cancelled_turn_is_persisted_and_every_call_answered(home):
-    model = Blocking()
-    seen = []
-    session = AgentSession(home, model, on_event=seen.append)
+def cancel_mid_call(session, model, text):
+    """Run a turn in a thread, cancel it while the model thinks, then let the model answer."""
     box = {}
-    worker = threading.Thread(target=lambda: box.setdefault("result", session.run_turn("save X please")))
+    worker = threading.Thread(target=lambda: box.setdefault("result", session.run_turn(text)))
     worker.start()
     assert model.entered.wait(5)
     session.cancel()  # from another thread, while the model is thinking
     model.release.set()
     worker.join(5)
-    result = box["result"]
+    return box["result"]
+
+
+def test_a_cancelled_turn_is_persisted_and_every_call_answered(home):
+    model = Blocking()
+    seen = []
+    session = AgentSession(home, model, on_event=seen.append)
+    result = cancel_mid_call(session, model, "save X please")
     assert result.status == "cancelled"
     stored = home.archive.messages(session.id)
     assert [m.role for m in stored] == ["user", "assistant", "tool", "tool"]
@@ -246,6 +254,17 @@ def test_a_cancelled_turn_is_persisted_and_every_call_answered(home):
     model2.play([{"answer": "back"}])
     session.model = model2
     assert session.run_turn("are you there?").assistant == "back"  # the next turn runs normally
+
+
+def test_an_answer_that_comes_after_a_cancel_is_dropped(home):
+    """esc while the model thinks stops the turn: its late answer is neither stored nor said (it was)."""
+    model = Blocking(answer="Here is the slow answer.")
+    seen = []
+    session = AgentSession(home, model, on_event=seen.append)
+    result = cancel_mid_call(session, model, "think slowly")
+    assert result.status == "cancelled" and result.assistant == ""
+    assert [m.role for m in home.archive.messages(session.id)] == ["user"]
+    assert "assistant_message" not in [e.kind for e in seen]
 
 
 class Failing(Model):

@@ -496,6 +496,9 @@ class AgentSession:
         """Pacing for watchable runs; also the point where a cancel is noticed."""
         if self.step_delay > 0:
             self.cancel_event.wait(self.step_delay)
+        self._stop_if_cancelled()
+
+    def _stop_if_cancelled(self) -> None:
         if self.cancel_event.is_set():
             raise Cancelled()
 
@@ -686,6 +689,7 @@ class AgentSession:
         scrubber = StreamingContextScrubber()
 
         def on_delta(piece: str) -> None:
+            self._stop_if_cancelled()  # esc stops reading the stream at once
             shown = scrubber.feed(piece)
             if shown:
                 self.emit("assistant_delta", text=shown)
@@ -763,6 +767,8 @@ class AgentSession:
                     "turn",
                     estimate=self.context_tokens() + len(fence) // 4,
                 )
+                if not reply.tool_calls:  # an answer that came after esc is dropped (late calls are answered below)
+                    self._stop_if_cancelled()
                 if "memory-context" in reply.content.lower():  # a model echoing its recall: never store it
                     reply.content = sanitize_context(reply.content).strip()
                 if "skill_manage" in self.tools.names():
