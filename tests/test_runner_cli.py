@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import socket
 import sqlite3
 import subprocess
+import threading
+import time
 
 from engine import open_home
 from tests.hermes_support import workbench_cmd
@@ -209,6 +212,39 @@ def test_run_waits_for_its_background_reviews_before_it_exits(tmp_path):
     saved = {"by": "review", "action": "add", "target": "user", "content": "User's name is Lin."}
     assert saved in data["memory_writes"]
     assert (home / "memories" / "USER.md").read_text(encoding="utf-8").startswith("User's name is Lin.")
+
+
+def test_ctrl_c_mid_turn_says_where_what_was_said_is(tmp_path):
+    """A trial: ctrl+c while the model thought exited 130 with nothing said, though the message was kept."""
+    from tests.test_models_openai import FakeEndpoint
+
+    endpoint = FakeEndpoint()
+    endpoint.holds[0] = threading.Event()  # the model thinks until the test lets it go
+    home = tmp_path / "h"
+    args = ("--model", "openai", "--base-url", endpoint.base_url, "--model-name", "m", "--api-key-env", "")
+    try:
+        process = subprocess.Popen(
+            workbench_cmd("run", "--home", str(home), *args, "-m", "slow question"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        while not endpoint.requests:
+            assert process.poll() is None, process.stderr.read()
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        endpoint.holds[0].set()
+        endpoint.close()
+    session_id = json.loads(subprocess.check_output(workbench_cmd("sessions", "list", "--home", str(home), "--json")))[
+        "sessions"
+    ][0]["id"]
+    assert process.returncode == 130 and "Traceback" not in err
+    assert (
+        f"interrupted: the turn stopped, and no answer to it was stored. What was said is stored in session "
+        f"{session_id}: go on with `workbench run --session {session_id} -m TEXT`." in err
+    )
 
 
 def test_run_into_an_archived_session_says_it_stays_archived(tmp_path, capsys):

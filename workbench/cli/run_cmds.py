@@ -160,6 +160,20 @@ def _warn_ended_elsewhere(event: RunnerEvent) -> None:
         sys.stderr.flush()
 
 
+def _say_interrupted(home: Home, conversation: Conversation) -> None:
+    """ctrl+c exited with nothing said: the user could not tell that what they typed was kept, nor where."""
+    kept = conversation.end()
+    session_id = conversation.agent.id
+    go_on = f"`workbench run --session {session_id} -m TEXT`"
+    if kept is not None:
+        where = f"{kept.describe(when_stored(home))} Go on with {go_on}."
+    elif conversation.agent.message_ids:
+        where = f"What was said is stored in session {session_id}: go on with {go_on}."
+    else:
+        where = "Nothing was stored."
+    sys.stderr.write(visible(f"interrupted: the turn stopped, and no answer to it was stored. {where}") + "\n")
+
+
 def _summary(home: Home, turns, session_ids: list[str]) -> dict[str, Any]:
     shaped, writes, staged = [], [], []
     for turn in turns:
@@ -272,6 +286,9 @@ def run_agent(home: Home, args) -> Output:
                     turns.append(conversation.run_turn(text))
                     if turns[-1].status in ("error", "cancelled"):
                         break
+            except KeyboardInterrupt:  # ctrl+c mid-turn: the session is ended first, then the user told where it is
+                _say_interrupted(home, conversation)
+                raise
             finally:  # as Hermes's CLI does on exit (`run --session` reopens it); kept for later when state.db is busy
                 kept = conversation.end()
             session = conversation.agent
