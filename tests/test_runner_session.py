@@ -205,45 +205,27 @@ def test_iteration_limit_ends_the_turn_with_a_note(home):
     assert roles == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
 
 
-class Blocking(Model):
-    """Answers with a tool call, but only after the test let it go (so a cancel can land mid-turn)."""
-
-    name = "blocking"
-
-    def __init__(self, answer: str = ""):
-        self.entered, self.release = threading.Event(), threading.Event()
-        self.answer = answer  # given: a final answer instead of the tool calls
-
-    def complete(self, messages, tools):
-        self.entered.set()
-        self.release.wait(5)
-        if self.answer:
-            return ModelReply(content=self.answer)
-        return ModelReply(
-            tool_calls=[
-                ToolCall("c1", "memory", {"action": "add", "target": "user", "content": "X."}),
-                ToolCall("c2", "skills_list", {}),
-            ]
-        )
-
-
-def cancel_mid_call(session, model, text):
-    """Run a turn in a thread, cancel it while the model thinks, then let the model answer."""
-    box = {}
-    worker = threading.Thread(target=lambda: box.setdefault("result", session.run_turn(text)))
-    worker.start()
-    assert model.entered.wait(5)
-    session.cancel()  # from another thread, while the model is thinking
-    model.release.set()
-    worker.join(5)
-    return box["result"]
-
-
 def test_a_cancelled_turn_is_persisted_and_every_call_answered(home):
-    model = Blocking()
+    model = ScriptedModel()
+    model.play(
+        [
+            {
+                "tool_calls": [
+                    {"name": "memory", "args": {"action": "add", "target": "user", "content": "X."}},
+                    {"name": "skills_list", "args": {}},
+                ]
+            }
+        ]
+    )
     seen = []
-    session = AgentSession(home, model, on_event=seen.append)
-    result = cancel_mid_call(session, model, "save X please")
+
+    def on_event(event):
+        seen.append(event)
+        if event.kind == "assistant_message":  # a stop lands after the model asked for its calls
+            session.cancel()
+
+    session = AgentSession(home, model, on_event=on_event)
+    result = session.run_turn("save X please")
     assert result.status == "cancelled"
     stored = home.archive.messages(session.id)
     assert [m.role for m in stored] == ["user", "assistant", "tool", "tool"]
@@ -256,12 +238,53 @@ def test_a_cancelled_turn_is_persisted_and_every_call_answered(home):
     assert session.run_turn("are you there?").assistant == "back"  # the next turn runs normally
 
 
-def test_an_answer_that_comes_after_a_cancel_is_dropped(home):
-    """esc while the model thinks stops the turn: its late answer is neither stored nor said (it was)."""
-    model = Blocking(answer="Here is the slow answer.")
+class Blocking(Model):
+    """Answers only once the test lets it go, as a model endpoint that does not answer."""
+
+    name = "blocking"
+
+    def __init__(self):
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def complete(self, messages, tools):
+        self.entered.set()
+        self.release.wait(60)
+        return ModelReply(content="Here is the slow answer.")
+
+
+def test_esc_leaves_a_model_call_at_once(home):
+    """A trial: esc on Run said "cancelling…" until the model answered (model.timeout, then each retry)."""
+    model = Blocking()
     seen = []
     session = AgentSession(home, model, on_event=seen.append)
-    result = cancel_mid_call(session, model, "think slowly")
+    worker = threading.Thread(target=lambda: seen.append(session.run_turn("think slowly")))
+    worker.start()
+    assert model.entered.wait(5)
+    session.cancel()  # from another thread, while the model is thinking
+    worker.join(20)
+    ended_first = not worker.is_alive()  # (looked at before the model is let go)
+    model.release.set()
+    worker.join(5)
+    assert ended_first and seen[-1].status == "cancelled"
+    assert [m.role for m in home.archive.messages(session.id)] == ["user"]
+
+
+class AnswersAsCancelled(Model):
+    """Its answer arrives just as esc is pressed."""
+
+    name = "late"
+
+    def complete(self, messages, tools):
+        self.session.cancel()
+        return ModelReply(content="Here is the late answer.")
+
+
+def test_an_answer_that_comes_after_a_cancel_is_dropped(home):
+    """esc as the model answered stopped nothing: its late answer was stored and the turn said done."""
+    model = AnswersAsCancelled()
+    seen = []
+    session = model.session = AgentSession(home, model, on_event=seen.append)
+    result = session.run_turn("think slowly")
     assert result.status == "cancelled" and result.assistant == ""
     assert [m.role for m in home.archive.messages(session.id)] == ["user"]
     assert "assistant_message" not in [e.kind for e in seen]

@@ -44,6 +44,7 @@ from ..worker import SerialWorker
 from . import background, compression
 from .claims import unbacked_claims
 from .dropped import put as put_dropped
+from .leavable import unless_stopped
 from .prompt import build_system_prompt, prefix_hash
 from .records import RequestLog, RequestRecord
 from .tools import Tool, ToolRegistry, builtin_tools
@@ -657,10 +658,18 @@ class AgentSession:
         if key not in self._prefix_hashes:  # hashing the prompt and schemas once per prefix, not per request
             self._prefix_hashes[key] = prefix_hash(messages[0]["content"], schemas)
         started = time.perf_counter()
-        if isinstance(self.model, StreamingModel) and self.model.streams and purpose == "turn":
-            reply = self._streamed(self.model, messages, schemas)
-        else:
-            reply = self.model.complete(messages, schemas)
+        model = self.model
+        if purpose != "turn":
+            reply = model.complete(messages, schemas)
+        else:  # esc leaves the call at once, its late answer dropped
+            if isinstance(model, StreamingModel) and model.streams:
+                call = functools.partial(self._streamed, model, messages, schemas)
+            else:
+                call = functools.partial(model.complete, messages, schemas)
+            left = unless_stopped(call, self.cancel_event)
+            if left is None:
+                raise Cancelled()
+            reply = left
         usage = reply.usage or {}
         if purpose == "turn":
             if usage.get("prompt_tokens"):
