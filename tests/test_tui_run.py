@@ -6,6 +6,7 @@ import contextlib
 import json
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from textual.app import App
@@ -339,6 +340,64 @@ async def test_a_failing_model_is_reported_not_fatal(home, tmp_path):
         assert "failed" in screen_text(app)  # said in place; the app is still running
         assert screen.query_one(Transcript).items[0].content == "hello"  # the user's words were kept
         assert screen.query_one("#run-input", Input).value == ""  # stored: not offered twice
+
+
+class HalfwayStream:
+    """A chat-completions endpoint that streams the first piece of its answer, then waits for the test."""
+
+    def __init__(self):
+        self.rest = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for piece in ("Hel", "lo there."):
+                    chunk = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                    outer.rest.wait(10)
+                self.wfile.write(b"data: [DONE]\n\n")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.rest.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+async def test_a_streamed_answer_shows_as_it_is_written(home, tmp_path):
+    """A trial: with model.stream on, Run showed nothing of the answer until all of it had come."""
+    endpoint = HalfwayStream()
+    home.config_path.write_text(
+        f"model:\n  base_url: {endpoint.base_url}\n  name: m\n  api_key_env: ''\n  stream: true\n", encoding="utf-8"
+    )
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_run(pilot)
+            screen.query_one("#run-model", Select).value = "openai"
+            screen.query_one("#run-input").focus()
+            await pilot.press("h", "i", "enter")
+            transcript = screen.query_one(Transcript)
+            shown = lambda: [(i.role, i.content) for i in transcript.items]  # noqa: E731
+            await wait_for(pilot, lambda: shown() == [("user", "hi"), ("assistant", "Hel")], what="the first piece")
+            endpoint.rest.set()  # the rest of the answer: the same row grows, and becomes the stored answer
+            await wait_for(pilot, lambda: not screen.running, timeout=15, what="turn ended")
+            await settle(pilot)
+            assert [(i.role, i.content) for i in transcript.items] == [("user", "hi"), ("assistant", "Hello there.")]
+    finally:
+        endpoint.close()
 
 
 async def test_the_model_menu_starts_at_the_model_config_names(home, tmp_path):

@@ -237,6 +237,18 @@ class Transcript(ScrollView, can_focus=True):
         if item.writes:
             self.refresh_bindings()  # (w has a message to go to)
 
+    def replace(self, index: int, item: TranscriptItem) -> None:
+        """Show ``item`` in place of message ``index`` (an answer growing as it streams in), following it when
+        the view follows the newest line."""
+        was_at_end = self.is_vertical_scroll_end
+        self.items[index] = item
+        self._rendered[index] = None
+        if index < len(self._heights):
+            self._heights[index] = estimate_height(item, max(1, self._width - GUTTER))
+        self._restart()
+        if self.follow and was_at_end:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+
     def set_placeholder(self, text: str) -> None:
         """What the empty transcript says (an error may quote a path or SQLite's words: shown, never obeyed)."""
         self._placeholder = sanitize(text)

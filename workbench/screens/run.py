@@ -290,6 +290,7 @@ class RunScreen(WorkbenchScreen):
         self.checking: str | None = None  # ctrl+g: the scenario whose consent (``consent_needed``) is being read
         self.watching = False  # showing a session another runner drives (e.g. `workbench demo`)
         self._shown_look: tuple | None = None  # ``_look`` of the session as the transcript last read it
+        self._streaming: tuple[int, str] | None = None  # (transcript row, text so far) of an answer streaming in
         self._covered = False  # suspended under a dialog (help, resume) rather than left for another mode
         self._typing = False  # a burst of typing is on its way to the message box (``on_key``)
         self.speed = SCENARIO_SPEED
@@ -1279,9 +1280,22 @@ class RunScreen(WorkbenchScreen):
             return
         if event.kind == "turn_finished":
             self.load_session(self.session_id)
+        transcript = self.query_one(Transcript)
+        if event.kind == "assistant_delta":  # (model.stream: the answer shows as it is written)
+            row, text = self._streaming or (len(transcript.items), "")
+            self._streaming = (row, text + str(event.data.get("text") or ""))
+            streamed = TranscriptItem("assistant", self._streaming[1])
+            if row < len(transcript.items):
+                transcript.replace(row, streamed)
+            else:
+                transcript.append(streamed)
+            return
+        streaming, self._streaming = self._streaming, None  # any other event ends the streamed text
         item = runner_item(event)
-        if item is not None:
-            self.query_one(Transcript).append(item)
+        if streaming is not None and event.kind == "assistant_message":
+            transcript.replace(streaming[0], item or TranscriptItem("assistant", streaming[1]))
+        elif item is not None:
+            transcript.append(item)
 
 
 def runner_item(event: RunnerEvent) -> TranscriptItem | None:
