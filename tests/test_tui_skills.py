@@ -1032,3 +1032,28 @@ async def test_the_filter_reads_text_a_cjk_input_method_typed_in_full_or_half_wi
         for typed, found in (("ｇｉｔ", "git-rebase"), ("ﾃﾞﾌﾟﾛｲ", "ship-it"), ("デプロイ", "ship-it")):
             box.value = typed
             await wait_for(pilot, lambda found=found: names(screen)[:1] == [found], what=f"{found} for {typed}")
+
+
+async def test_at_60_columns_the_provenance_gives_way_so_names_can_be_told_apart(home, tmp_path):
+    """At 60x20 the table cut every name to ``depl…`` (deploy-stage and deploy-staging alike) and ``last used``
+    to ``last us``: the provenance, which the detail pane repeats, gives way to the names now, and comes back,
+    its cells filled, where the table is wide enough again."""
+    for name in ("deploy-stage", "deploy-staging"):
+        assert home.skills.manage({"action": "create", "name": name, "content": skill_md(name, "Deploy")}, ctx())[
+            "success"
+        ]
+    payload = {"action": "create", "name": "brew", "content": skill_md("brew", "Brew tea")}
+    assert home.skills.apply_staged(payload, proposed_by="Hermes agent")["success"]
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        screen = await open_skills(pilot)
+        table = screen.query_one(SkillList)
+        cell = lambda name, column: str(table.get_cell(table.key_of(name), column))  # noqa: E731
+        await wait_for(pilot, lambda: cell("deploy-staging", "skill") == "deploy-staging", what="whole names")
+        assert cell("deploy-stage", "skill") == "deploy-stage"
+        assert [key.value for key in table.columns] == ["skill", "category", "state", "pin", "uses", "last used"]
+        assert "last used" in screen_text(app)  # every column shown is in view
+        await pilot.resize_terminal(100, 24)
+        await wait_for(pilot, lambda: "provenance" in [key.value for key in table.columns], what="the provenance")
+        assert cell("brew", "provenance") == "user (approved, proposed by H…"
+        assert cell("deploy-staging", "skill") == "deploy-staging" and "last used" in screen_text(app)

@@ -14,7 +14,6 @@ from rich.text import Text
 from textual import events
 from textual.message import Message
 from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey
 
 from engine.clock import shown_time
 from engine.textsafety import visible
@@ -27,6 +26,10 @@ NAME_CELLS = 40  # a longer name (or the folder shown beside it) is cut with …
 PROVENANCE_CELLS = 30  # a longer one ("user (approved, proposed by Hermes review)") is cut with … here
 # (the detail pane names the proposer whole); less where the names need the room
 WIDEST = 2 * NAME_CELLS + 1  # the skill column's widest: a name and a folder, each cut to NAME_CELLS
+NAME_LEAST = 20  # where the names would get fewer cells (at 60 columns ``depl…`` for deploy-stage and
+# deploy-staging alike), the columns the detail pane repeats give way to them, in this order:
+YIELDING = ("provenance", "uses")
+FIXED = ("category", "state", "pin", "uses", "last used")  # the columns as wide as their widest cell
 FILTER_CUTOFF = 60  # rapidfuzz WRatio score over name, category and description a row needs to stay
 NAME_CUTOFF = 75  # the score of the name alone that makes a name hit (a typo: deploi, depoly, deply)
 
@@ -206,7 +209,11 @@ class SkillList(RowTable):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self.rows_by_key: dict[str, SkillRow] = {}  # a row's key (its path) -> the skill it shows
-        self._fitted_to = (WIDEST, PROVENANCE_CELLS)  # the skill and provenance columns' room last cut to
+        self._fitted_to = self._unfitted  # the columns shown and the skill and provenance cells' rooms
+
+    @property
+    def _unfitted(self) -> tuple[tuple[str, ...], int, int]:
+        return self.COLUMNS, WIDEST, PROVENANCE_CELLS
 
     def on_mount(self) -> None:
         for column in self.COLUMNS:
@@ -218,24 +225,14 @@ class SkillList(RowTable):
         many skills and archived copies a filter chose them from (``counted``); ``top``: the cursor on the
         first row instead (a new filter's best match)."""
         current, at = self.current, self.cursor_row
-        theme = self.app.current_theme  # state colours from the theme, so they read well on light ones too
-        state_styles = {"active": theme.success or "", "stale": theme.warning or "", "archived": "dim"}
         self.clear()
-        self.rows_by_key = {}
-        self._fitted_to = (WIDEST, PROVENANCE_CELLS)
+        self.rows_by_key = {skill.key: skill for skill in skills}
+        columns, *rooms = self._fitted_to = self._fit()
+        self._show_columns(columns)
         for skill in skills:
-            self.rows_by_key[skill.key] = skill
-            self.add_row(
-                name_cell(skill, WIDEST, theme.warning or ""),
-                Text(visible(skill.category or "-")),
-                Text(skill.state, state_styles.get(skill.state, "")),
-                Text("yes" if skill.pinned else ""),
-                _owner_cell(skill, PROVENANCE_CELLS),
-                Text(str(skill.use_count), justify="right"),
-                Text(_day(skill.last_used_at)),
-                key=skill.key,
-            )
-        self._fit_names()  # (measures the columns)
+            cells = self._cells(skill, rooms)
+            self.add_row(*(cells[column] for column in columns), key=skill.key)
+        self.measure_columns()
         self.border_title = counted(skills, of)
         # the same row, else the same skill by name (archived or restored, its folder moved)
         key = current and (current.key if current.key in self.rows_by_key else self.key_of(current.name))
@@ -248,44 +245,77 @@ class SkillList(RowTable):
         elif not skills:
             self.post_message(self.Highlighted(None))
 
-    def _rooms(self) -> tuple[int, int]:
-        """The cells the skill and provenance columns may take so that every other column, ``last used``
-        last, stays in view with no sideways scrolling: what the table's width leaves them (less a
-        scrollbar's cells when the rows do not fit), the names first (up to ``WIDEST``; at 80 columns a
-        proposer's 30 cells cut every name to ``git-…``), the provenance the rest, up to
-        ``PROVENANCE_CELLS``; each at least its header's width."""
-        rows_fit = self.row_count + self.show_header <= self.size.height  # (else a scrollbar takes its cells)
+    def _fixed_cells(self, skill: SkillRow) -> dict[str, Text]:
+        """The cells of the columns whose width is their widest cell's."""
+        theme = self.app.current_theme  # state colours from the theme, so they read well on light ones too
+        state_styles = {"active": theme.success or "", "stale": theme.warning or "", "archived": "dim"}
+        return {
+            "category": Text(visible(skill.category or "-")),
+            "state": Text(skill.state, state_styles.get(skill.state, "")),
+            "pin": Text("yes" if skill.pinned else ""),
+            "uses": Text(str(skill.use_count), justify="right"),
+            "last used": Text(_day(skill.last_used_at)),
+        }
+
+    def _cells(self, skill: SkillRow, rooms: list[int]) -> dict[str, Text]:
+        """Every column's cell, the skill and provenance cut to their ``rooms``."""
+        named = name_cell(skill, rooms[0], self.app.current_theme.warning or "")
+        return {"skill": named, "provenance": _owner_cell(skill, rooms[1]), **self._fixed_cells(skill)}
+
+    def _fit(self) -> tuple[tuple[str, ...], int, int]:
+        """The columns to show and the cells the skill and provenance columns may take, so that every column
+        shown, ``last used`` last, stays in view with no sideways scrolling: what the table's width leaves
+        them (less a scrollbar's cells when the rows do not fit), the names first (up to ``WIDEST``; at 80
+        columns a proposer's 30 cells cut every name to ``git-…``), the provenance the rest, up to
+        ``PROVENANCE_CELLS``; each at least its header's width. Where that leaves the names under
+        ``NAME_LEAST`` cells, the ``YIELDING`` columns go, one by one."""
+        skills = self.rows_by_key.values()
+        rows_fit = len(skills) + self.show_header <= self.size.height  # (else a scrollbar takes its cells)
         width = self.size.width - (0 if rows_fit else self.styles.scrollbar_size_vertical)
         if width <= 0:  # not laid out yet: fitted at the first resize
-            return WIDEST, PROVENANCE_CELLS
-        others = sum(
-            c.content_width + 2 * self.cell_padding
-            for k, c in self.columns.items()
-            if k.value not in ("skill", "provenance")
-        )
-        both = width - others - 4 * self.cell_padding
-        names = max((name_cell(skill, WIDEST).cell_len for skill in self.rows_by_key.values()), default=0)
-        owners = max((cell_len(_owner(skill)) for skill in self.rows_by_key.values()), default=0)
-        provenance = max(min(owners, PROVENANCE_CELLS, both - min(names, WIDEST)), len("provenance"))
-        return max(min(WIDEST, both - provenance), len("skill")), provenance
+            return self._unfitted
+        fixed = [self._fixed_cells(skill) for skill in skills]
+        padding = 2 * self.cell_padding
+        widths = {key: max([cell_len(key), *(cell_len(row[key].plain) for row in fixed)]) + padding for key in FIXED}
+        names = max((name_cell(skill, WIDEST).cell_len for skill in skills), default=0)
+        owners = max((cell_len(_owner(skill)) for skill in skills), default=0)
+        columns = self.COLUMNS
+        for gone in (*YIELDING, None):
+            shown = "provenance" in columns
+            both = width - sum(widths.get(key, 0) for key in columns) - padding * (1 + shown)
+            provenance = max(min(owners, PROVENANCE_CELLS, both - min(names, WIDEST)), len("provenance")) * shown
+            room = max(min(WIDEST, both - provenance), len("skill"))
+            if room >= min(names, NAME_LEAST) or gone is None:
+                break
+            columns = tuple(key for key in columns if key != gone)
+        return columns, room, provenance
 
-    def _fit_names(self) -> None:
-        """Cut the skill and provenance columns' cells to ``_rooms`` (at 80 columns an archived copy's folder,
-        with its stamp, pushed ``uses`` and ``last used`` off the table and a scrollbar took a row)."""
-        self.measure_columns()
-        rooms, warning = self._rooms(), self.app.current_theme.warning or ""
-        skill_column = self.columns.get(ColumnKey("skill"))
-        if skill_column is None or skill_column.content_width <= rooms[0] and rooms == self._fitted_to:
-            return
-        for key, skill in self.rows_by_key.items():
-            self.update_cell(key, "skill", name_cell(skill, rooms[0], warning))
-            self.update_cell(key, "provenance", _owner_cell(skill, rooms[1]))
-        self._fitted_to = rooms
-        self.measure_columns()
+    def _show_columns(self, columns: tuple[str, ...]) -> tuple[str, ...]:
+        """Make the table's columns ``columns`` (those after the first that differs go and come again, as a
+        column is only ever added last): the columns added, whose cells are still to be filled."""
+        shown = tuple(key.value or "" for key in self.columns)
+        pairs = enumerate(zip(shown, columns, strict=False))
+        same = next((i for i, (was, now) in pairs if was != now), min(len(shown), len(columns)))
+        for key in shown[same:]:
+            self.remove_column(key)
+        for key in columns[same:]:
+            self.add_column(key, key=key)
+        return columns[same:]
 
     def on_resize(self, event: events.Resize) -> None:
+        """Fit the columns to the new width (``_fit``): the names and provenances cut again, and a column
+        that gave way shown again where it fits (or the other way round)."""
         super().on_resize(event)
-        self._fit_names()
+        fit = self._fit()
+        if fit == self._fitted_to:
+            return
+        columns, *rooms = self._fitted_to = fit
+        refill = {"skill", "provenance", *self._show_columns(columns)} & set(columns)
+        for key, skill in self.rows_by_key.items():
+            cells = self._cells(skill, rooms)
+            for column in refill:
+                self.update_cell(key, column, cells[column])
+        self.measure_columns()
 
     @property
     def current(self) -> SkillRow | None:
