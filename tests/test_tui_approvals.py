@@ -1128,6 +1128,31 @@ async def test_the_refusals_of_approve_all_never_cover_a_question_asked_on_anoth
         assert toasts and not any(text.overlaps(toast) for text in texts for toast in toasts), (texts, toasts)
 
 
+async def test_a_narrow_pane_title_still_says_whole_that_approving_would_be_refused(gated, tmp_path):
+    """At 80x24 the pane's title ``memory add <id> · MEMORY.md · would be refused: over by N:`` was cut to
+    ``would be re…``: the amount (the gauge below says it) gives way now, then the id, then (at 60 columns)
+    the word ``memory`` the file name says, so the decision is read whole at any of those widths."""
+    memory = gated.memory
+    pid = stage(gated, "A long proposed fact: " + "y" * 378)
+    while memory.usage("memory").chars < 1880:
+        memory.add("memory", f"filler {memory.usage('memory').chars:04d} " + "z" * 80, ToolContext(actor="user"))
+    over = memory.usage("memory").chars + 403 - 2200
+    title = lambda: drawn(pilot.app).splitlines()[1]  # noqa: E731 (the pane's title, under the header)
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_approvals(pilot)
+        whole = f"memory add {pid} · MEMORY.md · would be refused: over by {over:,}:"
+        await wait_for(pilot, lambda: title().endswith(whole), what="the whole title")
+        for size, shown in (
+            ((80, 24), "memory add MEMORY.md · would be refused:"),
+            ((60, 20), "▕ add MEMORY.md · would be refused:"),
+        ):
+            await pilot.resize_terminal(*size)
+            await wait_for(pilot, lambda shown=shown: title().endswith(shown), what=f"the title at {size}")
+        await pilot.resize_terminal(120, 40)
+        await wait_for(pilot, lambda: title().endswith(whole), what="the whole title again")
+
+
 async def test_the_budget_over_an_add_approval_would_refuse_or_not_apply_says_so_in_both_skins(gated, tmp_path):
     """The pane headed the gauge `if approved:` over a store past its limit (and `pending show` printed
     `budget if it were approved`), as though approving would get it there; approving refuses it. Now

@@ -318,7 +318,7 @@ async def test_a_cjk_proposal_s_queue_row_is_cut_by_its_width_on_screen(home, tm
     app = make_app(home, tmp_path)
     async with app.run_test(size=(60, 20)) as pilot:
         await pilot.press("4")
-        await wait_for(pilot, lambda: "0000abcd" in drawn(app), what="the queue")
+        await wait_for(pilot, lambda: "if approved:" in drawn(app), what="the queue")  # (its pane's title)
         await settle(pilot)
         rows = [line for line in drawn(app).splitlines() if line.startswith("│ memory add")]
         assert len(rows) == 2

@@ -86,19 +86,20 @@ def memory_view(staged: dict, payload: dict, edit: str | None, limit: int, thres
     }
 
 
-def budget_label(preview: dict) -> str:
+def budget_label(preview: dict, *, why: bool = True) -> str:
     """What a memory preview's budget is, in the words of the decision approval would make (the rule
     approval runs made the preview): the store if approved; for one approval would refuse as over the
     limit, that it would be refused and by how much (its ``error`` says the rest); for one that adds an
     entry already there, that nothing changes. Both skins head the gauge with it, short enough for the
-    pane's title: "if approved" over a store past its limit read as though approving would get it there."""
+    pane's title: "if approved" over a store past its limit read as though approving would get it there.
+    ``why`` False: the decision alone (``would be refused``), for a title too narrow for the rest."""
     budget = preview.get("budget") or {}
     if preview.get("error"):
         over = int(budget.get("chars", 0)) - int(budget.get("limit", 0))
-        return "would be refused" + (f": over by {over:,}" if over > 0 else "")
+        return "would be refused" + (f": over by {over:,}" if over > 0 and why else "")
     if preview.get("before") == preview.get("after"):  # (an add of an entry already there: approved, no change)
         there = any(dup.get("exact") for dup in preview.get("duplicates") or [])
-        return "no change" + (": already there" if there else "")
+        return "no change" + (": already there" if there and why else "")
     return "if approved"
 
 

@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.cells import cell_len
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -276,6 +277,33 @@ class ApprovalsScreen(WorkbenchScreen):
             return None
         return next(iter(closest(pinned, entries)), None)
 
+    def on_resize(self, _) -> None:
+        self.call_after_refresh(self._title_proposal)  # (its form follows the pane's width)
+
+    def _title_proposal(self) -> None:
+        """The proposal pane's title in the widest form its width shows whole: what approving would do
+        (``would be refused``, the gauge below saying by how much) is what a narrow pane (80 columns) must
+        still show, so the amount gives way first, then the proposal's id (the CLI's ``pending list``
+        names it), then the words are cut with …."""
+        current, preview = self.current, self.preview
+        if current is None or preview is None or preview.get("id") != current.id:
+            return  # (no proposal, or an unreadable record's title, or a preview still on its way)
+        static = self.query_one("#proposal-title", Static)
+        where = f" · {one_line(preview['path'], 80)}" if preview.get("path") else ""  # a skill's, under skills/
+        if current.subsystem == "memory":  # which store: MEMORY.md or USER.md (the summary may not say)
+            where = f" · {FILE_NAMES.get(str(current.payload.get('target') or 'memory'), 'MEMORY.md')}"
+        head, named = f"{current.subsystem} {current.action} ", current.id + where
+        short = where.removeprefix(" · ") or current.id  # (the id gives way to what it changes)
+        labels = (
+            [f" · {budget_label(preview, why=why)}:" for why in (True, False)] if preview.get("budget") else ["", ""]
+        )
+        forms = [(head, named, labels[0]), (head, named, labels[1]), (head, short, labels[1])]
+        forms.append((f"{current.action} ", short, labels[1]))  # (60 columns: the file names the subsystem)
+        room = static.size.width  # (inside its padding; none before the first layout: the widest, then fitted)
+        fits = (form for form in forms if room <= 0 or cell_len("".join(form)) <= room)
+        head, name, label = next(fits, forms[-1])
+        static.update(assemble((head, "bold $accent"), (name, "$text-muted"), (label, "")))
+
     def _show_preview(self, preview: dict | None) -> None:
         title = self.query_one("#proposal-title", Static)
         info = self.query_one("#proposal-info", Static)
@@ -294,16 +322,7 @@ class ApprovalsScreen(WorkbenchScreen):
             return
         self.preview = preview
         data = preview.get("budget")
-        where = f" · {one_line(preview['path'], 80)}" if preview.get("path") else ""  # a skill's, under skills/
-        if current.subsystem == "memory":  # which store: MEMORY.md or USER.md (the summary may not say)
-            where = f" · {FILE_NAMES.get(str(current.payload.get('target') or 'memory'), 'MEMORY.md')}"
-        title.update(
-            assemble(
-                (f"{current.subsystem} {current.action} ", "bold $accent"),
-                (current.id + where, "$text-muted"),
-                (f" · {budget_label(preview)}:" if data else "", ""),  # the gauge below: what approval leaves
-            )
-        )
+        self._title_proposal()
         self.refresh_ages()  # the header's age and the queue's, from one clock reading
         notes = []
         if preview.get("error"):
