@@ -260,3 +260,27 @@ async def test_reject_all_of_one_unreadable_file_asks_of_that_file(home, tmp_pat
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="reject all's question")
         text = screen_text(app)
         assert "Reject the unreadable file?" in text and "among them" not in text
+
+
+async def test_a_on_a_proposal_whose_file_broke_after_the_queue_read_it_says_why_not(home, tmp_path):
+    """A record broken after the queue listed it (an editor, a half-written copy) failed its preview, and
+    `a` on it then asked "Approve memory add …?" as if there were a write to apply, over a warning with
+    the CLI's advice. Now no question is asked: the status line says why it cannot be approved and what
+    to do, and the row becomes the broken file's, whose pane says the rest."""
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    broken = home.memory.add("memory", "A", ToolContext(actor="agent"))["pending_id"]
+    home.clock.advance(1)  # (the queue is oldest first)
+    home.memory.add("memory", "B", ToolContext(actor="agent"))
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_row(pilot, 1)
+        (home.pending_dir / "memory" / f"{broken}.json").write_text('{"id": broken')  # (no watcher here)
+        await pilot.press("up", "a")
+        said = f"Not approved: {broken} cannot be read (not valid JSON"
+        await wait_for(pilot, lambda: said in screen_text(app), what="why it cannot be approved")
+        assert "press r to reject it" in screen_text(app) and not isinstance(app.screen, ConfirmDialog)
+        assert app.screen.current_problem.id == broken  # (its row: the file's own, r drops it)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the reject question")
+        assert app.screen.question.startswith(f"Reject unreadable memory record {broken}?")

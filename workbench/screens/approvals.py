@@ -28,7 +28,7 @@ from engine import lock_waits
 from engine.approvals.editing import batch_budget, edit_draft
 from engine.approvals.labels import summary_line
 from engine.approvals.preview import Seen, budget_label, refusal_now, seen_entries, seen_in, target_line
-from engine.approvals.queue import NOT_APPLIED, DryRun, NoSuchRecord
+from engine.approvals.queue import NOT_APPLIED, DryRun, NoSuchRecord, UnusableRecord
 from engine.approvals.records import HERMES_SEES, KINDS, PendingRecord, RecordProblem
 from engine.clock import shown_time
 from engine.errors import WorkbenchError
@@ -211,6 +211,7 @@ class ApprovalsScreen(WorkbenchScreen):
         if wanted in ids or wanted in unreadable:
             index = ids.index(wanted if wanted in ids else unreadable[wanted])
         else:
+            before = unreadable.get(before or "", before)  # (a proposal whose file broke: its file's row)
             index = (
                 ids.index(before)
                 if before in ids
@@ -222,6 +223,9 @@ class ApprovalsScreen(WorkbenchScreen):
     def _show_row(self, index: int) -> None:
         """The pane for the queue's row ``index``: a proposal's preview, or what an unreadable file is."""
         if index >= len(self.records) or self.records[index].id != self._ask_when_shown:
+            problem = self.problems[index - len(self.records)] if index >= len(self.records) else None
+            if problem is not None and problem.id == self._ask_when_shown:  # (its file broke meanwhile)
+                self.show_status(_cannot_read(problem.id, problem.error, problem.reject_refusal), error=True)
             self._ask_when_shown = None  # (the cursor moved on: `a` was for the row it left)
         if index < len(self.records):
             self.load_preview(self.records[index].id)
@@ -259,7 +263,9 @@ class ApprovalsScreen(WorkbenchScreen):
         try:
             preview = self.home.approvals.preview(pending_id)
         except Exception as exc:  # decided by another process meanwhile, unreadable record
-            preview = {"id": pending_id, "error": getattr(exc, "message", str(exc))}
+            preview = {"id": pending_id, "error": getattr(exc, "message", str(exc)), "unread": _unread(pending_id, exc)}
+            if isinstance(exc, (NoSuchRecord, UnusableRecord)):  # (the queue read it before: its row changes)
+                self.app.call_from_thread(self.request_reload)
         pinned = (preview.get("payload") or {}).get("matched_entry")
         if preview.get("error") and pinned and preview.get("subsystem") == "memory":
             preview["now"] = self._closest_live(preview["payload"].get("target") or "memory", pinned)
@@ -398,11 +404,7 @@ class ApprovalsScreen(WorkbenchScreen):
         """Why ``action`` cannot act on the highlighted row or queue (None: it can), for a key dimmed so."""
         problem = self.current_problem if self.is_mounted else None
         if action in ("approve", "edit_approve") and problem is not None:
-            return (
-                f"Not approved: {problem.id or 'this file'} cannot be read ({one_line(problem.error, 200)}), so "
-                "there is no write to apply. "
-                + (problem.reject_refusal or "Fix the file by hand, or press r to reject it.")
-            )
+            return _cannot_read(problem.id or "this file", problem.error, problem.reject_refusal)
         if action == "reject" and problem is not None:
             return problem.reject_refusal
         droppable = sum(p.reject_refusal is None for p in self.problems)
@@ -483,6 +485,9 @@ class ApprovalsScreen(WorkbenchScreen):
                 self._ask_when_shown = record.id
                 self.show_status("Reading what approving it would change: the question follows.")
                 return
+            if preview.get("unread"):  # (no question: there is nothing it could approve)
+                self.show_status(preview["unread"], error=True)
+                return
             targets = preview.get("targets") or []
             hits = [target_line(target, 160, warn=False) for target in targets]  # (``cautions`` warns)
             seen = seen_in(preview)  # approved against what it shows, or refused if that changed meanwhile
@@ -558,6 +563,9 @@ class ApprovalsScreen(WorkbenchScreen):
             self.show_status(draft.note)
             return
         opened = self.preview if self.preview and self.preview.get("id") == record.id else {}
+        if opened.get("unread"):
+            self.show_status(opened["unread"], error=True)
+            return
         heard: set[str] = set()  # late hits this box has warned of: a save after the warning approves
         # said before any typing: an edit of the text cannot help a refusal about its target (a replace whose
         # entry is gone), and one about its size or words it may
@@ -842,6 +850,27 @@ def _what_changed(record: PendingRecord, opened: dict, now: dict) -> str:
     store = SHORT_NAMES.get(now.get("target") or record.payload.get("target") or "memory")  # (a refusal names none)
     others = f"other {store} entries" if store else "other entries"
     return f"{others} changed (the budget below is measured against them)"
+
+
+def _cannot_read(name: str, error: str, reject_refusal: str | None = None) -> str:
+    """What a or e says on a record file that cannot be read: why nothing can be approved, what to do."""
+    return f"Not approved: {name} cannot be read ({one_line(error, 200)}), so there is no write to apply. " + (
+        reject_refusal or "Fix the file by hand, or press r to reject it."
+    )
+
+
+def _unread(pending_id: str, exc: Exception) -> str:
+    """What a or e says, instead of asking, on a proposal whose preview could not be read (``exc``): its
+    file broke or went after the queue read it, or the read failed."""
+    if isinstance(exc, NoSuchRecord):
+        return _decided_elsewhere(pending_id, "approved")
+    if isinstance(exc, UnusableRecord):
+        return _cannot_read(pending_id, str(exc.details.get("problem") or exc.message))
+    return (
+        f"Not approved: what approving {pending_id} would change could not be read "
+        f"({one_line(getattr(exc, 'message', str(exc)), 200)}), so it was not asked; it stays pending. Select "
+        "it again to read it again, or press r to reject it."
+    )
 
 
 def _decided_elsewhere(pending_id: str, verb: str) -> str:
