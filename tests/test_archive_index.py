@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import shutil
 import sqlite3
 import unicodedata
 
@@ -621,6 +622,32 @@ def test_the_agents_session_search_upgrades_the_index_first_within_a_bound_and_s
             assert "(correct, but slower)" in note
     finally:
         home.close()
+
+
+def test_doctor_fix_rebuilds_the_index_of_a_state_db_put_in_place_of_the_one_it_was_upgrading(tmp_path, monkeypatch):
+    """With another, smaller state.db copied over the one whose CJK index was being upgraded (while a TUI had
+    the home open), `doctor --fix` said "workbench.db is busy or read-only; run `workbench doctor --fix`
+    again", and again at every run: no step of the upgrade applies to another archive. It rebuilds the
+    index for the archive state.db holds now, and says so."""
+    from tests.cli_support import ran
+
+    home = _upgrading(tmp_path, monkeypatch, 3)
+    root = home.root
+    home.close()
+    other = open_home(tmp_path / "other", clock=FixedClock(1796040000.0))
+    other.archive.create_session("x")
+    other.archive.append_messages("x", [{"role": "user", "content": "ﾃﾞﾌﾟﾛｲ the other server"}])
+    other.close()
+    for suffix in ("-wal", "-shm"):
+        (root / f"state.db{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(tmp_path / "other" / "state.db", root / "state.db")
+    status, out, _ = ran("doctor", "--fix", "--home", str(root))
+    assert "fixed: workbench.db: state.db holds fewer messages than the CJK search index was built from" in out
+    assert "busy or read-only" not in out and "being upgraded" not in out
+    home = open_home(root, clock=FixedClock(1796040000.0))
+    assert home.archive.bigram_index.unfolded() is None and not home.archive.bigram_index.replaced()
+    assert [hit.session_id for hit in home.archive.search("ﾃﾞﾌﾟﾛｲ")] == ["x"]
+    home.close()
 
 
 def test_a_latin_search_from_the_command_line_leaves_a_home_without_workbench_db_so(tmp_path):

@@ -122,6 +122,15 @@ class BigramIndex:
         """Messages with an id up to this are indexed (0: none)."""
         return int(self._state().get("high_water", 0))
 
+    def _top(self) -> int:
+        """The newest message id in state.db (0: none)."""
+        return self.archive.conn().execute("SELECT max(id) FROM messages").fetchone()[0] or 0
+
+    def replaced(self) -> bool:
+        """Whether the index covers message ids state.db no longer reaches: another state.db was put in its
+        place (or its newest messages deleted), so the next ``refresh`` rebuilds the index whole."""
+        return self._top() < self.high_water()
+
     def unfolded(self) -> tuple[int, int] | None:
         """The ids (first, last) among which messages holding half-width katakana are still indexed as
         version 3 left them (not folded); None when none are (searches scan those, ``HALF_WIDTH``)."""
@@ -138,7 +147,7 @@ class BigramIndex:
         if span is None or conn is None or self.archive.read_only:
             return 0
         first, last = span
-        if (self.archive.conn().execute("SELECT max(id) FROM messages").fetchone()[0] or 0) < last:
+        if self._top() < last:
             return 0  # another state.db: the next refresh rebuilds the index whole
         cursor = self.archive.conn().cursor()
         cursor.row_factory = None
@@ -187,7 +196,7 @@ class BigramIndex:
         conn = self._conn()
         if conn is None or self.archive.read_only:
             return 0
-        top = self.archive.conn().execute("SELECT max(id) FROM messages").fetchone()[0] or 0
+        top = self._top()
         if top == self.high_water() and self.current():
             return 0  # (an upgrade from version 3 is left to idle upkeep: fold_step)
         done = 0

@@ -259,6 +259,13 @@ def check_upgrade(home: Home) -> list[Finding]:
 
 
 def repair_upgrade(home: Home) -> str:
+    index = home.archive.bigram_index
+    if not home.archive.read_only and index.replaced():  # (no step of the upgrade applies: it said "busy")
+        index.refresh()  # rebuilt whole for the archive state.db holds now, which ends the upgrade
+        return (
+            "workbench.db: state.db holds fewer messages than the CJK search index was built from (another "
+            "state.db was put in its place, or its newest messages deleted), so the index was rebuilt for it."
+        )
     left = home.archive.upgrade_index()
     if left is not None:
         raise WorkbenchError(
