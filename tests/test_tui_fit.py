@@ -177,6 +177,41 @@ async def test_the_footer_shows_each_screens_main_actions(home, tmp_path, size):
                 await pilot.press("escape")  # out of the message box, where a digit is text
 
 
+# At 60 columns: the keys kept, each whole (help lists the rest), by the keys pressed to get there.
+MAIN_AT_60 = [
+    ("1", ("t", "a", "e", "d", "question_mark")),
+    ("2", ("slash", "question_mark")),
+    ("3", ("slash", "d", "c", "question_mark")),
+    ("4", ("a", "r", "e", "question_mark")),
+    ("5", ("escape", "f1")),  # in its message box, where digits are text: esc is the way to the other screens
+    ("escape", ("question_mark",)),  # (Run, out of the box)
+    ("6", ("slash", "question_mark")),
+]
+
+
+async def test_at_60_columns_no_footer_key_is_cut_and_each_screen_keeps_its_main_ones(home, tmp_path):
+    """At 60x20 the footer's last key ran under the palette's and was cut mid-word (``? H``, ``esc Cl``,
+    ``n N``, ``esc Leave box (then``): keys give way whole now, help and a screen's ``FOOTER_FIRST`` last."""
+    from textual.widgets._footer import FooterKey, KeyGroup
+
+    def footer(screen) -> tuple[str, list[str]]:
+        """The footer's line as drawn, and each key it shows as it would read whole."""
+        line = screen._compositor.render_strips()[-1].text
+        keys = [k for k in screen.query(FooterKey) if not k.has_class("-command-palette")]
+        shown = [k for k in keys if k.display and not (isinstance(k.parent, KeyGroup) and not k.parent.display)]
+        return line, [f"{k.key_display} {k.description}".strip() for k in shown if k.description]
+
+    seed_demo_home(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        for key, wanted in MAIN_AT_60:
+            await pilot.press(key)
+            await settle(pilot)
+            await wait_for(pilot, lambda: all(said in footer(app.screen)[0] for said in footer(app.screen)[1]))
+            keys = {k.key: k for k in app.screen.query(FooterKey) if k.display}
+            assert all(wanted_key in keys for wanted_key in wanted), (key, footer(app.screen)[0])
+
+
 async def test_at_80x24_the_skill_files_keep_a_row_under_the_narration(home, tmp_path):
     description = "How to triage an invoice export that rounds amounts wrongly, as done each time it was asked"
     home.skills.manage(

@@ -451,6 +451,24 @@ async def test_r_repair_is_in_the_footer_while_the_store_needs_a_repair(home, tm
         assert "nothing to repair" in str(app.screen.query_one("#status", Static).render())
 
 
+async def test_at_60_columns_r_repair_keeps_its_place_in_the_footer(home, tmp_path):
+    """At 60x20 the footer's keys past the palette's were cut, r Repair (listed after the others) with them,
+    though the banner asks for it: where keys give way, r is among the last to (``FOOTER_FIRST``)."""
+    from textual.widgets._footer import FooterKey
+
+    put(home, MERGED)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await wait_for(pilot, lambda: banner(app).display, what="the banner")
+
+        def drawn() -> dict[str, object]:
+            keys = app.screen.query(FooterKey)
+            palette = min((k.region.x for k in keys if k.has_class("-command-palette")), default=0)
+            return {k.key: k.region for k in keys if k.display and k.region.width and k.region.right <= palette}
+
+        await wait_for(pilot, lambda: {"r", "t", "question_mark"} <= set(drawn()), what="r Repair, whole")
+
+
 async def test_a_file_that_is_not_utf8_is_repaired_with_r_keeping_a_copy_and_u_says_where(home, tmp_path):
     """r said "Nothing to repair here: the file could not be examined" on a USER.md that is not UTF-8."""
     home.memory.add("memory", "fine")

@@ -34,11 +34,12 @@ from textual.notifications import Notification
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Static, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from engine.db import in_app_words
 from engine.errors import WorkbenchError
 from engine.events import Event
+from widgets.fitted_footer import FittedFooter
 from widgets.header import WorkbenchHeader
 from widgets.literal import cut_cells, literal
 from widgets.narration import NarrationLine
@@ -101,7 +102,7 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         problem.display = False
         yield problem
         yield from self.compose_body()
-        yield Footer()
+        yield FittedFooter()
 
     def compose_body(self) -> Iterable[Widget]:
         return ()

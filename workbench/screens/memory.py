@@ -145,6 +145,7 @@ class MemoryScreen(WorkbenchScreen):
         "p shows the local provider's facts instead (g: a fact's source message)."
     )
 
+    FOOTER_FIRST = ("r",)  # where the footer is narrow (60 columns): the repair the banner asks for
     BINDINGS = [
         Binding("t", "switch_target", "Target", id="memory.target"),
         Binding("a", "add", "Add", id="memory.add"),

@@ -249,6 +249,7 @@ class RunScreen(WorkbenchScreen):
         "follow (off: new messages are "
         "counted, the view stays)."
     )
+    FOOTER_FIRST = ("escape",)  # where the footer is narrow (60 columns): in the box, the way to the other screens
     BINDINGS = [
         Binding("ctrl+l", "new_session", "New", tooltip="Start a new session (a clean slate, like clearing a screen)"),
         Binding("ctrl+o", "resume", "Resume", tooltip="Resume a recent session: type an id, its start or a title"),

@@ -164,6 +164,7 @@ class SessionsScreen(SessionActions, SessionPrune):
         "(or arrows) move between messages, w jumps to the next message that wrote something, m opens the "
         "memory entry it wrote, f toggles follow." + ACTIONS_HELP + PRUNE_HELP
     )
+    FOOTER_FIRST = ("slash",)  # where the footer is narrow (60 columns): before the session's own keys
     BINDINGS = [
         Binding("slash", "focus_search", "Search", key_display="/", priority=True),
         # short, and reload in help only: at 80 columns the transcript's keys come first in the footer

@@ -1,0 +1,65 @@
+"""Textual's footer, with the keys that do not fit left out whole rather than cut mid-word.
+
+Textual lays the keys out in a row and the palette's key, docked right, covers what runs past
+it: at 60 columns the last key read ``? H``, ``esc Cl`` or ``n N`` with no word of what it does.
+Here the keys give way whole, the last first (each screen binds its main actions first), then
+those its screen names in ``FOOTER_FIRST`` (the Run screen's ``esc``, the way out of its message
+box), and help (``?``, or ``f1`` where ``?`` is text: it lists the rest) last of all.
+"""
+
+from __future__ import annotations
+
+from textual.widget import Widget
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey, FooterLabel
+
+HELP_KEYS = ("question_mark", "f1")  # the last to give way
+
+
+class FittedFooter(Footer):
+    async def recompose(self) -> None:  # (on every change of the screen's bindings)
+        await super().recompose()
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        for child in self.children:
+            child.display = True  # (measured again at the new width)
+        self.call_after_refresh(self._fit)
+
+    def _units(self) -> tuple[list[list[Widget]], Widget | None]:
+        """The footer's keys in order, a group's keys with the label after them as one, and the palette's key."""
+        units: list[list[Widget]] = []
+        palette = None
+        for child in self.children:
+            if child.has_class("-command-palette"):
+                palette = child
+            elif isinstance(child, FooterLabel) and units:
+                units[-1].append(child)
+            else:
+                units.append([child])
+        return units, palette
+
+    def _fit(self) -> None:
+        """Keep the keys that fit left of the palette's key: help first, then the screen's ``FOOTER_FIRST``,
+        then the others in order until one does not."""
+        units, palette = self._units()
+        if not units or not units[0][0].region.width:
+            return  # (not laid out: fitted at the next resize or recompose)
+        room = (palette.region.x if palette is not None else self.region.right) - units[0][0].region.x
+        gap = units[1][0].region.x - units[0][-1].region.right if len(units) > 1 else 0
+        first = getattr(self.screen, "FOOTER_FIRST", ())
+
+        def rank(unit: list[Widget]) -> int:
+            key = unit[0].key if isinstance(unit[0], FooterKey) else None
+            return 0 if key in HELP_KEYS else 1 if key in first else 2
+
+        kept: list[list[Widget]] = []
+        for unit in sorted(units, key=rank):  # (a stable sort: each rank in order)
+            width = unit[-1].region.right - unit[0].region.x
+            if sum(u[-1].region.right - u[0].region.x + gap for u in kept) + width <= room:
+                kept.append(unit)
+            elif rank(unit) == 2:
+                break
+        for unit in units:
+            for widget in unit:
+                widget.display = any(unit is other for other in kept)
