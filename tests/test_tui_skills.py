@@ -998,23 +998,35 @@ async def test_the_table_names_the_proposer_of_a_skill_approved_into_the_library
         assert "brew" in screen_text(app) and "last used" in screen_text(app)  # the row still fits
 
 
-async def test_a_long_provenance_gives_way_to_the_names_at_80_columns(home, tmp_path):
-    """With a skill approved from a Hermes proposal beside deploy-stage and deploy-staging, the table at 80
-    columns cut every name to ``depl…`` (the two alike) while the provenance kept its 30 cells: the
-    names keep their room now, and the provenance (whole in the detail pane) is cut instead."""
+def deploys_beside_a_proposed_skill(home) -> None:
+    """deploy-stage and deploy-staging, told apart by their ends only, beside a skill approved from a Hermes
+    proposal, whose provenance (``user (approved, proposed by Hermes agent)``) is long."""
     for name in ("deploy-stage", "deploy-staging"):
         assert home.skills.manage({"action": "create", "name": name, "content": skill_md(name, "Deploy")}, ctx())[
             "success"
         ]
     payload = {"action": "create", "name": "brew", "content": skill_md("brew", "Brew tea")}
     assert home.skills.apply_staged(payload, proposed_by="Hermes agent")["success"]
+
+
+async def names_read_whole(pilot):
+    """Skills, once its table names deploy-stage and deploy-staging whole: the table, and a cell's text by
+    skill name and column."""
+    table = (await open_skills(pilot)).query_one(SkillList)
+    cell = lambda name, column: str(table.get_cell(table.key_of(name), column))  # noqa: E731
+    await wait_for(pilot, lambda: cell("deploy-staging", "skill") == "deploy-staging", what="whole names")
+    assert cell("deploy-stage", "skill") == "deploy-stage"
+    return table, cell
+
+
+async def test_a_long_provenance_gives_way_to_the_names_at_80_columns(home, tmp_path):
+    """With a skill approved from a Hermes proposal beside deploy-stage and deploy-staging, the table at 80
+    columns cut every name to ``depl…`` (the two alike) while the provenance kept its 30 cells: the
+    names keep their room now, and the provenance (whole in the detail pane) is cut instead."""
+    deploys_beside_a_proposed_skill(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_skills(pilot)
-        table = screen.query_one(SkillList)
-        cell = lambda name, column: str(table.get_cell(table.key_of(name), column))  # noqa: E731
-        await wait_for(pilot, lambda: cell("deploy-staging", "skill") == "deploy-staging", what="whole names")
-        assert cell("deploy-stage", "skill") == "deploy-stage"
+        _, cell = await names_read_whole(pilot)
         assert cell("brew", "provenance").startswith("user (approved") and cell("brew", "provenance").endswith("…")
         assert "last used" in screen_text(app)  # every column still in view
 
@@ -1038,19 +1050,10 @@ async def test_at_60_columns_the_provenance_gives_way_so_names_can_be_told_apart
     """At 60x20 the table cut every name to ``depl…`` (deploy-stage and deploy-staging alike) and ``last used``
     to ``last us``: the provenance, which the detail pane repeats, gives way to the names now, and comes back,
     its cells filled, where the table is wide enough again."""
-    for name in ("deploy-stage", "deploy-staging"):
-        assert home.skills.manage({"action": "create", "name": name, "content": skill_md(name, "Deploy")}, ctx())[
-            "success"
-        ]
-    payload = {"action": "create", "name": "brew", "content": skill_md("brew", "Brew tea")}
-    assert home.skills.apply_staged(payload, proposed_by="Hermes agent")["success"]
+    deploys_beside_a_proposed_skill(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(60, 20)) as pilot:
-        screen = await open_skills(pilot)
-        table = screen.query_one(SkillList)
-        cell = lambda name, column: str(table.get_cell(table.key_of(name), column))  # noqa: E731
-        await wait_for(pilot, lambda: cell("deploy-staging", "skill") == "deploy-staging", what="whole names")
-        assert cell("deploy-stage", "skill") == "deploy-stage"
+        table, cell = await names_read_whole(pilot)
         assert [key.value for key in table.columns] == ["skill", "category", "state", "pin", "uses", "last used"]
         assert "last used" in screen_text(app)  # every column shown is in view
         await pilot.resize_terminal(100, 24)
