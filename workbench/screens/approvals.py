@@ -44,7 +44,7 @@ from widgets.gauge import CapacityGauge
 from widgets.literal import age, assemble, cut_cells, literal, one_line
 
 from ..messages import ShowProposal
-from .base import WorkbenchScreen, clauses
+from .base import ReloadWanted, WorkbenchScreen, clauses
 from .dialogs import ConfirmDialog, DiskCheck, EditDialog, Outcome
 
 AGE_TICK = 5.0  # seconds between redraws of the ages ("12s", "3m ago"), which change with nothing reloaded
@@ -265,7 +265,7 @@ class ApprovalsScreen(WorkbenchScreen):
         except Exception as exc:  # decided by another process meanwhile, unreadable record
             preview = {"id": pending_id, "error": getattr(exc, "message", str(exc)), "unread": _unread(pending_id, exc)}
             if isinstance(exc, (NoSuchRecord, UnusableRecord)):  # (the queue read it before: its row changes)
-                self.app.call_from_thread(self.request_reload)
+                self.post_result(ReloadWanted())
         pinned = (preview.get("payload") or {}).get("matched_entry")
         if preview.get("error") and pinned and preview.get("subsystem") == "memory":
             preview["now"] = self._closest_live(preview["payload"].get("target") or "memory", pinned)
