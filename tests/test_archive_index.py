@@ -641,6 +641,9 @@ def test_doctor_fix_rebuilds_the_index_of_a_state_db_put_in_place_of_the_one_it_
     for suffix in ("-wal", "-shm"):
         (root / f"state.db{suffix}").unlink(missing_ok=True)
     shutil.copyfile(tmp_path / "other" / "state.db", root / "state.db")
+    status, out, _ = ran("doctor", "--home", str(root))  # (it said "0% done", as if the upgrade went on)
+    assert "state.db holds fewer messages than the CJK search index was built from" in out and "0% done" not in out
+    assert "Run `workbench doctor --fix` to rebuild the index for it now" in out
     status, out, _ = ran("doctor", "--fix", "--home", str(root))
     assert "fixed: workbench.db: state.db holds fewer messages than the CJK search index was built from" in out
     assert "busy or read-only" not in out and "being upgraded" not in out

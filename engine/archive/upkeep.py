@@ -242,15 +242,26 @@ def upgrade_line(left: tuple[int, int] | None) -> str:
     )
 
 
+REPLACED = (
+    "state.db holds fewer messages than the CJK search index was built from (another state.db was put in its "
+    "place, or its newest messages deleted)"
+)
+
+
 def check_upgrade(home: Home) -> list[Finding]:
     if not home.state_db_path.exists():
         return []
     try:
-        left = home.archive.bigram_index.unfolded()
+        index = home.archive.bigram_index
+        left, replaced = index.unfolded(), index.replaced()
     except (sqlite3.Error, WorkbenchError):
         return []  # an unreadable database is the database check's finding
     if left is None:
         return []
+    if replaced:  # (no step of the upgrade applies to another archive: "0% done" read as work under way)
+        what = f"{REPLACED}: its upgrade for half-width katakana cannot go on, and katakana searches scan instead."
+        fix = "Run `workbench doctor --fix` to rebuild the index for it now (seconds per 100,000 messages)."
+        return [Finding("archive", "warning", what, fix, UPGRADE_REPAIR)]
     fix = (
         "Run `workbench doctor --fix` to finish it now (seconds per 100,000 messages); each "
         "`workbench sessions search` takes it a step further, and finishes it before searching for katakana."
@@ -262,10 +273,7 @@ def repair_upgrade(home: Home) -> str:
     index = home.archive.bigram_index
     if not home.archive.read_only and index.replaced():  # (no step of the upgrade applies: it said "busy")
         index.refresh()  # rebuilt whole for the archive state.db holds now, which ends the upgrade
-        return (
-            "workbench.db: state.db holds fewer messages than the CJK search index was built from (another "
-            "state.db was put in its place, or its newest messages deleted), so the index was rebuilt for it."
-        )
+        return f"workbench.db: {REPLACED}, so the index was rebuilt for it."
     left = home.archive.upgrade_index()
     if left is not None:
         raise WorkbenchError(
