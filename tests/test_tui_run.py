@@ -602,6 +602,27 @@ async def test_closing_help_leaves_the_focus_where_it_was(home, tmp_path):
         assert screen.focused is box  # back from another mode: typing goes to the box again
 
 
+async def test_the_bar_keeps_the_session_id_on_one_line_its_tail_where_narrow(home, tmp_path):
+    """At 60x20 the id wrapped into cut pieces ("20261207" / "_004856_") and its tail was hidden."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        screen = await open_run(pilot)
+        await send_turn(pilot, screen, "hello")
+        status = screen.query_one("#run-status")
+        for size in ((60, 20), (80, 24), (120, 40)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            top = status.region.y
+            rows = [line.rstrip() for line in screen_text(app).splitlines()[top : top + status.region.height]]
+            drawn = [row[status.region.x :].strip() for row in rows]
+            assert drawn[0] == "idle"
+            shown = drawn[1]
+            assert shown.lstrip("…") and screen.session_id.endswith(shown.lstrip("…")), drawn
+            assert len(shown) >= 8 and not any(drawn[2:]), drawn  # its distinct tail, never wrapped on
+            if size != (60, 20):
+                assert shown == screen.session_id  # shown whole where it fits
+
+
 async def test_a_model_with_no_endpoint_says_why_in_the_bar_and_keeps_the_message(home, tmp_path):
     """At 80x24 the bar cut the reason after "Set model.base_url in", and the typed message was gone."""
     app = make_app(home, tmp_path)

@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.notifications import Notification
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Input, Select, Static
+from textual.widgets import Input, Select
 
 from engine import lock_waits
 from engine.conversation import Conversation, leaving_reason
@@ -34,6 +34,7 @@ from engine.runner import background
 from engine.runner.session import CLOSE_REASON, REVIEW_CLOSE_WAIT_S, end_reason_said
 from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_scenario
 from engine.textsafety import visible
+from widgets.run_status import RunStatus
 from widgets.transcript import Transcript, TranscriptItem
 
 from ..messages import AfterEngineEvents, ResumeSession
@@ -322,7 +323,7 @@ class RunScreen(WorkbenchScreen):
                 id="run-scenario",
                 type_to_search=False,
             )
-            yield Static(Content(""), id="run-status")
+            yield RunStatus(id="run-status")
         yield Transcript(id="run-transcript")
         yield Input(
             placeholder="message the agent; enter sends · esc leaves the box, then 1-6 switch screens",
@@ -401,12 +402,8 @@ class RunScreen(WorkbenchScreen):
             if self.watching
             else "idle"
         )
-        session = self.session_id or "new session on first message"
-        self.query_one("#run-status", Static).update(
-            Content.assemble(
-                (state, "bold $text-warning" if self.running else "$text-muted"), ("\n", ""), (session, "")
-            )
-        )
+        style = "bold $text-warning" if self.running else "$text-muted"
+        self.query_one(RunStatus).show(state, style, self.session_id)
 
     def _session_title(self, ended_as: str | None = None) -> None:
         """The session's id, and what stays true of it while shown: run elsewhere (the demo), or resumed
