@@ -400,6 +400,35 @@ async def test_a_streamed_answer_shows_as_it_is_written(home, tmp_path):
         endpoint.close()
 
 
+async def test_esc_on_a_streamed_answer_leaves_a_line_saying_the_turn_was_stopped(home, tmp_path):
+    """After esc the partial answer went at the reread (it is not stored, rightly) and no line said the
+    turn was cut: only the bar said "stopped (esc)". A reread keeps the line, as a failed turn's."""
+    endpoint = HalfwayStream()
+    home.config_path.write_text(
+        f"model:\n  base_url: {endpoint.base_url}\n  name: m\n  api_key_env: ''\n  stream: true\n", encoding="utf-8"
+    )
+    home.reload_config()
+    app = make_app(home, tmp_path)
+    stopped = ("system", "turn stopped (esc): its partial answer was not kept")
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_run(pilot)
+            screen.query_one("#run-model", Select).value = "openai"
+            screen.query_one("#run-input").focus()
+            await pilot.press("h", "i", "enter")
+            transcript = screen.query_one(Transcript)
+            shown = lambda: [(i.role, i.content) for i in transcript.items]  # noqa: E731
+            await wait_for(pilot, lambda: shown() == [("user", "hi"), ("assistant", "Hel")], what="the first piece")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not screen.running, timeout=15, what="turn stopped")
+            # the reread from state.db (the partial answer gone) keeps the line as the turn's last
+            await wait_for(pilot, lambda: shown() == [("user", "hi"), stopped], what="the reread")
+            assert [(m.role, m.content) for m in home.archive.messages(screen.session_id)] == [("user", "hi")]
+            assert "turn stopped (esc): its partial answer was not kept" in screen_text(app)
+    finally:
+        endpoint.close()
+
+
 async def test_the_model_menu_starts_at_the_model_config_names(home, tmp_path):
     """`workbench run` used config.yaml's model.backend, the Run screen's menu began at offline whatever
     it said: a home set up for an OpenAI-compatible endpoint ran the offline model in the TUI."""

@@ -302,9 +302,10 @@ class RunScreen(WorkbenchScreen):
         self._turn: Handover | None = None  # the last turn's (``_send``) or opening's (``_open_agent``)
         self._opening: Handover | None = None  # an agent being opened for a session resumed before any turn
         self.exit_note: str | None = None  # what ending the session at the close kept in workbench.db (or lost)
-        # (session, its line) a failed turn's reason, said as the transcript's last line: a reread of the
-        # session from state.db, which holds no such line, keeps it there until the next turn or session
-        self._failure: tuple[str, TranscriptItem] | None = None
+        # (session, its line) how the last turn ended, when it failed or was stopped, said as the transcript's
+        # last line: a reread of the session from state.db, which holds no such line (nor a stopped turn's
+        # partial answer), keeps it there until the next turn or session
+        self._end_line: tuple[str, TranscriptItem] | None = None
 
     def compose_body(self) -> Iterable[Widget]:
         with Horizontal(id="run-bar"):
@@ -642,17 +643,17 @@ class RunScreen(WorkbenchScreen):
         )
 
     # -- actions -------------------------------------------------------------------
-    def _show_failure(self) -> None:
-        """The last turn's failure stays the transcript's last line (``_failure``) while its session is shown."""
-        if self._failure is None or self._failure[0] != self.session_id:
+    def _show_end_line(self) -> None:
+        """A failed or stopped turn's line stays the transcript's last (``_end_line``) while its session is shown."""
+        if self._end_line is None or self._end_line[0] != self.session_id:
             return
         transcript = self.query_one(Transcript)
-        line = self._failure[1]
+        line = self._end_line[1]
         if not transcript.items or transcript.items[-1].content != line.content:
             transcript.append(line)
 
     def action_new_session(self) -> None:
-        self._failure = None
+        self._end_line = None
         self._switch_agent(None)
         self.session_id = None
         self.watching = False
@@ -700,7 +701,7 @@ class RunScreen(WorkbenchScreen):
         if self.agent is not None and session_id == self.session_id:
             self.notify(f"Already in session {session_id}.", markup=False)  # (as Hermes's /resume says)
             return
-        self._failure = None
+        self._end_line = None
         self._switch_agent(session_id)
         self.session_id = session_id
         self.workbench.resumed(session_id)  # the header names it now, not at its first turn
@@ -911,7 +912,7 @@ class RunScreen(WorkbenchScreen):
             self.notify("A turn is running; wait for it or cancel it (esc).", severity="warning")
             return
         event.input.value = ""
-        self._failure = None  # (the next turn's own lines follow)
+        self._end_line = None  # (the next turn's own lines follow)
         self._withdraw_live()  # read by now, it would cover the answer (at 80x24, its last lines)
         if self.watching:
             self.action_new_session()  # never talk into a session another runner drives
@@ -973,7 +974,7 @@ class RunScreen(WorkbenchScreen):
         )
 
     def _play(self, scenario: str, consent: bool) -> None:
-        self.action_new_session()  # (forgets a failed turn's line: ``_failure``)
+        self.action_new_session()  # (forgets a failed or stopped turn's line: ``_end_line``)
         self._turn = None  # (a scenario's runs end their own sessions)
         self.running = True
         self.playing = True
@@ -1130,10 +1131,10 @@ class RunScreen(WorkbenchScreen):
         if message.unsent and not box.value:
             box.value = message.unsent  # never stored: to send again once the cause is fixed
         if message.error and message.error_shown and self.session_id:
-            # the transcript's last line says it whole (kept there through rereads: ``_failure``); a notice
+            # the transcript's last line says it whole (kept there through rereads: ``_end_line``); a notice
             # saying it again covered half the transcript at 80x24 for 30 s
-            self._failure = (self.session_id, TranscriptItem("system", f"turn error: {message.error}"))
-            self._show_failure()
+            self._end_line = (self.session_id, TranscriptItem("system", f"turn error: {message.error}"))
+            self._show_end_line()
             self.notify(TURN_FAILED_SEE_TRANSCRIPT, severity="error", markup=False, timeout=10)
         elif message.error:  # failed before the runner could say it (no endpoint, no session): said only here
             self.notify(message.error, title="The turn failed", severity="error", markup=False, timeout=30)
@@ -1224,7 +1225,7 @@ class RunScreen(WorkbenchScreen):
             ended_at, reason = message.look[:2] if message.look and fresh else (None, None)
             self._session_title(ended_as=end_reason_said(reason) if ended_at is not None else None)
             transcript.set_items(message.items, placeholder="This session has no messages yet.", select_id=keep)
-            self._show_failure()
+            self._show_end_line()
 
     # -- live events ---------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
@@ -1290,6 +1291,10 @@ class RunScreen(WorkbenchScreen):
             return
         streaming, self._streaming = self._streaming, None  # any other event ends the streamed text
         item = runner_item(event)
+        if event.kind == "cancelled" and streaming is not None:  # its partial answer goes at the reread
+            item = TranscriptItem("system", f"{item.content}: its partial answer was not kept")
+        if event.kind == "cancelled" and item is not None:  # kept through the reread, as a failure's line
+            self._end_line = (event.session_id, item)
         if streaming is not None and event.kind == "assistant_message":
             transcript.replace(streaming[0], item or TranscriptItem("assistant", streaming[1]))
         elif item is not None:
@@ -1318,7 +1323,7 @@ def runner_item(event: RunnerEvent) -> TranscriptItem | None:
         return TranscriptItem("system", str(data.get("summary") or ""))
     if event.kind in ("error", "cancelled"):  # (a busy error's advice as the app gives it: ``in_app_words``)
         said = f": {in_app_words(str(data['message']))}" if data.get("message") else ""
-        return TranscriptItem("system", f"turn {event.kind}{said}")
+        return TranscriptItem("system", f"turn {'stopped (esc)' if event.kind == 'cancelled' else 'error'}{said}")
     return None
 
 
