@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import time
 
 import pytest
@@ -180,6 +181,38 @@ def test_what_hermes_stages_is_a_timeline_row_dated_when_it_was_found(hermes, tm
     home.close()
     ours = json.loads(_workbench(root, "timeline", "--actor", "external").stdout)["rows"]
     assert ids <= {row["target"] for row in ours}
+
+
+HERMES_WRITES_TWICE = """
+import json, sys
+from tools.memory_tool import load_on_disk_store, memory_tool
+for content in ("Written before the gate", "Written after the gate"):
+    print(memory_tool(store=load_on_disk_store(), action="add", target="memory", content=content), flush=True)
+    sys.stdin.readline()  # the test changes config.yaml meanwhile
+"""
+
+
+def test_turning_the_gate_on_in_config_yaml_gates_a_running_hermes_too(hermes, tmp_path):
+    """docs/running-beside-hermes.md: Hermes reads the same config.yaml at each write, so the gate
+    turned on while its loop runs stages its next write in the workbench's queue (a trial saw 140)."""
+    root = _seeded_home(tmp_path)
+    home = open_home(root)
+    home.config_path.write_text("memory:\n  write_approval: false\n", encoding="utf-8")
+    agent = hermes.popen(root, HERMES_WRITES_TWICE, stdin=subprocess.PIPE)
+    try:
+        assert json.loads(agent.stdout.readline())["success"]  # written: the gate is off
+        home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")  # as a user turns it on
+        agent.stdin.write("\n")
+        agent.stdin.flush()
+        staged = json.loads(agent.stdout.readline())
+    finally:
+        agent.communicate("\n", timeout=60)
+    assert staged["staged"], staged
+    assert "Written before the gate" in home.memory.read("memory").entries
+    assert "Written after the gate" not in home.memory.read("memory").entries
+    rows = json.loads(_workbench(root, "pending", "list").stdout)["pending"]
+    assert [(r["id"], r["staged_by"]) for r in rows] == [(staged["pending_id"], "hermes")]
+    home.close()
 
 
 @pytest.mark.anyio
