@@ -374,28 +374,41 @@ class HalfwayStream:
         self.server.shutdown()
         self.server.server_close()
 
+    @classmethod
+    def serving(cls, home) -> HalfwayStream:
+        """An endpoint that home's config.yaml names, streaming (model.stream: true)."""
+        endpoint = cls()
+        home.config_path.write_text(
+            f"model:\n  base_url: {endpoint.base_url}\n  name: m\n  api_key_env: ''\n  stream: true\n", encoding="utf-8"
+        )
+        home.reload_config()
+        return endpoint
+
+
+async def half_answered(pilot):
+    """On Run with the openai model, "hi" sent and the first piece of its streamed answer shown: the
+    screen, and a reader of the transcript's (role, content) rows."""
+    screen = await open_run(pilot)
+    screen.query_one("#run-model", Select).value = "openai"
+    screen.query_one("#run-input").focus()
+    await pilot.press("h", "i", "enter")
+    transcript = screen.query_one(Transcript)
+    shown = lambda: [(i.role, i.content) for i in transcript.items]  # noqa: E731
+    await wait_for(pilot, lambda: shown() == [("user", "hi"), ("assistant", "Hel")], what="the first piece")
+    return screen, shown
+
 
 async def test_a_streamed_answer_shows_as_it_is_written(home, tmp_path):
     """A trial: with model.stream on, Run showed nothing of the answer until all of it had come."""
-    endpoint = HalfwayStream()
-    home.config_path.write_text(
-        f"model:\n  base_url: {endpoint.base_url}\n  name: m\n  api_key_env: ''\n  stream: true\n", encoding="utf-8"
-    )
-    home.reload_config()
+    endpoint = HalfwayStream.serving(home)
     app = make_app(home, tmp_path)
     try:
         async with app.run_test(size=(80, 24)) as pilot:
-            screen = await open_run(pilot)
-            screen.query_one("#run-model", Select).value = "openai"
-            screen.query_one("#run-input").focus()
-            await pilot.press("h", "i", "enter")
-            transcript = screen.query_one(Transcript)
-            shown = lambda: [(i.role, i.content) for i in transcript.items]  # noqa: E731
-            await wait_for(pilot, lambda: shown() == [("user", "hi"), ("assistant", "Hel")], what="the first piece")
+            screen, shown = await half_answered(pilot)
             endpoint.rest.set()  # the rest of the answer: the same row grows, and becomes the stored answer
             await wait_for(pilot, lambda: not screen.running, timeout=15, what="turn ended")
             await settle(pilot)
-            assert [(i.role, i.content) for i in transcript.items] == [("user", "hi"), ("assistant", "Hello there.")]
+            assert shown() == [("user", "hi"), ("assistant", "Hello there.")]
     finally:
         endpoint.close()
 
@@ -403,22 +416,12 @@ async def test_a_streamed_answer_shows_as_it_is_written(home, tmp_path):
 async def test_esc_on_a_streamed_answer_leaves_a_line_saying_the_turn_was_stopped(home, tmp_path):
     """After esc the partial answer went at the reread (it is not stored, rightly) and no line said the
     turn was cut: only the bar said "stopped (esc)". A reread keeps the line, as a failed turn's."""
-    endpoint = HalfwayStream()
-    home.config_path.write_text(
-        f"model:\n  base_url: {endpoint.base_url}\n  name: m\n  api_key_env: ''\n  stream: true\n", encoding="utf-8"
-    )
-    home.reload_config()
+    endpoint = HalfwayStream.serving(home)
     app = make_app(home, tmp_path)
     stopped = ("system", "turn stopped (esc): its partial answer was not kept")
     try:
         async with app.run_test(size=(80, 24)) as pilot:
-            screen = await open_run(pilot)
-            screen.query_one("#run-model", Select).value = "openai"
-            screen.query_one("#run-input").focus()
-            await pilot.press("h", "i", "enter")
-            transcript = screen.query_one(Transcript)
-            shown = lambda: [(i.role, i.content) for i in transcript.items]  # noqa: E731
-            await wait_for(pilot, lambda: shown() == [("user", "hi"), ("assistant", "Hel")], what="the first piece")
+            screen, shown = await half_answered(pilot)
             await pilot.press("escape")
             await wait_for(pilot, lambda: not screen.running, timeout=15, what="turn stopped")
             # the reread from state.db (the partial answer gone) keeps the line as the turn's last
