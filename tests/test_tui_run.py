@@ -26,6 +26,7 @@ from tests.tui_support import LateFirstAnswer, footer_labels, make_app, settle, 
 from widgets.entry_list import EntryList
 from widgets.header import WorkbenchHeader
 from widgets.lineage_tree import LineageTree
+from widgets.run_status import RunStatus
 from widgets.transcript import Transcript, TranscriptItem
 from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.resume import ResumeDialog
@@ -501,6 +502,25 @@ async def test_a_turn_that_failed_before_it_could_say_why_says_it_whole_in_the_n
         said = [(n.title, n.message) for n in app._notifications]
         assert any(t == "The turn failed" and "No endpoint configured" in m for t, m in said)
         assert ("", TURN_FAILED_SEE_TRANSCRIPT) not in said
+
+
+class StatusApp(App):
+    CSS = "RunStatus { width: 10; padding: 0 1; }"  # the Run bar's status at 60 columns
+
+    def compose(self):
+        yield RunStatus()
+
+
+async def test_an_id_in_the_run_status_state_shows_its_tail_never_pieces():
+    """While a switch ends the session left, the state named it whole: at 60 columns its id wrapped
+    into pieces ("20261207" / "_011218_"), pushing the session line out of the bar."""
+    app = StatusApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        status = app.query_one(RunStatus)
+        status.show("ending session 20261207_011218_c0ccf5…", "", "20261207_011300_9a1b2c")
+        await pilot.pause()
+        drawn = [line.strip() for line in screen_text(app).splitlines() if line.strip()]
+        assert drawn == ["ending", "session", "…c0ccf5…", "…_9a1b2c"]
 
 
 class TranscriptApp(App):

@@ -9,8 +9,9 @@ from .literal import literal, tail
 
 
 class RunStatus(Static):
-    """The state over the session id. The id keeps to one line: where the bar is narrow (60 columns)
-    it shows its distinct tail, never pieces of it wrapped (the transcript's title names it whole)."""
+    """The state over the session id. An id never wraps into pieces: where the bar is narrower than it
+    (60 columns) it shows its distinct tail on one line, in the state too (`ending session …`); the
+    transcript's title names the session whole."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -22,6 +23,8 @@ class RunStatus(Static):
         self.refresh(layout=True)
 
     def render(self) -> Content:
-        width = self.content_size.width
-        session = "new session on first message" if self._session is None else tail(self._session, max(1, width))
-        return Content("\n").join([literal(*self._state), literal(session)])
+        width = max(1, self.content_size.width)
+        text, style = self._state
+        state = " ".join(word if len(word) <= width else tail(word, width) for word in text.split(" "))
+        session = "new session on first message" if self._session is None else tail(self._session, width)
+        return Content("\n").join([literal(state, style), literal(session)])
