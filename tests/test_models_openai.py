@@ -307,3 +307,32 @@ def test_a_cancel_stops_reading_a_streamed_answer(home, endpoint):
     assert box["result"].status == "cancelled"
     assert [e for e in seen if e.kind in ("assistant_delta", "tool_called")] == []
     assert [m.role for m in home.archive.messages(session.id)] == ["user"]
+
+
+def test_a_left_stream_shows_nothing_in_the_next_turn(home, endpoint):
+    """esc left a streamed call still waiting for its answer; the next turn cleared the cancel, so the
+    old stream's text, arriving then, was shown as the new turn's answer. What a left call reads is dropped."""
+    endpoint.holds[0], endpoint.holds[1] = threading.Event(), threading.Event()
+    endpoint.stream({"content": "Old answer."})
+    endpoint.stream({"content": "New answer."})
+    seen = []
+    model = make_model(home, "openai", base_url=endpoint.base_url, model_name="m", api_key_env="", stream=True)
+    session = AgentSession(home, model, on_event=seen.append)
+    first = threading.Thread(target=session.run_turn, args=("think slowly",))
+    first.start()
+    while len(endpoint.requests) < 1:
+        first.join(0.01)
+    session.cancel()
+    first.join(5)
+    [left] = [t for t in threading.enumerate() if t.name == "model-call"]
+    box = {}
+    second = threading.Thread(target=lambda: box.setdefault("result", session.run_turn("and now?")))
+    second.start()
+    while len(endpoint.requests) < 2:
+        second.join(0.01)
+    endpoint.holds[0].set()  # the left call's answer arrives while the next turn waits for its own
+    left.join(5)
+    endpoint.holds[1].set()
+    second.join(5)
+    assert box["result"].assistant == "New answer."
+    assert "".join(e.data["text"] for e in seen if e.kind == "assistant_delta") == "New answer."

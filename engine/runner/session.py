@@ -44,7 +44,7 @@ from ..worker import SerialWorker
 from . import background, compression
 from .claims import unbacked_claims
 from .dropped import put as put_dropped
-from .leavable import unless_stopped
+from .leavable import Leaving, unless_stopped
 from .prompt import build_system_prompt, prefix_hash
 from .records import RequestLog, RequestRecord
 from .tools import Tool, ToolRegistry, builtin_tools
@@ -662,11 +662,7 @@ class AgentSession:
         if purpose != "turn":
             reply = model.complete(messages, schemas)
         else:  # esc leaves the call at once, its late answer dropped
-            if isinstance(model, StreamingModel) and model.streams:
-                call = functools.partial(self._streamed, model, messages, schemas)
-            else:
-                call = functools.partial(model.complete, messages, schemas)
-            left = unless_stopped(call, self.cancel_event)
+            left = unless_stopped(functools.partial(self._turn_call, model, messages, schemas), self.cancel_event)
             if left is None:
                 raise Cancelled()
             reply = left
@@ -691,22 +687,25 @@ class AgentSession:
         )
         return reply
 
-    def _streamed(
-        self, model: StreamingModel, messages: list[dict[str, Any]], schemas: list[dict[str, Any]]
+    def _turn_call(
+        self, model: Model, messages: list[dict[str, Any]], schemas: list[dict[str, Any]], leaving: Leaving
     ) -> ModelReply:
-        """A streaming call: text is scrubbed of fence spans and emitted as ``assistant_delta`` events."""
+        """A turn's model call, in a thread the turn may leave. A streaming model's text is scrubbed of
+        fence spans and emitted as ``assistant_delta`` events, none once the turn has left the call."""
+        if not (isinstance(model, StreamingModel) and model.streams):
+            return model.complete(messages, schemas)
         scrubber = StreamingContextScrubber()
 
         def on_delta(piece: str) -> None:
             self._stop_if_cancelled()  # esc stops reading the stream at once
             shown = scrubber.feed(piece)
             if shown:
-                self.emit("assistant_delta", text=shown)
+                leaving.unless_left(self.emit, "assistant_delta", text=shown)
 
         reply = model.complete(messages, schemas, on_delta=on_delta)
         tail = scrubber.flush()
         if tail:
-            self.emit("assistant_delta", text=tail)
+            leaving.unless_left(self.emit, "assistant_delta", text=tail)
         return reply
 
     def _chars(self, messages: list[dict[str, Any]]) -> int:
