@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +21,8 @@ from engine.runner import AgentSession, RequestLog
 from engine.runner.tools import Tool, ToolRegistry, builtin_tools
 from engine.tools import ToolContext
 from tests.lock_support import holding_write_lock
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class Recording(Model):
@@ -288,6 +292,45 @@ def test_an_answer_that_comes_after_a_cancel_is_dropped(home):
     assert result.status == "cancelled" and result.assistant == ""
     assert [m.role for m in home.archive.messages(session.id)] == ["user"]
     assert "assistant_message" not in [e.kind for e in seen]
+
+
+CTRL_C_UNDER_A_CALL = """
+import os, signal, threading
+from engine.runner.leavable import Left, unless_stopped
+
+interrupted, finished, seen = threading.Event(), threading.Event(), []
+
+def call(leaving):
+    os.kill(os.getpid(), signal.SIGINT)  # ctrl+c while the model thinks (the caller is the main thread)
+    interrupted.wait(5)
+    try:
+        leaving.unless_left(seen.append, "late piece")  # a streamed piece that comes after it
+    except Left:
+        seen.append("left")
+    finished.set()
+
+try:
+    unless_stopped(call, threading.Event())
+except KeyboardInterrupt:
+    interrupted.set()
+    finished.wait(5)
+print(seen)
+"""
+
+
+def test_ctrl_c_leaves_a_model_call_as_esc_does(tmp_path):
+    """ctrl+c in `workbench run` raised KeyboardInterrupt out of the wait for the model call without
+    leaving it: a streamed answer went on printing its pieces as the run ended the session and said
+    it was interrupted. Any way out of the wait now leaves the call."""
+    ran = subprocess.run(
+        [sys.executable, "-c", CTRL_C_UNDER_A_CALL],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert (ran.returncode, ran.stdout.strip()) == (0, "['left']"), ran.stderr[-2000:]
 
 
 class Failing(Model):

@@ -43,7 +43,8 @@ class Leaving:
 
 def unless_stopped(call: Callable[[Leaving], T], stop: threading.Event) -> T | None:
     """``call(leaving)``'s result, or its exception; None as soon as ``stop`` is set before it ends (the
-    call goes on in its daemon thread, ``leaving`` says it was left, and what it returns is dropped)."""
+    call goes on in its daemon thread, ``leaving`` says it was left, and what it returns is dropped). The
+    call is left however the wait ends: a KeyboardInterrupt in it, too."""
     box: dict[str, object] = {}
     done = threading.Event()
     leaving = Leaving()
@@ -56,11 +57,13 @@ def unless_stopped(call: Callable[[Leaving], T], stop: threading.Event) -> T | N
         finally:
             done.set()
 
-    threading.Thread(target=run, name="model-call", daemon=True).start()
-    while not done.wait(POLL):
-        if stop.is_set():
-            leaving.leave()
-            return None
+    try:
+        threading.Thread(target=run, name="model-call", daemon=True).start()
+        while not done.wait(POLL):
+            if stop.is_set():
+                return None
+    finally:  # (ctrl+c too: KeyboardInterrupt ends the wait, and the call is left as on a stop)
+        leaving.leave()
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["result"]  # type: ignore[return-value]
