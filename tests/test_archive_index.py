@@ -11,6 +11,7 @@ import re
 import shutil
 import sqlite3
 import unicodedata
+from pathlib import Path
 
 import pytest
 
@@ -624,13 +625,9 @@ def test_the_agents_session_search_upgrades_the_index_first_within_a_bound_and_s
         home.close()
 
 
-def test_doctor_fix_rebuilds_the_index_of_a_state_db_put_in_place_of_the_one_it_was_upgrading(tmp_path, monkeypatch):
-    """With another, smaller state.db copied over the one whose CJK index was being upgraded (while a TUI had
-    the home open), `doctor --fix` said "workbench.db is busy or read-only; run `workbench doctor --fix`
-    again", and again at every run: no step of the upgrade applies to another archive. It rebuilds the
-    index for the archive state.db holds now, and says so."""
-    from tests.cli_support import ran
-
+def _another_state_db_under_an_upgrade(tmp_path, monkeypatch) -> Path:
+    """A home whose CJK index was being upgraded from version 3, another home's one-message state.db (a
+    half-width katakana message in session x) copied over its state.db; the home's folder."""
     home = _upgrading(tmp_path, monkeypatch, 3)
     root = home.root
     home.close()
@@ -641,6 +638,33 @@ def test_doctor_fix_rebuilds_the_index_of_a_state_db_put_in_place_of_the_one_it_
     for suffix in ("-wal", "-shm"):
         (root / f"state.db{suffix}").unlink(missing_ok=True)
     shutil.copyfile(tmp_path / "other" / "state.db", root / "state.db")
+    return root
+
+
+def test_the_agents_search_of_a_state_db_put_in_place_of_one_being_upgraded_says_no_upgrade(tmp_path, monkeypatch):
+    """session_search on another state.db copied over the one whose index was being upgraded told the agent
+    "being upgraded …: 0% done …, searches for katakana also scan …", though the search itself rebuilt the
+    index for that archive, which ended the upgrade. The upgrade's look now rebuilds it first."""
+    from engine.archive import session_search
+
+    home = open_home(_another_state_db_under_an_upgrade(tmp_path, monkeypatch), clock=FixedClock(1796040000.0))
+    try:
+        found = session_search.session_search_tool(home, {"query": "ﾃﾞﾌﾟﾛｲ", "limit": 10})
+        assert found["success"] and [r["session_id"] for r in found["results"]] == ["x"]
+        assert "upgraded" not in (found.get("note") or "")
+        assert home.archive.bigram_index.unfolded() is None
+    finally:
+        home.close()
+
+
+def test_doctor_fix_rebuilds_the_index_of_a_state_db_put_in_place_of_the_one_it_was_upgrading(tmp_path, monkeypatch):
+    """With another, smaller state.db copied over the one whose CJK index was being upgraded (while a TUI had
+    the home open), `doctor --fix` said "workbench.db is busy or read-only; run `workbench doctor --fix`
+    again", and again at every run: no step of the upgrade applies to another archive. It rebuilds the
+    index for the archive state.db holds now, and says so."""
+    from tests.cli_support import ran
+
+    root = _another_state_db_under_an_upgrade(tmp_path, monkeypatch)
     status, out, _ = ran("doctor", "--home", str(root))  # (it said "0% done", as if the upgrade went on)
     assert "state.db holds fewer messages than the CJK search index was built from" in out and "0% done" not in out
     assert "Run `workbench doctor --fix` to rebuild the index for it now" in out

@@ -104,6 +104,8 @@ class UpkeepMixin(SearchMixin):
         index = self.bigram_index
         if self.read_only or self.vet() is not None:
             return index.unfolded()
+        if index.replaced():  # another state.db: no step applies; rebuilt whole for it, which ends the upgrade
+            index.refresh(wait=budget_s is None)  # (as the search after it would: a bounded one never waits)
         deadline = None if budget_s is None else time.monotonic() + budget_s
         while (deadline is None or time.monotonic() < deadline) and index.fold_step():
             pass
@@ -270,11 +272,10 @@ def check_upgrade(home: Home) -> list[Finding]:
 
 
 def repair_upgrade(home: Home) -> str:
-    index = home.archive.bigram_index
-    if not home.archive.read_only and index.replaced():  # (no step of the upgrade applies: it said "busy")
-        index.refresh()  # rebuilt whole for the archive state.db holds now, which ends the upgrade
-        return f"workbench.db: {REPLACED}, so the index was rebuilt for it."
+    replaced = not home.archive.read_only and home.archive.bigram_index.replaced()  # (``upgrade_index`` rebuilds)
     left = home.archive.upgrade_index()
+    if replaced and left is None:
+        return f"workbench.db: {REPLACED}, so the index was rebuilt for it."
     if left is not None:
         raise WorkbenchError(
             upgrade_line(left) + " workbench.db is busy or read-only; run `workbench doctor --fix` again."
