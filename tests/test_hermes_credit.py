@@ -25,7 +25,7 @@ from tests.hermes_support import workbench_cmd, write_from_another_process
 from tests.screens_seed import open_mode
 from tests.test_hermes_replay import ADD, LATE, NOTE, SEED, history, looked_at_seed
 from tests.test_tui_timeline import cursor_to
-from tests.tui_support import make_app, wait_for
+from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.timeline_list import TimelineList
 from workbench.screens.memory import MemoryScreen
@@ -246,6 +246,7 @@ async def test_an_open_timeline_shows_a_credit_however_old_the_row_under_its_fil
         async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
             screen = await open_mode(pilot, "6", TimelineScreen)
             await pilot.press("slash", *search, "enter")
+            await settle(pilot)  # the filtered page shown (the first page, unfiltered, has the row as well)
             table = screen.query_one(TimelineList)
 
             def note_row() -> list[str]:
