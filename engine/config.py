@@ -28,6 +28,7 @@ import yaml
 
 from .errors import ConfigError
 from .fileio import read_regular
+from .textsafety import quoted
 from .yamltext import check_bounds
 
 _UNSET = object()
@@ -156,7 +157,9 @@ class Substitution:
     def what(self, path: Path | str | None) -> str:
         where = f"{path} line {self.line}" if self.line else str(path)
         hermes = f" ({self.hermes})" if self.hermes else ""
-        return f"{where}: {self.key} is {self.value!r}, {self.why}; the workbench uses {self.used} instead{hermes}."
+        return (
+            f"{where}: {self.key} is {quoted(self.value)}, {self.why}; the workbench uses {self.used} instead{hermes}."
+        )
 
     def message(self, path: Path | None) -> str:
         return f"{self.what(path)} Fix: {self.fix}."
@@ -189,7 +192,7 @@ class Misread:
                 f"Hermes 0.19.0 reads it as {'on' if self.hermes else 'off'}, the workbench as "
                 f"{'on' if self.ours else 'off'}"
             )
-        return f"Hermes 0.19.0 reads it as {self.hermes!r}, the workbench as {self.ours!r}"
+        return f"Hermes 0.19.0 reads it as {quoted(self.hermes)}, the workbench as {quoted(self.ours)}"
 
     @property
     def literal(self) -> str:
@@ -203,7 +206,7 @@ class Misread:
 
     def message(self, path: Path | None) -> str:
         where = f"{path} line {self.line}" if self.line else str(path)
-        return f"{where}: {self.key} is {self.value!r}; {self.effect}. Fix: {self.fix}."
+        return f"{where}: {self.key} is {quoted(self.value)}; {self.effect}. Fix: {self.fix}."
 
 
 def default_value(key: str) -> Any:
@@ -447,17 +450,17 @@ class Config:
         """A timeout: a number of seconds above zero (0 or less would fail every wait at once, or raise)."""
         number = self.float(key, default)
         if number <= 0:
-            raise ConfigError(f"{self._where(key)}: {key} must be a number of seconds above 0, got {number!r}.")
+            raise ConfigError(f"{self._where(key)}: {key} must be a number of seconds above 0, got {quoted(number)}.")
         return number
 
     def _int(self, key: str, default: int | None = None) -> int:
         value = self.raw(key, default)
         if isinstance(value, bool):
-            raise ConfigError(f"{self._where(key)}: {key} must be a whole number, got {value!r}.")
+            raise ConfigError(f"{self._where(key)}: {key} must be a whole number, got {quoted(value)}.")
         try:
             number = int(str(value).strip()) if isinstance(value, str) else int(value)
         except (TypeError, ValueError, OverflowError):  # OverflowError: .inf
-            raise ConfigError(f"{self._where(key)}: {key} must be a whole number, got {value!r}.") from None
+            raise ConfigError(f"{self._where(key)}: {key} must be a whole number, got {quoted(value)}.") from None
         return self._bounded(key, number)
 
     def int(self, key: str, default: int | None = None) -> int:
@@ -470,7 +473,7 @@ class Config:
         try:
             number = float(value)
         except (TypeError, ValueError, OverflowError):
-            raise ConfigError(f"{self._where(key)}: {key} must be a number, got {value!r}.") from None
+            raise ConfigError(f"{self._where(key)}: {key} must be a number, got {quoted(value)}.") from None
         return self._bounded(key, number)
 
     def _bounded(self, key: str, number):
@@ -478,7 +481,7 @@ class Config:
         if not math.isfinite(number) or abs(number) > MAX_NUMBER:
             raise ConfigError(
                 f"{self._where(key)}: {key} must be a finite number between {-MAX_NUMBER:,} and "
-                f"{MAX_NUMBER:,}, got {number!r}."
+                f"{MAX_NUMBER:,}, got {quoted(number)}."
             )
         return number
 
@@ -502,7 +505,9 @@ class Config:
             return reading
         if key in HERMES_READERS:  # a word Hermes reads its own way: we read it so too (``substitutions`` says)
             return HERMES_READERS[key][0](self.raw(key))
-        raise ConfigError(f"{self._where(key)}: {key} must be on/off (true/false), got {self.raw(key, default)!r}.")
+        raise ConfigError(
+            f"{self._where(key)}: {key} must be on/off (true/false), got {quoted(self.raw(key, default))}."
+        )
 
     def str(self, key: str, default: str | None = None) -> str:
         value = self.raw(key, default)

@@ -22,6 +22,7 @@ from .db import integrity_problems, is_corrupt, on_read_only_mount, salvage_advi
 from .errors import ConfigError, WorkbenchError
 from .fileio import TEMP_AGE_SECONDS, UnsafePath, write_blocker
 from .health import CHECKS, FIXES, NEEDS_CONFIG, Finding
+from .textsafety import quoted
 from .yamltext import check_bounds, load_yaml
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def check_config(home: Home) -> list[Finding]:
             Finding(
                 "config",
                 "warning",
-                f"{where}: {misread.key} is {misread.value!r}; {misread.effect}.",
+                f"{where}: {misread.key} is {quoted(misread.value)}; {misread.effect}.",
                 f"In {where}, {misread.fix}.",
                 repair="config.rewrite" if misread.key in spans else "",
             )

@@ -74,6 +74,14 @@ def inline(text: str | None) -> str:
     return visible(text).replace("\n", "⏎").replace("\t", "⇥")
 
 
+def quoted(value: object) -> str:
+    """``value`` as a message quotes it, the one way every message does: a text in single quotes,
+    ``inline`` (``'␛[31mred<U+202E>'``), never ``repr``'s escapes, doubled backslashes or swapped quotes
+    (``"it's"``); a number, flag or None as Python writes it (``5``, ``True``), so a message still tells
+    a typed ``'5'`` from a read ``5``."""
+    return f"'{inline(value)}'" if isinstance(value, str) else inline(repr(value))
+
+
 # A terminal escape sequence whole: CSI (ESC [ … final), OSC and the other strings (ESC ] … BEL or
 # ST), or ESC and one character; dropping only its ESC would leave "[34m" in a pasted title.
 _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")

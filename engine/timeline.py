@@ -57,7 +57,7 @@ from .skills.archive_calls import hermes_skill_call
 from .skills.outside import ARCHIVED, CREATED, EDITED, HERMES_PASS, RECORD_ONLY, REMOVED, STATE_CHANGES
 from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
-from .textsafety import apart, inline, one_line, visible
+from .textsafety import apart, inline, one_line, quoted, visible
 from .tools import ToolContext
 from .values import half_width, iso_time, number_value, row_id, text_value, typed_number
 
@@ -675,7 +675,7 @@ def parse_since(text: str, now: float) -> float:
         moment = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
     except ValueError:
         raise TimelineError(
-            f"--since {text!r} is not a time: give an age such as 2h, 3d or 1w, or an ISO date "
+            f"--since {quoted(text)} is not a time: give an age such as 2h, 3d or 1w, or an ISO date "
             "such as 2026-11-30 or 2026-11-30T12:00."
         ) from None
     return moment.timestamp()  # (a naive one is local time)
@@ -705,7 +705,7 @@ def filter_value(name: str, value: str) -> str:
         if name == "actor"
         else ""
     )
-    raise TimelineError(f"{name}: {visible(value)!r} is not one of {', '.join(choices)}{hint}.")
+    raise TimelineError(f"{name}: {quoted(value)} is not one of {', '.join(choices)}{hint}.")
 
 
 def preview_lines(preview: dict[str, Any]) -> list[str]:
@@ -1623,7 +1623,7 @@ class Timeline:
                 [key, key, key, key],
             )
         raise MalformedReference(
-            f"{group!r} is not a timeline row or group: give a row id (a number) or a group such as "
+            f"{quoted(group)} is not a timeline row or group: give a row id (a number) or a group such as "
             "review:SESSION:MESSAGE, curator:RUN, consolidation:ID, outside:EDIT or revert:ID "
             "(see `workbench timeline`)."
         )
@@ -1652,7 +1652,7 @@ class Timeline:
             return rows
         rows = self.page(group=text, limit=100_000)
         if not rows:
-            raise TimelineError(f"No timeline group {text!r}. See the group column of `workbench timeline`.")
+            raise TimelineError(f"No timeline group {quoted(text)}. See the group column of `workbench timeline`.")
         return rows
 
     # -- where a row came from --------------------------------------------------------
@@ -2162,17 +2162,17 @@ class Timeline:
         fact_id = entry.detail.get("fact_id")
         current = self._facts.holds(fact_id) if isinstance(fact_id, int) else None
         if entry.action == "fact_forget":
-            return {"undo": f"keep the fact {entry.before!r} again"}
+            return {"undo": f"keep the fact {quoted(entry.before)} again"}
         if current is None:
             return {"undo": f"forget fact {fact_id}", "refused": f"fact {fact_id} is gone already"}
         if current.content != entry.after:
             return {
                 "undo": f"forget fact {fact_id}",
-                "refused": f"fact {fact_id} has changed since; it now reads {current.content!r}",
+                "refused": f"fact {fact_id} has changed since; it now reads {quoted(current.content)}",
             }
         if entry.action == "fact_add":
             return {"undo": f"forget fact {fact_id}"}
-        return {"undo": f"restore fact {fact_id} to {entry.before!r}"}
+        return {"undo": f"restore fact {fact_id} to {quoted(entry.before)}"}
 
     @property
     def _facts(self):

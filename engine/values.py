@@ -14,6 +14,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from .textsafety import quoted
+
 
 def text_value(raw: Any) -> str | None:
     """A text column as text: bytes decoded (bad bytes as U+FFFD), numbers written out."""
@@ -46,7 +48,7 @@ def typed_whole(text: str, what: str) -> int:
     of a typed number for every skin, so ``1_0`` or ``١٠`` is refused, never read as 10."""
     plain = half_width(text).strip()
     if not _WHOLE.fullmatch(plain) or len(plain) > 4000:  # (int() refuses more digits than that)
-        raise ValueError(f"{text!r} is not {what}: type it with the digits 0-9")
+        raise ValueError(f"{quoted(text)} is not {what}: type it with the digits 0-9")
     return int(plain)
 
 
@@ -54,7 +56,7 @@ def typed_number(text: str, what: str) -> float:
     """A number a person typed (``_DECIMAL``: ``90``, ``0.5``), else ValueError saying what to type."""
     plain = half_width(text).strip()
     if not _DECIMAL.fullmatch(plain):
-        raise ValueError(f"{text!r} is not {what}: type it with the digits 0-9 (and a point for a fraction)")
+        raise ValueError(f"{quoted(text)} is not {what}: type it with the digits 0-9 (and a point for a fraction)")
     return float(plain)
 
 

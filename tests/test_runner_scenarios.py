@@ -229,7 +229,7 @@ def test_a_scenario_changes_a_real_home_only_with_consent(home, capsys):
     assert changes is not None and "not a demo home" in changes
     assert "MEMORY.md gets 'The workbench runs headless in CI (smoke scenario).'" in changes  # named
     # what its turns lead the offline model to write is named too (it named only the scripted note)
-    assert 'USER.md has "User\'s name is Kenji" replaced by "User\'s name is Sam."' in changes
+    assert "USER.md has 'User's name is Kenji' replaced by 'User's name is Sam.'" in changes
     with pytest.raises(ConsentNeeded, match="nothing was changed"):
         run_scenario(home, "smoke", speed=0)
     code, out = wb(home.root, "run", "--scenario", "smoke")
@@ -256,7 +256,7 @@ def test_the_consent_question_names_the_offline_models_writes_found_by_a_dry_run
     offline model add "User's name is Sam." to USER.md too. The dry run finds it, and writes nothing."""
     home.memory.add("memory", "The NAS is at 10.0.0.5")
     changes = consent_needed_of(home)
-    assert 'USER.md gets "User\'s name is Sam."' in changes
+    assert "USER.md gets 'User's name is Sam.'" in changes
     assert home.memory.entries("user") == [] and home.memory.entries("memory") == ["The NAS is at 10.0.0.5"]
     assert home.archive.session_count() == 0
     result = run_scenario(home, "smoke", speed=0, consent=True)  # what it foresaw is what it does

@@ -177,7 +177,7 @@ async def test_a_scenario_asks_before_it_changes_a_real_home(home, tmp_path):
         await pilot.press("ctrl+g")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
         assert "not a demo home" in app.screen.detail and "headless in CI" in app.screen.detail
-        assert 'replaced by "User\'s name is Sam."' in app.screen.detail  # the offline model's write, named
+        assert "replaced by 'User's name is Sam.'" in app.screen.detail  # the offline model's write, named
         await pilot.press("n")
         await settle(pilot)
         assert not screen.running and home.archive.session_count() == 0
@@ -464,8 +464,8 @@ async def test_a_configured_model_that_is_none_starts_the_menu_at_offline_and_sa
         screen = await open_run(pilot)
         assert screen.model_name == "offline"
         said = [n.message for n in app._notifications]
-        assert any("model.backend in config.yaml is 'gpt\\u202e', not one of offline" in m for m in said), said
-        assert not any("\u202e" in m for m in said)  # (shown escaped, never as the override itself)
+        assert any("model.backend in config.yaml is 'gpt<U+202E>', not one of offline" in m for m in said), said
+        assert not any("\u202e" in m for m in said)  # (shown as a symbol, never as the override itself)
 
 
 async def test_a_failed_turn_whose_reason_is_in_the_transcript_gets_a_one_line_notice(home, tmp_path):

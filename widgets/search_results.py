@@ -36,7 +36,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from engine.textsafety import one_line, visible
+from engine.textsafety import one_line, quoted, visible
 
 from .cursor_in_view import CursorInView
 from .literal import literal
@@ -237,7 +237,7 @@ def _wrapped(text: Content, width: int) -> Content:
 def _nothing_matches(query: str, width: int) -> Content:
     """One line, the query cut with … to fit (a line that wrapped as it grew would lay the list out
     again on every key typed)."""
-    said = literal(f"No messages match {query!r}.", "$text-muted")
+    said = literal(f"No messages match {quoted(query)}.", "$text-muted")
     return said.truncate(width, ellipsis=True) if width > 0 and said.cell_length > width else said
 
 

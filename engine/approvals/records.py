@@ -33,7 +33,7 @@ from ..errors import WorkbenchError
 from ..fileio import LinkPolicy, UnsafePath
 from ..journal import ACTORS
 from ..safety import assess
-from ..textsafety import inline
+from ..textsafety import inline, quoted
 from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
 from ..values import MAX_JSON_DEPTH, iso_time, json_depth, json_error
 from .labels import claim_problem, describe, payload_action, shown_summary
@@ -237,7 +237,8 @@ def check_id(pending_id: object) -> str:
     """
     if not isinstance(pending_id, str) or not _ID.fullmatch(pending_id):
         raise WorkbenchError(
-            f"Invalid pending id {pending_id!r}: ids are 8 lowercase hex characters (see `workbench pending list`)."
+            f"Invalid pending id {quoted(pending_id)}: ids are 8 lowercase hex characters "
+            "(see `workbench pending list`)."
         )
     return pending_id
 
@@ -432,9 +433,9 @@ def record_from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
     if not _ID.fullmatch(stem):
         raise ValueError("file name is not an 8-hex-character pending id")
     if data.get("id") != stem:
-        raise ValueError(f"id {data.get('id')!r} does not match the file name {stem!r}")
+        raise ValueError(f"id {quoted(data.get('id'))} does not match the file name {quoted(stem)}")
     if data.get("subsystem", subsystem) != subsystem:
-        raise ValueError(f"subsystem {data.get('subsystem')!r} does not match its folder {subsystem!r}")
+        raise ValueError(f"subsystem {quoted(data.get('subsystem'))} does not match its folder {quoted(subsystem)}")
     payload = data.get("payload")
     if not isinstance(payload, dict):
         raise ValueError("payload is missing or not an object")
@@ -449,13 +450,13 @@ def record_from_dict(data: Any, stem: str, subsystem: str) -> PendingRecord:
     if isinstance(created_at, bool) or not isinstance(created_at, (int, float)):
         raise ValueError("created_at is missing or not a number")
     if iso_time(created_at) is None:
-        raise ValueError(f"created_at {created_at!r} is not a time (epoch seconds between years 1 and 9999)")
+        raise ValueError(f"created_at {quoted(created_at)} is not a time (epoch seconds between years 1 and 9999)")
     message_id = data.get("message_id")
     if isinstance(message_id, int) and not -(2**63) <= message_id < 2**63:
-        raise ValueError(f"message_id {message_id!r} is beyond what state.db can hold")
+        raise ValueError(f"message_id {quoted(message_id)} is beyond what state.db can hold")
     actor = data.get("actor") or ("review" if data.get("origin") == BACKGROUND_REVIEW else "agent")
     if actor not in ACTORS:  # (the journal takes no other, and would refuse the record's every row)
-        raise ValueError(f"actor {actor!r} is not one of {', '.join(ACTORS)}")
+        raise ValueError(f"actor {quoted(actor)} is not one of {', '.join(ACTORS)}")
     return PendingRecord(
         id=stem,
         subsystem=subsystem,

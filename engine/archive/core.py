@@ -33,6 +33,7 @@ from ..errors import ReadOnlyError, WorkbenchError
 from ..events import Event
 from ..fileio import UnsafePath, crash_point, lock_path_for
 from ..journal import Recording
+from ..textsafety import quoted
 from ..values import count_value, number_value, text_value
 from . import merges, schema
 from .models import Session, parse_json
@@ -392,7 +393,7 @@ class ArchiveCore:
         row = self.conn().execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if row is None:
             raise WorkbenchError(
-                f"No session with id {session_id!r}. List sessions with `workbench sessions list`.",
+                f"No session with id {quoted(session_id)}. List sessions with `workbench sessions list`.",
                 session_id=session_id,
             )
         return row

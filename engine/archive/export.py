@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import WorkbenchError
-from ..textsafety import json_text, readable_json, visible
+from ..textsafety import json_text, quoted, readable_json, visible
 from ..values import json_value, number_value, text_value
 from .lineage import LineageMixin
 from .messages import MessagesMixin
@@ -58,7 +58,7 @@ class ExportMixin(MessagesMixin, LineageMixin):
 
 def _check_format(fmt: str) -> None:
     if fmt not in FORMATS:
-        raise WorkbenchError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
+        raise WorkbenchError(f"Unknown export format {quoted(fmt)}; use one of {', '.join(FORMATS)}.")
 
 
 def _render(segments: list[tuple[Any, Any]], fmt: str) -> str:
@@ -139,7 +139,7 @@ def _markdown(session: Session, heading: str | None, messages: list[Message]) ->
         lines += ["", f"{head}{flag} · #{message.id} · {iso(message.timestamp)}", ""]
         if message.text:
             # a tool's result is the tool's output, not prose: fenced, so its text cannot read as headings
-            lines += fenced("tool-result", message.text) if message.role == "tool" else quoted(message.text)
+            lines += fenced("tool-result", message.text) if message.role == "tool" else block_quote(message.text)
         for call in message.tool_calls or []:
             nested = call.get("function") if isinstance(call, dict) else None
             function = nested if isinstance(nested, dict) else call if isinstance(call, dict) else {}
@@ -149,7 +149,7 @@ def _markdown(session: Session, heading: str | None, messages: list[Message]) ->
     return "\n".join(lines)
 
 
-def quoted(text: str) -> list[str]:
+def block_quote(text: str) -> list[str]:
     """A message's text as a block quote, every line of it (blank ones too, so no line leaves the quote):
     its own Markdown still renders, inside the quote, but a line `## assistant · #9` or `---` in it can
     never read as one of the export's message headings or rules."""

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import BadSearchFilter
+from ..textsafety import quoted
 
 SORTS = ("newest", "oldest")  # without one, the best match first (newest first for a word typed as a prefix)
 _QUOTED = re.compile(r'("[^"]*")')  # a phrase: its text is searched as typed, ``"role:user"`` too
@@ -48,7 +49,9 @@ def read_filters(query: str, *, roles: Iterable[str] = (), sort: str | None = No
     sorts = ([sort.lower()] if sort else []) + [value.lower() for name, value in named if name == "sort"]
     for given in sorts:
         if given not in SORTS:
-            raise BadSearchFilter(f"sort: takes newest or oldest, not {given!r} (without it, the best match first)")
+            raise BadSearchFilter(
+                f"sort: takes newest or oldest, not {quoted(given)} (without it, the best match first)"
+            )
     if len(set(sorts)) > 1:
         raise BadSearchFilter("two orders given (sort:newest and sort:oldest): keep one")
     return SearchFilters(text, tuple(dict.fromkeys(found)), sorts[0] if sorts else None)

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import WorkbenchError
 from ..events import MessageStored, SessionChanged
+from ..textsafety import quoted
 from ..values import count_value, number_value, text_value
 from . import merges
 from .core import ArchiveCore, changes_archive
@@ -148,7 +149,7 @@ class MessagesMixin(ArchiveCore):
             and not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
         ):
             raise WorkbenchError(
-                f"No session with id {session_id!r}. List sessions with `workbench sessions list`.",
+                f"No session with id {quoted(session_id)}. List sessions with `workbench sessions list`.",
                 session_id=session_id,
             )
 

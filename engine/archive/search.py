@@ -34,6 +34,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import BadSearchFilter, WorkbenchError
+from ..textsafety import quoted
 from . import vocab
 from .cjk import HALF_WIDTH, INDEXED_TEXT, BigramIndex, fts_pages
 from .core import in_chunks
@@ -139,7 +140,7 @@ class SearchMixin(LineageMixin):
         filters = read_filters(query, roles=roles, sort=sort)
         absent = [role for role in filters.roles if not role] + self.absent_roles(filter(None, filters.roles))
         if absent:
-            named = ", ".join(repr(role) for role in absent if role)
+            named = ", ".join(quoted(role) for role in absent if role)
             what = f"no message has the role {named}" if named else "role: names no role"
             raise BadSearchFilter(f"{what}; a role filter takes one of: {', '.join(self.roles())}")
         return filters

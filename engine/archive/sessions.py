@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from ..db import is_corrupt
 from ..errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from ..events import SessionChanged
-from ..textsafety import one_line, without_escape_sequences
+from ..textsafety import one_line, quoted, without_escape_sequences
 from ..values import number_in
 from . import outside
 from .core import changes_archive, in_chunks
@@ -151,7 +151,7 @@ class SessionsMixin(LineageMixin):
                 and parent_session_id != session_id
                 and not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent_session_id,)).fetchone()
             ):
-                raise WorkbenchError(f"Parent session {parent_session_id!r} does not exist; create it first.")
+                raise WorkbenchError(f"Parent session {quoted(parent_session_id)} does not exist; create it first.")
             created = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None
             columns = ["id", "source", "started_at", *values]
             updates = [f"{c} = COALESCE(sessions.{c}, excluded.{c})" for c in values if c in _FILL_ONLY] or ["id = id"]
@@ -203,7 +203,7 @@ class SessionsMixin(LineageMixin):
         started = self.ids_with_prefix(text, limit=5) if session is None and exact else []
         if started:
             raise WorkbenchError(
-                f"No session has the id {text!r}; it is the start of {', '.join(started)}"
+                f"No session has the id {quoted(text)}; it is the start of {', '.join(started)}"
                 f"{', ...' if len(started) == 5 else ''}. Give the whole id: a delete cannot be undone.",
                 candidates=started,
             )
@@ -211,7 +211,7 @@ class SessionsMixin(LineageMixin):
             candidates = self.ids_with_prefix(text, limit=5)
             if len(candidates) > 1:
                 raise WorkbenchError(
-                    f"{text!r} is the start of several session ids ({', '.join(candidates)}"
+                    f"{quoted(text)} is the start of several session ids ({', '.join(candidates)}"
                     f"{', ...' if len(candidates) == 5 else ''}); give more of the id.",
                     candidates=candidates,
                 )
@@ -224,19 +224,19 @@ class SessionsMixin(LineageMixin):
                     f"workbench.db ({kept.cause(waiting.why)}). {kept.when_stored(self.home)}"
                 )
             close = self.titles_containing(text)
-            named = ", ".join(f"{title!r} ({sid})" for sid, title in close)
+            named = ", ".join(f"{quoted(title)} ({sid})" for sid, title in close)
             hint = f" Titles holding it: {named}; give the id or the whole title." if close else ""
             by = "by whole id or exact title" if exact else "by id, unique id prefix or title"
             shown = self.previewed_as(text) if not close else []
             if len(shown) == 1:  # copied from a list's title column, where an untitled session shows its start
                 raise WorkbenchError(
-                    f"No session matches {text!r} ({by}): that is how lists show untitled session {shown[0]} "
+                    f"No session matches {quoted(text)} ({by}): that is how lists show untitled session {shown[0]} "
                     f"(the start of its first message, not a title). Give its id, {shown[0]}, or name it "
                     f"with `workbench sessions rename {shown[0]} TITLE`.",
                     close_matches=shown,
                 )
             raise WorkbenchError(
-                f"No session matches {text!r} ({by}).{hint} Sessions are named by id, or by a title set "
+                f"No session matches {quoted(text)} ({by}).{hint} Sessions are named by id, or by a title set "
                 "with `workbench sessions rename`: `workbench sessions search TEXT` finds one by its words, "
                 "`workbench sessions list` shows the ids.",
                 close_matches=[sid for sid, _ in close],
@@ -553,7 +553,7 @@ class SessionsMixin(LineageMixin):
             ids = [str(row["id"]) for row in rows]
             named = ", ".join(ids) + (", ..." if len(ids) == 5 else "")
             raise WorkbenchError(
-                f"Several sessions have the title {title.strip()!r} ({named}); give the id of the one you mean.",
+                f"Several sessions have the title {quoted(title.strip())} ({named}); give the id of the one you mean.",
                 candidates=ids,
             )
         return self._session(rows[0]) if rows else None

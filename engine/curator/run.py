@@ -28,7 +28,7 @@ from ..skills.frontmatter import read_frontmatter
 from ..skills.library import READ_ONLY_PROVENANCE, skill_command, skill_label
 from ..skills.usage import archived_origin, copy_origins, default_record, iso, made_anew, origin_fields
 from ..skills.validation import SkillError, check_inside
-from ..textsafety import inline
+from ..textsafety import inline, quoted
 from ..values import typed_whole
 from .archive import archived_time, base_name, destination, restore_matches
 from .cron import jobs_naming, named_skills
@@ -59,7 +59,7 @@ def purge_days_problem(days: Any) -> str | None:
         return NO_ZERO_DAYS
     if isinstance(days, bool) or not isinstance(days, int) or not low <= days <= high:
         return (
-            f"The number of days must be a whole number from {low} to {high:,} (got {days!r}); purge only "
+            f"The number of days must be a whole number from {low} to {high:,} (got {quoted(days)}); purge only "
             "removes skills archived longer ago than that."
         )
     return None

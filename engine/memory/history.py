@@ -31,7 +31,7 @@ from ..clock import shown_time
 from ..diffs import DiffLine, line_diff, shown_diff, whitespace_only
 from ..errors import WorkbenchError
 from ..journal import JournalEntry
-from ..textsafety import one_line, visible
+from ..textsafety import one_line, quoted, visible
 from ..values import iso_time
 from . import ops, repair
 from .archive_writes import HERMES_SLACK_S, REMOVE, TAKING_ACTIONS, WRITING_ACTIONS
@@ -621,8 +621,8 @@ def entry_named(memory: MemoryStore, target: str, text: str) -> str:
     if not found:
         raise WorkbenchError(_none_holds(name, text), target=target, matches=0)
     raise WorkbenchError(
-        f"{'Several' if len(found) > 5 else len(found)} entries of {name} hold {text!r}; give more of the one you "
-        "mean: " + "; ".join(ops.preview(e) for e in found[:5]),
+        f"{'Several' if len(found) > 5 else len(found)} entries of {name} hold {quoted(text)}; give more of the one "
+        "you mean: " + "; ".join(ops.preview(e) for e in found[:5]),
         target=target,
     )
 
@@ -645,7 +645,7 @@ def entry_in_either(memory: MemoryStore, text: str) -> tuple[str, str]:
         raise WorkbenchError(f"{several[0].message} ({FILE_NAMES[found[0][0]]} has one too: add --target.)")
     if found:
         raise WorkbenchError(
-            f"Both stores have an entry that is or holds {text!r}; add --target memory or --target user: "
+            f"Both stores have an entry that is or holds {quoted(text)}; add --target memory or --target user: "
             + "; ".join(f"{FILE_NAMES[t]}: {ops.preview(e)}" for t, e in found),
         )
     raise WorkbenchError(_none_holds(" or ".join(FILE_NAMES[t] for t in TARGETS), text))
@@ -654,7 +654,7 @@ def entry_in_either(memory: MemoryStore, text: str) -> tuple[str, str]:
 def _none_holds(names: str, text: str) -> str:
     """The refusal when no entry of the store (or of either, said once) is or holds ``text``."""
     return (
-        f"No entry of {names}, live or journaled, is or holds {text!r}. "
+        f"No entry of {names}, live or journaled, is or holds {quoted(text)}. "
         "`workbench memory show` lists the entries, `workbench memory history` the changes."
     )
 
@@ -810,7 +810,7 @@ def _undoable(memory: MemoryStore, event_id: Any) -> JournalEntry:
     try:
         number = int(event_id)
     except (TypeError, ValueError):
-        raise refuse(f"A row id must be a number, got {event_id!r}. See `workbench memory history`.") from None
+        raise refuse(f"A row id must be a number, got {quoted(event_id)}. See `workbench memory history`.") from None
     row = memory.home.journal.get(number)
     if row is None or row.subsystem != SUBSYSTEM:
         raise refuse(f"No memory journal row {number}. See `workbench memory history` for row ids.")
@@ -824,7 +824,7 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
         raise AlreadyUndone(row.id, f"row {undone} undid it already")
     kind = row.detail.get("op", row.action) if row.action == "undo" else row.action
     if row.target not in FILE_NAMES:  # a hand-edited row
-        raise refuse(f"Cannot undo row {row.id}: it names no memory file ({row.target!r}). Nothing was changed.")
+        raise refuse(f"Cannot undo row {row.id}: it names no memory file ({quoted(row.target)}). Nothing was changed.")
     file_name = FILE_NAMES[row.target]
     gone = refuse(
         f"Cannot undo row {row.id}: the entry it wrote is no longer in {file_name} (it was changed "

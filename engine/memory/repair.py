@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import WorkbenchError
 from ..fileio import UnsafePath
 from ..journal import content_hash
-from ..textsafety import shell_word
+from ..textsafety import quoted, shell_word
 from . import encoding, ops
 from .format import (
     BOM,
@@ -304,8 +304,8 @@ class Diagnosis:
     def piece(self, number: Any) -> Piece:
         if not isinstance(number, int) or not 1 <= number <= len(self.pieces):
             raise refuse(
-                f"{self.file_name} has no entry {number!r}: it holds {len(self.pieces)} piece(s) between '§' lines "
-                f"(`workbench memory repair --target {self.target}` lists them). Nothing was changed."
+                f"{self.file_name} has no entry {quoted(number)}: it holds {len(self.pieces)} piece(s) between '§' "
+                f"lines (`workbench memory repair --target {self.target}` lists them). Nothing was changed."
             )
         return self.pieces[number - 1]
 
@@ -438,7 +438,7 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
                     Reason(
                         "lookalike",
                         f"Entry {piece.number} ({piece.preview}) has a line that reads as '§' but is not the "
-                        f"delimiter at line {at} ({line!r}): a paste merged two entries there, and Hermes reads "
+                        f"delimiter at line {at} ({quoted(line)}): a paste merged two entries there, and Hermes reads "
                         "them as one.",
                         f"entry {piece.number}, line {at}: a look-alike '§' (a merged paste)",
                         piece.number,
@@ -805,7 +805,7 @@ def examine(memory: MemoryStore, target: str) -> Diagnosis:
     """The diagnosis of ``target`` as it is on disk now (raises ``Refusal`` for a file that cannot be
     read; one that is not valid UTF-8 is diagnosed, ``diagnose_bytes``)."""
     if target not in TARGETS:
-        raise refuse(f"Invalid memory target {target!r}. Use {' or '.join(repr(t) for t in TARGETS)}.")
+        raise refuse(f"Invalid memory target {quoted(target)}. Use {' or '.join(map(quoted, TARGETS))}.")
     return _now(memory, target, memory.limit(target))
 
 

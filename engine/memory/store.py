@@ -45,6 +45,7 @@ from ..fileio import (
 )
 from ..journal import JournalEntry, Mark, content_hash, mark, mark_after
 from ..safety import Verdict, assess
+from ..textsafety import quoted
 from ..tools import BACKGROUND_REVIEW, REVIEW_WHERE, AlreadyWaiting, ToolContext, already_waiting
 from . import encoding, ops, similar, targets
 from . import replay as replaying
@@ -788,7 +789,7 @@ class MemoryStore:
         if action == "add":
             return target, self._plan_add(payload.get("content") if edited is None else edited)
         if action not in ("replace", "remove", "batch"):
-            raise refuse(f"The staged write has an unknown action {action!r}; reject it.")
+            raise refuse(f"The staged write has an unknown action {quoted(action)}; reject it.")
         plan = self._pinned_plan(target, payload, edited)  # validates the record now
         if all(
             isinstance(op.get("matched_entry"), str)

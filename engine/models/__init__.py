@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from ..textsafety import quoted
 from .base import Model, ModelError, ModelReply, ToolCall
 from .offline import OfflineModel
 from .scripted import ScriptedModel
@@ -42,7 +43,7 @@ def make_model(
             max_retries=config.int("model.max_retries"),
             stream=config.bool("model.stream") if stream is None else stream,
         )
-    raise ModelError(f"Unknown model {backend!r}. Use one of: {', '.join(BACKENDS)}.")
+    raise ModelError(f"Unknown model {quoted(backend)}. Use one of: {', '.join(BACKENDS)}.")
 
 
 def configured_backend(home) -> str:
@@ -90,7 +91,7 @@ def make_auxiliary_model(home, task: str) -> Model | None:
             timeout=config.seconds(f"auxiliary.{task}.timeout"),
             max_retries=0,
         )
-    raise ModelError(f"auxiliary.{task}.backend must be offline or openai (or empty for none), not {backend!r}.")
+    raise ModelError(f"auxiliary.{task}.backend must be offline or openai (or empty for none), not {quoted(backend)}.")
 
 
 __all__ = [

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from ..textsafety import quoted
 from .base import ModelError, ModelReply, StreamingModel, ToolCall, parse_arguments
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
@@ -179,7 +180,7 @@ def _check_url(base_url: str) -> None:
         valid = False
     if not valid:
         raise ModelError(
-            f"model.base_url {base_url!r} is not an http(s) URL. Use the API root with its scheme, e.g. "
+            f"model.base_url {quoted(base_url)} is not an http(s) URL. Use the API root with its scheme, e.g. "
             "https://api.openai.com/v1 or http://localhost:11434/v1.",
             endpoint=str(base_url),
         )

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..textsafety import quoted
 from .base import MemoryProvider
 from .local import LocalProvider
 from .manager import refusal
@@ -64,7 +65,9 @@ def installed_providers(warnings: list[str] | None = None) -> dict[str, Provider
         dist = getattr(point.dist, "name", None)
         source = f"entry point {point.value}" + (f" ({dist})" if dist else "")
         if name in found:
-            text = f"Ignored memory provider {source}: the name {name!r} is already taken by {found[name].source}."
+            text = (
+                f"Ignored memory provider {source}: the name {quoted(name)} is already taken by {found[name].source}."
+            )
             log.warning(text)
             if warnings is not None:
                 warnings.append(text)
@@ -95,7 +98,7 @@ def configured_providers(home, warnings: list[str]) -> list[MemoryProvider]:
         return []
     if source is None:
         warnings.append(
-            f"Unknown memory.provider {first!r} (installed: {', '.join(sorted(installed))}); "
+            f"Unknown memory.provider {quoted(first)} (installed: {', '.join(sorted(installed))}); "
             "continuing without one. See `workbench providers list`."
         )
         return []
@@ -103,13 +106,14 @@ def configured_providers(home, warnings: list[str]) -> list[MemoryProvider]:
         provider = source.load()(home)
     except Exception as exc:  # a broken plugin must not stop the session
         warnings.append(
-            f"Memory provider {first!r} ({source.source}) could not be loaded: {type(exc).__name__}: "
+            f"Memory provider {quoted(first)} ({source.source}) could not be loaded: {type(exc).__name__}: "
             f"{exc}; continuing without one."
         )
         return []
     if not isinstance(provider, MemoryProvider):
         warnings.append(
-            f"Memory provider {first!r} ({source.source}) did not return a MemoryProvider; continuing without one."
+            f"Memory provider {quoted(first)} ({source.source}) did not return a MemoryProvider; "
+            "continuing without one."
         )
         return []
     return [provider]
@@ -162,14 +166,14 @@ def configured_note(home) -> ProviderNote | None:
         return ProviderNote(
             name,
             "info",
-            f"memory.provider is {name!r}: {where}, which Hermes loads and the workbench does not. "
+            f"memory.provider is {quoted(name)}: {where}, which Hermes loads and the workbench does not. "
             f"Workbench sessions run without a memory provider: {WITHOUT_ONE}.",
             "Nothing to change: Hermes needs the setting as it is.",
         )
     return ProviderNote(
         name,
         "warning",
-        f"memory.provider is {name!r}, which neither the workbench nor Hermes has (Hermes bundles "
+        f"memory.provider is {quoted(name)}, which neither the workbench nor Hermes has (Hermes bundles "
         f"{', '.join(sorted(HERMES_BUNDLED))}; a plugin of that name would be plugins/{name}/ in this home), "
         f"so both run without a memory provider: {WITHOUT_ONE}.",
         "Fix the name in config.yaml (`local` is the workbench's own), or remove it.",

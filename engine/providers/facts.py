@@ -21,6 +21,7 @@ from ..errors import WorkbenchError
 from ..events import FactsChanged
 from ..memory.similar import closest, score
 from ..models.phrasing import keywords
+from ..textsafety import quoted
 from ..values import call_name
 
 MAX_FACT_CHARS = 500
@@ -211,7 +212,7 @@ class FactStore:
             if fact_id is not None:
                 chosen = next((f for f in facts if str(f.id) == str(fact_id)), None)
                 if chosen is None:
-                    raise WorkbenchError(f"No fact with id {fact_id!r}; search for it with fact_search.")
+                    raise WorkbenchError(f"No fact with id {quoted(fact_id)}; search for it with fact_search.")
             else:
                 wanted = _clean(text)
                 near = closest(wanted, [f.content for f in facts], floor=FORGET_SCORE)
@@ -239,7 +240,7 @@ class FactStore:
             if current is None:
                 raise WorkbenchError(f"Fact {fact_id} is gone (forgotten since), so its wording cannot be restored.")
             if current.content != expected:
-                raise WorkbenchError(f"Fact {fact_id} has changed since; it now reads {current.content!r}.")
+                raise WorkbenchError(f"Fact {fact_id} has changed since; it now reads {quoted(current.content)}.")
             conn.execute(
                 "UPDATE provider_facts SET content = ?, updated_at = ? WHERE id = ?",
                 (content, self.home.clock.now(), fact_id),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..health import CHECKS, Finding
+from ..textsafety import quoted
 from . import HERMES_BUNDLED, WITHOUT_ONE, configured_names, configured_note, hermes_provider
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def check_provider(home: Home) -> list[Finding]:
         Finding(
             "provider",
             "info",
-            f"memory.provider is {names[0]!r}: the workbench's own, which Hermes does not have, so Hermes's "
+            f"memory.provider is {quoted(names[0])}: the workbench's own, which Hermes does not have, so Hermes's "
             f"sessions on this home run without a memory provider: {WITHOUT_ONE}.",
             "Nothing to change unless Hermes should use one too: it bundles "
             f"{', '.join(sorted(HERMES_BUNDLED))} (a plugin in plugins/NAME/ of this home also counts).",

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..textsafety import quoted
 from ..worker import SerialWorker
 from .base import MemoryProvider
 from .fence import build_memory_context_block
@@ -48,7 +49,7 @@ def is_trivial(query: str) -> bool:
 def refusal(refused: str, active: str) -> str:
     """Why a second external provider is not added."""
     return (
-        f"Refused memory provider {refused!r}: {active!r} is already active, and only one external memory "
+        f"Refused memory provider {quoted(refused)}: {quoted(active)} is already active, and only one external memory "
         "provider can run at a time. Pick one with memory.provider in config.yaml."
     )
 
@@ -83,7 +84,7 @@ class MemoryManager:
             self._warn(refusal(provider.name, self.provider.name))
             return False
         if not self._guard("is_available", provider.is_available, default=False, provider=provider):
-            self._warn(f"Memory provider {provider.name!r} is not available here; continuing without it.")
+            self._warn(f"Memory provider {quoted(provider.name)} is not available here; continuing without it.")
             return False
         self.provider = provider
         self._tool_names = set()
@@ -91,7 +92,7 @@ class MemoryManager:
             schema = schema.get("function", schema)
             name = schema.get("name")
             if not isinstance(name, str) or name in CORE_TOOLS:
-                self._warn(f"Ignored provider tool {name!r}: missing name or clashes with a built-in tool.")
+                self._warn(f"Ignored provider tool {quoted(name)}: missing name or clashes with a built-in tool.")
                 continue
             self._tool_names.add(name)
         return True
@@ -119,7 +120,7 @@ class MemoryManager:
             return call(*args, **kwargs)
         except Exception as exc:  # a provider must never break a turn
             name = getattr(provider or self.provider, "name", "?")
-            self._warn(f"Memory provider {name!r} failed in {hook}: {type(exc).__name__}: {exc}")
+            self._warn(f"Memory provider {quoted(name)} failed in {hook}: {type(exc).__name__}: {exc}")
             return default
 
     def call(self, hook: str, *args: Any, **kwargs: Any) -> None:
@@ -137,7 +138,7 @@ class MemoryManager:
         worker.join(self.prefetch_timeout)
         if worker.is_alive():
             self._warn(
-                f"Memory provider {self.provider.name!r} {hook} did not return within "
+                f"Memory provider {quoted(self.provider.name)} {hook} did not return within "
                 f"{self.prefetch_timeout:g}s; the session goes on."
             )
 
@@ -152,14 +153,14 @@ class MemoryManager:
             self._guard(hook, getattr(self.provider, hook), *args, **kwargs)
 
         if not self._worker.submit(job):
-            self._warn(f"Memory provider {self.provider.name!r}: {hook} arrived after shutdown and was dropped.")
+            self._warn(f"Memory provider {quoted(self.provider.name)}: {hook} arrived after shutdown and was dropped.")
 
     def _report_stuck(self, provider: MemoryProvider) -> None:
         since = self._worker.busy_since
         if since is not None and time.monotonic() - since > HOOK_STUCK_S and self._reported_stuck != since:
             self._reported_stuck = since
             self._warn(
-                f"Memory provider {provider.name!r} has been stuck in {self._current_hook} for "
+                f"Memory provider {quoted(provider.name)} has been stuck in {self._current_hook} for "
                 f"{time.monotonic() - since:.0f}s; its later hooks wait behind it (turns go on)."
             )
 
@@ -193,7 +194,7 @@ class MemoryManager:
         if worker.is_alive():
             self._stuck = worker
             self._warn(
-                f"Memory provider {provider.name!r} prefetch timed out after {self.prefetch_timeout:g}s; "
+                f"Memory provider {quoted(provider.name)} prefetch timed out after {self.prefetch_timeout:g}s; "
                 "this turn goes on without its recall."
             )
             return ""
@@ -252,7 +253,7 @@ class MemoryManager:
         if not self._worker.close(DRAIN_TIMEOUT_S):
             left = self._worker.pending()
             self._warn(
-                f"Memory provider {provider.name!r} did not finish its queued hooks within "
+                f"Memory provider {quoted(provider.name)} did not finish its queued hooks within "
                 f"{DRAIN_TIMEOUT_S:g}s; {left} left behind."
             )
         closer = threading.Thread(
@@ -264,5 +265,5 @@ class MemoryManager:
         closer.start()
         closer.join(DRAIN_TIMEOUT_S)
         if closer.is_alive():
-            self._warn(f"Memory provider {provider.name!r} shutdown did not return within {DRAIN_TIMEOUT_S:g}s.")
+            self._warn(f"Memory provider {quoted(provider.name)} shutdown did not return within {DRAIN_TIMEOUT_S:g}s.")
         self.provider = None

@@ -38,6 +38,7 @@ from ..providers import configured_providers
 from ..providers.base import MemoryProvider
 from ..providers.fence import StreamingContextScrubber, attach_to_user_message, sanitize_context
 from ..providers.manager import MemoryManager
+from ..textsafety import quoted
 from ..tools import ToolContext
 from ..unstored import Unstored
 from ..worker import SerialWorker
@@ -391,7 +392,7 @@ class AgentSession:
         ``on_session_end`` for it and ``on_session_switch`` with reason ``new_session`` or ``resume``.
         """
         if session_id and self.home.archive.get_session(self.home.archive.tip_of(session_id)) is None:
-            raise WorkbenchError(f"No stored session {session_id!r} to resume; see `workbench sessions list`.")
+            raise WorkbenchError(f"No stored session {quoted(session_id)} to resume; see `workbench sessions list`.")
         self.wait_for_review(REVIEW_CLOSE_WAIT_S)
         old_id = self.id
         self._leave_session(reason)

@@ -46,6 +46,7 @@ from ..events import RunnerEvent
 from ..kept import Kept
 from ..memory.targets import FILE_NAMES
 from ..models import Model, ScriptedModel
+from ..textsafety import quoted
 
 SCENARIO_DIR = Path(__file__).parent
 PACING_KEYS = ("turn_delay", "step_delay", "session_delay")
@@ -173,7 +174,7 @@ def parse_scenario(data: Any, source: str) -> Scenario:
     if not isinstance(data.get("config", {}), dict):
         raise _fail(source, "'config' must be a mapping of dotted keys.")
     if data.get("seed") not in (None, "demo"):
-        raise _fail(source, f"unknown seed {data.get('seed')!r}; the only seed is 'demo'.")
+        raise _fail(source, f"unknown seed {quoted(data.get('seed'))}; the only seed is 'demo'.")
     return Scenario(
         name=str(data.get("name") or Path(source).stem),
         description=str(data.get("description") or ""),
@@ -193,7 +194,7 @@ def load_scenario(name: str) -> Scenario:
     path = Path(name) if name.endswith((".yaml", ".yml")) else SCENARIO_DIR / f"{name}.yaml"
     if not path.is_file():
         known = ", ".join(p.stem for p in sorted(SCENARIO_DIR.glob("*.yaml")))
-        raise WorkbenchError(f"No scenario named {name!r}. Built-in scenarios: {known} (or pass a .yaml path).")
+        raise WorkbenchError(f"No scenario named {quoted(name)}. Built-in scenarios: {known} (or pass a .yaml path).")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -220,7 +221,7 @@ def _needs_consent(home, scenario: Scenario) -> bool:
         return False
     if scenario.seed == "demo":  # its seed would be written into a real home, as the user
         raise WorkbenchError(
-            f"The {scenario.name!r} scenario first adds the demo's memory, sessions and skills, and "
+            f"The {quoted(scenario.name)} scenario first adds the demo's memory, sessions and skills, and "
             f"{home.root} already holds memory, sessions or skills that are not the demo's; nothing was changed. "
             "Play it in a demo home (`workbench demo --home ./demo-home`)."
         )
@@ -237,8 +238,8 @@ def consent_needed(home, scenario: Scenario) -> str | None:
     )
     sure = "; ".join(_said_write(write) for write in scenario.memory_writes(home))
     return (
-        f"{home.root} is not a demo home, and the {scenario.name!r} scenario plays as the agent there: it changes "
-        f"your {what} as its agent and reviews decide (they may add or replace entries"
+        f"{home.root} is not a demo home, and the {quoted(scenario.name)} scenario plays as the agent there: it "
+        f"changes your {what} as its agent and reviews decide (they may add or replace entries"
         f"{f'; {sure}' if sure else ''}) and stores its {len(scenario.sessions)} session(s) in state.db."
     )
 
@@ -247,8 +248,8 @@ def _said_write(write: dict[str, Any]) -> str:
     """One foreseen memory write, as the consent question names it."""
     file = FILE_NAMES.get(write.get("target") or "memory", "MEMORY.md")
     if write["action"] == "replace" and isinstance(write.get("old_text"), str):
-        return f"{file} has {write['old_text']!r} replaced by {write['content']!r}"
-    return f"{file} gets {write['content']!r}"
+        return f"{file} has {quoted(write['old_text'])} replaced by {quoted(write['content'])}"
+    return f"{file} gets {quoted(write['content'])}"
 
 
 @dataclass

@@ -22,7 +22,7 @@ from engine import Home, lock_waits, open_home
 from engine.db import home_error
 from engine.errors import WorkbenchError
 from engine.lock_waits import describe
-from engine.textsafety import json_text, shell_word, visible
+from engine.textsafety import json_text, quoted, shell_word, visible
 
 from ..crash import CRASH_EXIT, crash_message, log_to_stderr_in_one_line
 from .echo import ECHO_LIMIT, cut_echoes, echoed, retyped, typed
@@ -198,7 +198,7 @@ class _Parser(argparse.ArgumentParser):
         takes_value = {f for f, action in self._option_string_actions.items() if action.nargs != 0}
         example = retyped(PROG, value, extras, [flag, value, free.metavar], takes_value)
         meant = f"; if it was meant for {flag}: {example}" if example else ""
-        return f"{empty_text(free.metavar)} ({value!r} was read as {free.metavar}{meant})"
+        return f"{empty_text(free.metavar)} ({quoted(value)} was read as {free.metavar}{meant})"
 
     def _quoting_hint(self, namespace, extras: list[str]) -> str:
         """For a command whose TEXT or QUERY took only the first word: how to pass all of them, as the
@@ -220,7 +220,7 @@ class _Parser(argparse.ArgumentParser):
         if option is not None:  # `memory add user Name is Sam`: the first word may be meant for an option
             flag = option.option_strings[-1]
             other = retyped(PROG, value, extras, [flag, value, " ".join(extras)], takes_value)
-            hint += f"; or, if {value!r} was meant for {flag}: {other}"
+            hint += f"; or, if {quoted(value)} was meant for {flag}: {other}"
         return f" ({hint})"
 
 

@@ -15,6 +15,7 @@ from engine.home import Home
 from engine.memory import TARGETS, repair
 from engine.memory.format import LISTED, far_over
 from engine.memory.ops import Refusal
+from engine.textsafety import quoted
 
 from . import Output, UsageError
 from .memory_cmds import result_text
@@ -29,7 +30,7 @@ def _pair(what: str):
     def parse(text: str) -> tuple[int, int]:
         first, sep, second = text.partition(":")
         if not sep:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+            raise argparse.ArgumentTypeError(f"{quoted(text)} is not {what}")
         return ENTRY(first), ENTRY(second)
 
     parse.__name__ = what

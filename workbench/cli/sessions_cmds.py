@@ -21,7 +21,7 @@ from engine.home import Home
 from engine.memory import history
 from engine.runner.claims import unbacked_claims
 from engine.session_writes import session_writes
-from engine.textsafety import inline, one_line, visible
+from engine.textsafety import inline, one_line, quoted, visible
 from engine.values import call_name
 
 from . import Output, UsageError
@@ -214,7 +214,7 @@ def search_sessions(home: Home, args) -> Output:
         said = [f"note: {note}"] if note else []
         if not hits:
             found = "no more matches" if past_end else "no matches"
-            return "\n".join([*said, f"{found} for {echoed(args.query)!r}" + (f"; {hint}" if hint else "")])
+            return "\n".join([*said, f"{found} for {quoted(echoed(args.query))}" + (f"; {hint}" if hint else "")])
         lines = said
         previews = home.archive.hit_previews(hits)
         for h in hits:

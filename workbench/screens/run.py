@@ -33,7 +33,7 @@ from engine.models import BACKENDS, configured_backend, make_model
 from engine.runner import background
 from engine.runner.session import CLOSE_REASON, REVIEW_CLOSE_WAIT_S, end_reason_said
 from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_scenario
-from engine.textsafety import visible
+from engine.textsafety import quoted, visible
 from widgets.run_status import RunStatus
 from widgets.transcript import Transcript, TranscriptItem
 
@@ -343,7 +343,7 @@ class RunScreen(WorkbenchScreen):
         configured = configured_backend(self.home)
         if configured not in BACKENDS:
             self.notify(
-                f"model.backend in config.yaml is {configured!r}, not one of {', '.join(BACKENDS)}: "
+                f"model.backend in config.yaml is {quoted(configured)}, not one of {', '.join(BACKENDS)}: "
                 "the Run screen starts at offline.",
                 title="Model",
                 severity="warning",

@@ -25,6 +25,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event
 from engine.memory.archive_writes import HERMES_SLACK_S
 from engine.memory.targets import TARGETS
+from engine.textsafety import quoted
 from engine.timeline import (
     Reach,
     Row,
@@ -569,7 +570,7 @@ class TimelineScreen(WorkbenchScreen):
 def empty_state(query: str) -> str:
     """What an empty timeline would show, and how to get there."""
     if query.strip():
-        return f"No change matches {query.strip()!r}; clear the search (/, then delete) to see every change."
+        return f"No change matches {quoted(query.strip())}; clear the search (/, then delete) to see every change."
     return (
         "Nothing has changed what the agent knows yet: memory and skill writes, approvals and Curator passes "
         "show here as they happen (talk to the agent on Run, 5)."

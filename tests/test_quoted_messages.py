@@ -1,0 +1,61 @@
+"""Every message quotes a value from data or from the user one way: in single quotes, control characters
+and bidi overrides as symbols (``textsafety.quoted``), never as Python's repr (``'\\x1b[31mred\\u202e'``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.textsafety import quoted
+from tests.cli_support import ran
+
+HOSTILE = "\x1b[31mred\u202e"
+SHOWN = "'␛[31mred<U+202E>'"
+
+
+def test_a_quoted_value_shows_symbols_and_keeps_its_own_quotes_and_backslashes():
+    assert quoted(HOSTILE) == SHOWN
+    assert quoted("it's") == "'it's'"  # (repr: "it's")
+    assert quoted("C:\\Users\\sam") == "'C:\\Users\\sam'"  # (repr doubled each backslash)
+    assert quoted("two\nlines\tand a tab") == "'two⏎lines⇥and a tab'"
+    assert quoted(5) == "5" and quoted(None) == "None"  # (a number read is told from a typed '5')
+
+
+def _said(*argv: str) -> str:
+    """What ``workbench ARGS`` answers, on stdout and stderr, and the error of its --json answer."""
+    status, out, err = ran(*argv)
+    _, doc, _ = ran(*argv, "--json")
+    assert status != 0
+    return out + err + json.loads(doc)["error"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sessions", "show", HOSTILE],  # a session id
+        ["sessions", "delete", HOSTILE, "--yes"],
+        ["pending", "show", HOSTILE],  # a pending id
+        ["revert", HOSTILE],  # a timeline row or group
+        ["memory", "undo", HOSTILE],  # a journal row id (argparse says what the type said)
+        ["memory", "history", "--entry", HOSTILE],  # an entry's text
+        ["run", "--scenario", HOSTILE],  # a scenario's name
+        ["timeline", "--since", HOSTILE],
+        ["timeline", "--actor", HOSTILE],
+    ],
+)
+def test_a_refusal_quotes_what_was_typed_with_symbols(home, argv):
+    said = _said("--home", str(home.root), *argv)
+    assert SHOWN in said, said
+    assert "\\x1b" not in said and "\\u202e" not in said and "\x1b" not in said and "\u202e" not in said
+
+
+def test_a_search_that_finds_nothing_quotes_the_query_with_symbols(home):
+    status, out, _ = ran("--home", str(home.root), "sessions", "search", HOSTILE)
+    assert status == 0 and out == f"no matches for {SHOWN}\n"
+
+
+def test_a_config_value_is_quoted_with_symbols(home):
+    home.config_path.write_text('model:\n  timeout: "\\e[31mred\\u202e"\n', encoding="utf-8")
+    status, out, _ = ran("--home", str(home.root), "doctor")
+    assert status == 1 and f"model.timeout must be a number, got {SHOWN}." in out, out
