@@ -59,3 +59,22 @@ def test_a_config_value_is_quoted_with_symbols(home):
     home.config_path.write_text('model:\n  timeout: "\\e[31mred\\u202e"\n', encoding="utf-8")
     status, out, _ = ran("--home", str(home.root), "doctor")
     assert status == 1 and f"model.timeout must be a number, got {SHOWN}." in out, out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["memory", "history", "--target", HOSTILE],  # argparse's invalid choice
+        ["memory", "show", f"--json={HOSTILE}"],  # argparse's ignored explicit argument
+        [HOSTILE],  # a command no parser has
+    ],
+)
+def test_argparse_errors_quote_what_was_typed_with_symbols(home, argv):
+    status, _, err = ran("--home", str(home.root), *argv)
+    assert status == 2 and SHOWN in err, err
+    assert "\\x1b" not in err and "\\u202e" not in err
+
+
+def test_a_mistyped_choice_is_quoted_as_typed_and_the_likely_one_named(home):
+    status, _, err = ran("--home", str(home.root), "memory", "history", "--target", "us'er")
+    assert status == 2 and "invalid choice: 'us'er' (choose from 'memory', 'user'). Did you mean 'user'?" in err, err

@@ -9,6 +9,7 @@ usage errors to 2, never showing a traceback for either.
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
 import importlib
 import re
@@ -110,6 +111,7 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # raised instead of exiting, so --json can still answer in JSON
+        message = _requoted(message)
         if self._advising:
             raise _ArgumentError(self, message)
         self._advising = True
@@ -224,13 +226,23 @@ class _Parser(argparse.ArgumentParser):
         return f" ({hint})"
 
 
+# Where argparse quotes a word the user typed with repr ('\x1b[31m', "it's"), it is quoted again as every
+# message quotes one.
+_ARGPARSE_REPR = re.compile(r"(invalid choice: |ignored explicit argument )('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+
+
+def _requoted(message: str) -> str:
+    """argparse's ``message`` with the word it quotes as ``repr`` quoted as every message quotes one (``quoted``)."""
+    return _ARGPARSE_REPR.sub(lambda found: found[1] + quoted(ast.literal_eval(found[2])), message)
+
+
 def _choice_hint(message: str) -> str:
     """For a mistyped command, action or option value (``memroy``): the choices most like it."""
     found = re.fullmatch(r"argument .*: invalid choice: '(.*)' \(choose from (.*)\)", message, re.S)
     if found is None:
         return ""
     close = difflib.get_close_matches(found[1], re.findall(r"'([^']*)'", found[2]), n=2, cutoff=0.7)
-    return f". Did you mean {' or '.join(map(repr, close))}?" if close else ""
+    return f". Did you mean {' or '.join(map(quoted, close))}?" if close else ""
 
 
 def common_options() -> argparse.ArgumentParser:
