@@ -78,3 +78,11 @@ def test_argparse_errors_quote_what_was_typed_with_symbols(home, argv):
 def test_a_mistyped_choice_is_quoted_as_typed_and_the_likely_one_named(home):
     status, _, err = ran("--home", str(home.root), "memory", "history", "--target", "us'er")
     assert status == 2 and "invalid choice: 'us'er' (choose from 'memory', 'user'). Did you mean 'user'?" in err, err
+
+
+def test_a_long_typed_word_holding_an_escape_is_cut_where_a_message_quotes_it(home):
+    """A word past 200 characters is repeated cut; one holding an escape was quoted whole, its symbols
+    being no longer the word as typed that the cut looked for."""
+    long = "a" * 300 + HOSTILE
+    said = _said("--home", str(home.root), "sessions", "show", long)
+    assert "a" * 200 not in said and "(309 characters in all)" in said, said

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
-from engine.textsafety import shell_word
+from engine.textsafety import inline, shell_word
 
 ECHO_LIMIT = 200  # characters of one of the user's words an error repeats
 
@@ -23,9 +23,10 @@ def echoed(words: str) -> str:
 
 
 def cut_echoes(message: str) -> str:
-    """``message`` with each long word of the command line it repeats cut (``echoed``)."""
+    """``message`` with each long word of the command line it repeats cut (``echoed``): as typed, or as a
+    message quotes it (``inline``, ``quoted``: a word holding an escape is repeated with its symbols)."""
     for word in sorted({w for w in typed.get() if len(w) > ECHO_LIMIT}, key=len, reverse=True):
-        message = message.replace(word, echoed(word))
+        message = message.replace(word, echoed(word)).replace(inline(word), inline(echoed(word)))
     return message
 
 
