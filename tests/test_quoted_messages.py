@@ -86,3 +86,14 @@ def test_a_long_typed_word_holding_an_escape_is_cut_where_a_message_quotes_it(ho
     long = "a" * 300 + HOSTILE
     said = _said("--home", str(home.root), "sessions", "show", long)
     assert "a" * 200 not in said and "(309 characters in all)" in said, said
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["memory", "remove", "--target", "memory", "--old"], ["curator", "rollback"], ["sessions", "show"]],
+)
+def test_a_typed_value_with_a_line_break_is_quoted_on_one_line(home, argv):
+    """`memory remove` and `curator rollback` quoted with symbols but kept a line break, which split the
+    message into what read as two lines of output."""
+    said = _said("--home", str(home.root), *argv, "two\nlines")
+    assert "'two⏎lines'" in said and "two\nlines" not in said, said

@@ -26,7 +26,7 @@ from ..clock import Clock, shown_time
 from ..fileio import LinkPolicy, UnsafePath, append_bytes, contained, json_bytes, read_regular
 from ..skills.usage import iso
 from ..skills.validation import SkillError
-from ..textsafety import cut, visible
+from ..textsafety import cut, quoted, visible
 
 SKIP_FILES = (".lock", ".tmp")
 CRON_JOBS = "cron/jobs.json"  # the one file outside skills/ a ledger row may name
@@ -313,7 +313,7 @@ class Ledger:
         for entry in self.entries():
             if entry.id == entry_id:
                 return entry
-        raise SkillError(f"No ledger entry with id '{entry_id}'. List them with `workbench curator ledger`.")
+        raise SkillError(f"No ledger entry with id {quoted(entry_id)}. List them with `workbench curator ledger`.")
 
     # -- rollback -------------------------------------------------------------------
     @staticmethod

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..textsafety import one_line
+from ..textsafety import one_line, quoted
 from .format import FILE_NAMES, Usage, size_of, split_pieces
 
 MAX_BATCH_OPERATIONS = 200  # a full store holds far fewer entries; bounds the work of one write
@@ -180,7 +180,7 @@ def locate(entries: list[str], old_text: str, action: str, pin: str | None = Non
                 f"text of the entry you want to {action}.",
                 "current_entries": list(entries),
             },
-            person=f"No entry holds '{old_text}': give part of the exact text of the entry to {action} "
+            person=f"No entry holds {quoted(old_text)}: give part of the exact text of the entry to {action} "
             "(`workbench memory show` lists them).",
             old_text=old_text,
         )
