@@ -461,6 +461,15 @@ def test_upkeep_gives_up_at_once_when_the_archive_is_busy(tmp_path):
     home.close()
 
 
+def test_upkeep_on_a_home_with_no_state_db_creates_none(tmp_path):
+    """The TUI's idle upkeep opened state.db for its merges, so a home whose first session had not come
+    yet got an empty archive two seconds after the app started (and doctor's report changed under it)."""
+    home = open_home(tmp_path / "new", clock=FixedClock(1796040000.0))
+    assert home.archive.upkeep() == {}
+    assert not home.state_db_path.exists()
+    home.close()
+
+
 @pytest.mark.parametrize("interleaved", [False, True])
 def test_grouping_finds_every_session_whether_sessions_interleave_or_not(tmp_path, interleaved):
     home = open_home(tmp_path / "group", clock=FixedClock(1796040000.0))

@@ -87,9 +87,10 @@ class UpkeepMixin(SearchMixin):
         """Bounded index work for idle time; returns the steps run per index (empty: nothing left to do).
 
         Never waits for a lock: a busy database ends the step, and the next call resumes. Never
-        writes to a damaged state.db (``vet``: SQLite's check of it runs before the first step).
+        writes to a damaged state.db (``vet``: SQLite's check of it runs before the first step), nor
+        creates one: a home gets its archive from its first session.
         """
-        if self.read_only or self.vet() is not None:
+        if self.read_only or not self.home.state_db_path.exists() or self.vet() is not None:
             return {}
         try:
             return self._upkeep_steps(budget_s)
