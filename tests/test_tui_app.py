@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -89,6 +90,27 @@ async def test_a_key_typed_just_after_ctrl_q_quits_cleanly(home, tmp_path):
         app.post_message(Key("a", "a"))  # (queued behind ctrl+q, as a terminal delivers them)
         await pilot.pause()
     assert app.return_code == 0  # (and run_test raised no error of the app's on leaving)
+
+
+async def test_a_key_that_comes_as_the_app_shuts_down_is_dropped(home, tmp_path):
+    """Textual's run_test shuts the app down while its message loop still runs: a mode key that came
+    meanwhile switched to a mode whose screens were already closed, and the app ended on "No screens on
+    stack" (test_tui_mash in a whole-suite run). Keys that come once the shutdown began are dropped."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for key in "23":  # (three modes with screens, closed one by one)
+            await pilot.press(key)
+            await settle(pilot)
+        prune = app._prune
+
+        async def prune_then_keys(*args, **kwargs):  # keys arrive between the closing of two modes
+            await prune(*args, **kwargs)
+            for key in "123":
+                app.post_message(Key(key, key))
+            await asyncio.sleep(0.05)
+
+        app._prune = prune_then_keys
+    assert app.return_code in (0, None)  # (and run_test raised no error of the app's on leaving)
 
 
 async def test_an_identical_notice_takes_the_place_of_the_one_shown(home, tmp_path):

@@ -645,8 +645,11 @@ class WorkbenchApp(ResultsFromWorkers, App):
         return sections
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and self._quitting.is_set():
-            return  # typed after quitting: ctrl+q then a opened the Add box as the screens closed, and crashed
+        if isinstance(event, events.Key) and (self._quitting.is_set() or not self._running):
+            # Typed after quitting: ctrl+q then a opened the Add box as the screens closed, and crashed. Or
+            # once Textual's shutdown began (run_test's, with the message loop still running): a mode key
+            # then switched to a mode whose screens were already gone ("No screens on stack").
+            return
         if isinstance(event, events.Key) and isinstance(self.screen, WorkbenchScreen):
             self.screen.key_pressed()  # every key, a text box's and a priority binding's too
         await super().on_event(event)
