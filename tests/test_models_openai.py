@@ -337,3 +337,23 @@ def test_a_left_stream_shows_nothing_in_the_next_turn(home, endpoint):
     second.join(5)
     assert box["result"].assistant == "New answer."
     assert "".join(e.data["text"] for e in seen if e.kind == "assistant_delta") == "New answer."
+
+
+def test_a_left_call_is_not_tried_again(home, endpoint):
+    """esc left a model call, but the call went on through every retry it had (a 500, a 429, a timeout),
+    spending the endpoint's tokens for a turn that had moved on (found in review)."""
+    endpoint.holds[0] = threading.Event()
+    endpoint.fail(500, "internal")  # (its first answer; every retry would get a 500 too)
+    model = make_model(home, "openai", base_url=endpoint.base_url, model_name="m", api_key_env="")
+    session = AgentSession(home, model)
+    others = set(threading.enumerate())  # (a model call another test left may still be ending)
+    turn = threading.Thread(target=session.run_turn, args=("think slowly",))
+    turn.start()
+    while len(endpoint.requests) < 1:
+        turn.join(0.01)
+    session.cancel()
+    turn.join(5)
+    [left] = [t for t in threading.enumerate() if t.name == "model-call" and t not in others]
+    endpoint.holds[0].set()  # the 500 arrives after the turn left
+    left.join(20)  # (retrying, it would try three times more, after 1, 2 and 4 s)
+    assert not left.is_alive() and len(endpoint.requests) == 1

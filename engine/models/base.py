@@ -9,6 +9,7 @@ a scenario and a real endpoint without translation.
 from __future__ import annotations
 
 import json
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,6 +58,21 @@ LIVE_MEMORY_HEADING = "Memory entries on disk now (read-only view; the system pr
 
 class ModelError(WorkbenchError):
     """The model could not answer (auth, network, protocol); the message says what to fix."""
+
+
+_call = threading.local()  # the model call running in this thread: whether its caller left it
+
+
+def caller_left() -> bool:
+    """Whether the turn that made the model call running in this thread has left it (esc: the runner's
+    ``leavable``). A retry then is for no one, and spends the endpoint's tokens."""
+    left = getattr(_call, "left", None)
+    return left is not None and left()
+
+
+def leavable_here(left: Callable[[], bool]) -> None:
+    """Say, in a model call's own thread, how ``caller_left`` learns that its caller left it."""
+    _call.left = left
 
 
 @dataclass(frozen=True)

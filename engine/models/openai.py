@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from ..textsafety import quoted
-from .base import ModelError, ModelReply, StreamingModel, ToolCall, parse_arguments
+from .base import ModelError, ModelReply, StreamingModel, ToolCall, caller_left, parse_arguments
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 30.0
@@ -96,6 +96,8 @@ class OpenAIModel(StreamingModel):
         """POST with retries on timeouts, 429 and 5xx; ``read`` turns a 2xx response into a reply."""
         url = f"{self.base_url}/chat/completions"
         for attempt in range(self.max_retries + 1):
+            if attempt and caller_left():  # (esc during the first try: the turn went on without this call)
+                raise ModelError(f"The turn left its call to {self.base_url}; it is not tried again.")
             try:
                 with self._client.stream("POST", url, json=body, headers=self._headers()) as response:
                     if response.status_code < 400:

@@ -11,6 +11,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..models.base import leavable_here
+
 T = TypeVar("T")
 
 POLL = 0.1  # seconds between looks at the stop (Hermes looks every 0.3 s)
@@ -33,6 +35,9 @@ class Leaving:
         with self._lock:
             self._left = True
 
+    def left(self) -> bool:
+        return self._left
+
     def unless_left(self, step: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         """``step(*args, **kwargs)`` while the caller is still there; raises ``Left`` once it is not."""
         with self._lock:
@@ -50,6 +55,7 @@ def unless_stopped(call: Callable[[Leaving], T], stop: threading.Event) -> T | N
     leaving = Leaving()
 
     def run() -> None:
+        leavable_here(leaving.left)  # (a model's retry after the turn left is for no one)
         try:
             box["result"] = call(leaving)
         except BaseException as exc:  # (raised again in the caller's thread)
