@@ -414,6 +414,26 @@ async def test_a_streamed_answer_shows_as_it_is_written(home, tmp_path):
         endpoint.close()
 
 
+async def test_a_burst_of_streamed_pieces_is_shown_together(home, tmp_path):
+    """Each streamed piece re-measured and redrew the whole answer so far: pieces come faster than frames,
+    and a long answer left the screen further behind with each one. A burst now shows once, whole."""
+    from engine.events import RunnerEvent
+
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_run(pilot)
+        transcript = screen.query_one(Transcript)
+        showings = []
+        for name in ("replace", "append"):
+            shown = getattr(transcript, name)
+            setattr(transcript, name, lambda *args, shown=shown: (showings.append(args), shown(*args)))
+        for _ in range(200):  # (no session yet: the screen shows what streams in)
+            screen.engine_event(RunnerEvent(kind="assistant_delta", data={"text": "word "}))
+        await wait_for(pilot, lambda: showings, what="the streamed answer")
+        assert [(i.role, i.content) for i in transcript.items] == [("assistant", "word " * 200)]
+        assert len(showings) == 1
+
+
 async def test_esc_on_a_streamed_answer_leaves_a_line_saying_the_turn_was_stopped(home, tmp_path):
     """After esc the partial answer went at the reread (it is not stored, rightly) and no line said the
     turn was cut: only the bar said "stopped (esc)". A reread keeps the line, as a failed turn's."""

@@ -20,6 +20,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.notifications import Notification
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Select
 
@@ -48,6 +49,7 @@ NO_SCENARIO = "(type messages)"
 # A failed turn's notice when the transcript's last line already gives the reason (one line at 80x24)
 TURN_FAILED_SEE_TRANSCRIPT = "The turn failed: see the transcript."
 SCENARIO_SPEED = 1.0  # scenario pacing: 1 is watchable, 0 plays without delays
+STREAM_SHOW_S = 0.1  # a streamed answer shows at most this often: each showing re-measures and redraws all of it
 # Set from the start: a quit's try at storing what state.db lacks gives up on a busy state.db as a quit
 # ends a turn's wait (after ``db.CANCEL_GRACE_S``), never after the whole busy timeout.
 QUIT_TRY = threading.Event()
@@ -293,6 +295,7 @@ class RunScreen(WorkbenchScreen):
         self.watching = False  # showing a session another runner drives (e.g. `workbench demo`)
         self._shown_look: tuple | None = None  # ``_look`` of the session as the transcript last read it
         self._streaming: tuple[int, str] | None = None  # (transcript row, text so far) of an answer streaming in
+        self._stream_due: Timer | None = None  # the next showing of the streamed answer (``STREAM_SHOW_S``)
         self._covered = False  # suspended under a dialog (help, resume) rather than left for another mode
         self._typing = False  # a burst of typing is on its way to the message box (``on_key``)
         self.speed = SCENARIO_SPEED
@@ -1283,12 +1286,10 @@ class RunScreen(WorkbenchScreen):
         if event.kind == "assistant_delta":  # (model.stream: the answer shows as it is written)
             row, text = self._streaming or (len(transcript.items), "")
             self._streaming = (row, text + str(event.data.get("text") or ""))
-            streamed = TranscriptItem("assistant", self._streaming[1])
-            if row < len(transcript.items):
-                transcript.replace(row, streamed)
-            else:
-                transcript.append(streamed)
+            if self._stream_due is None:
+                self._stream_due = self.set_timer(STREAM_SHOW_S, self._show_stream)
             return
+        self._show_stream()  # what streamed in stands in its row before anything follows it
         streaming, self._streaming = self._streaming, None  # any other event ends the streamed text
         item = runner_item(event)
         if event.kind == "cancelled" and streaming is not None:  # its partial answer goes at the reread
@@ -1299,6 +1300,21 @@ class RunScreen(WorkbenchScreen):
             transcript.replace(streaming[0], item or TranscriptItem("assistant", streaming[1]))
         elif item is not None:
             transcript.append(item)
+
+    def _show_stream(self) -> None:
+        """The answer streamed in so far, in its row: pieces come faster than frames, and a long answer
+        re-measured and redrawn whole for each of them left the screen behind (``STREAM_SHOW_S``)."""
+        if self._stream_due is not None:
+            self._stream_due.stop()
+            self._stream_due = None
+        if self._streaming is None:
+            return
+        row, text = self._streaming
+        transcript = self.query_one(Transcript)
+        if row < len(transcript.items):
+            transcript.replace(row, TranscriptItem("assistant", text))
+        else:
+            transcript.append(TranscriptItem("assistant", text))
 
 
 def runner_item(event: RunnerEvent) -> TranscriptItem | None:
