@@ -309,6 +309,20 @@ def test_a_cancel_stops_reading_a_streamed_answer(home, endpoint):
     assert [m.role for m in home.archive.messages(session.id)] == ["user"]
 
 
+def _left_call(session, endpoint) -> threading.Thread:
+    """A turn started and esc pressed once its model call reached ``endpoint``: the thread of the call the
+    turn left (a model call another test left may still be ending, so it is the one that came since)."""
+    others = set(threading.enumerate())
+    turn = threading.Thread(target=session.run_turn, args=("think slowly",))
+    turn.start()
+    while len(endpoint.requests) < 1:
+        turn.join(0.01)
+    session.cancel()
+    turn.join(5)
+    [left] = [t for t in threading.enumerate() if t.name == "model-call" and t not in others]
+    return left
+
+
 def test_a_left_stream_shows_nothing_in_the_next_turn(home, endpoint):
     """esc left a streamed call still waiting for its answer; the next turn cleared the cancel, so the
     old stream's text, arriving then, was shown as the new turn's answer. What a left call reads is dropped."""
@@ -318,14 +332,7 @@ def test_a_left_stream_shows_nothing_in_the_next_turn(home, endpoint):
     seen = []
     model = make_model(home, "openai", base_url=endpoint.base_url, model_name="m", api_key_env="", stream=True)
     session = AgentSession(home, model, on_event=seen.append)
-    others = set(threading.enumerate())  # (a model call another test left may still be ending)
-    first = threading.Thread(target=session.run_turn, args=("think slowly",))
-    first.start()
-    while len(endpoint.requests) < 1:
-        first.join(0.01)
-    session.cancel()
-    first.join(5)
-    [left] = [t for t in threading.enumerate() if t.name == "model-call" and t not in others]
+    left = _left_call(session, endpoint)
     box = {}
     second = threading.Thread(target=lambda: box.setdefault("result", session.run_turn("and now?")))
     second.start()
@@ -346,14 +353,7 @@ def test_a_left_call_is_not_tried_again(home, endpoint):
     endpoint.fail(500, "internal")  # (its first answer; every retry would get a 500 too)
     model = make_model(home, "openai", base_url=endpoint.base_url, model_name="m", api_key_env="")
     session = AgentSession(home, model)
-    others = set(threading.enumerate())  # (a model call another test left may still be ending)
-    turn = threading.Thread(target=session.run_turn, args=("think slowly",))
-    turn.start()
-    while len(endpoint.requests) < 1:
-        turn.join(0.01)
-    session.cancel()
-    turn.join(5)
-    [left] = [t for t in threading.enumerate() if t.name == "model-call" and t not in others]
+    left = _left_call(session, endpoint)
     endpoint.holds[0].set()  # the 500 arrives after the turn left
     left.join(20)  # (retrying, it would try three times more, after 1, 2 and 4 s)
     assert not left.is_alive() and len(endpoint.requests) == 1
