@@ -1013,6 +1013,7 @@ SHOWN_BATCH = 1000  # rows read at a time while those filters look up each outsi
 # The most candidate rows one page of those filters reads: 100,000 hand edits of MEMORY.md, none of them the
 # agent's, were all read (each with its Hermes call looked up) for one empty page of ``actor:agent``.
 EXAMINED = 5000
+UNCREDITED_MOST = 1000  # outside rows a filtered Timeline watches for a credit (``Timeline.uncredited``)
 
 
 @dataclass(frozen=True)
@@ -1678,12 +1679,26 @@ class Timeline:
         return {row_id: source for row_id, source in found.items() if source is not None}
 
     @_reads_the_journal
-    def credited(self, rows: Iterable[Row], **filters: str | None) -> dict[int, Row | None]:
-        """By row id, those of ``rows`` (``awaits_credit``) credited since to the Hermes call that made them
-        (``memory.credit``): each as the Timeline lists it now under ``filters`` (``page``'s), or None when
-        it no longer matches them (an ``actor:external`` list). One read of the journal by id; the pages
-        only for rows credited."""
-        ids = [row.id for row in rows]
+    def uncredited(self, above: int, below: int | None = None) -> list[int]:
+        """The ids of the outside memory rows a look may still credit (``awaits_credit``) from ``above`` on
+        (below ``below``): those a filter left off a page (``actor:agent``) may be listed once credited. The
+        newest ``UNCREDITED_MOST`` of them: a long run of hand edits costs no more than that on each reload."""
+        return [
+            row_id
+            for (row_id,) in self._conn().execute(
+                "SELECT id FROM journal WHERE actor = 'external' AND id >= ? AND id < ? AND subsystem = 'memory' "
+                "AND action IN ('add', 'replace', 'remove') AND session_id IS NULL ORDER BY id DESC LIMIT ?",
+                (above, below if below is not None else 2**63 - 1, UNCREDITED_MOST),
+            )
+        ]
+
+    @_reads_the_journal
+    def credited(self, ids: Iterable[int], **filters: str | None) -> dict[int, Row | None]:
+        """By row id, those of ``ids`` (rows that ``awaits_credit``) credited since to the Hermes call that
+        made them (``memory.credit``): each as the Timeline lists it now under ``filters`` (``page``'s), or
+        None when it does not match them (an ``actor:external`` list). One read of the journal by id; the
+        pages only for rows credited."""
+        ids = list(ids)
         if not ids:
             return {}
         found = (

@@ -20,6 +20,7 @@ import pytest
 from engine import open_home
 from engine.clock import FixedClock
 from engine.events import MemoryChanged
+from engine.tools import ToolContext
 from tests.cli_support import printed
 from tests.hermes_support import workbench_cmd, write_from_another_process
 from tests.screens_seed import open_mode
@@ -400,3 +401,31 @@ def test_a_remove_a_look_found_beside_another_of_its_text_is_credited_to_neither
     store_turn(hermes, root, said)
     history(root)
     assert [row[1:3] for row in rows(root)] == [("external", "remove"), ("external", "remove")]
+
+
+@pytest.mark.anyio
+async def test_an_actor_agent_timeline_lists_a_row_credited_while_it_is_open(hermes, tmp_path):
+    """Under ``actor:agent`` the outside row is not listed; an agent row journaled after it is. Once a look
+    credited the outside row to Hermes's call, a live reload asked only for rows newer than those shown
+    and the credited row, older, appeared only after a reload by hand."""
+    root = looked_at_seed(tmp_path)
+    said = [hermes_tool(hermes, root, ADD[1])]
+    history(root)  # the outside row, awaiting its call
+    home = open_home(root)
+    try:
+        async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
+            screen = await open_mode(pilot, "6", TimelineScreen)
+            await pilot.press("slash", *"actor:agent", "enter")
+            home.memory.add("memory", "Ours: the runner's note", ToolContext(actor="agent", session_id="s-ours"))
+            table = screen.query_one(TimelineList)
+
+            def listed() -> list[str]:
+                return [str(table.get_row_at(i)[3]).strip() for i in range(table.row_count)]
+
+            await wait_for(pilot, lambda: any("Ours" in cell for cell in listed()), what="our agent row")
+            assert not any(NOTE[:12] in cell for cell in listed())
+            store_turn(hermes, root, said)
+            assert home.memory.record_external_change("memory") is True  # the look credits the row
+            await wait_for(pilot, lambda: any(NOTE[:12] in cell for cell in listed()), what="the credited row")
+    finally:
+        home.close()

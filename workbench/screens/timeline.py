@@ -69,6 +69,9 @@ class PageLoaded(Message):
     # newer rows: those of them credited to their call since, as listed now (None: the filter no longer matches)
     credited: dict[int, Row | None] = field(default_factory=dict)
     reach: Reach | None = None  # an actor:agent page that stopped reading before it filled (``Timeline.reach``)
+    uncredited: list[int] = field(
+        default_factory=list
+    )  # under a filter: outside rows of the page's span (``Timeline.uncredited``)
 
 
 @dataclass
@@ -138,6 +141,8 @@ class TimelineScreen(WorkbenchScreen):
         self.reach: Reach | None = None  # where the last page loaded stopped reading short, if it did
         self.sources: dict[int, Source | None] = {}  # row id -> the message behind it, once looked up
         self.diffs: dict[int, list[tuple[str, str]] | None] = {}  # row id -> what an outside SKILL.md change did
+        # under a filter, the outside memory rows of the span shown, listed or not: one credited may match it now
+        self.uncredited: set[int] = set()
 
     def compose_body(self) -> Iterable[Widget]:
         yield SearchBox(
@@ -167,7 +172,7 @@ class TimelineScreen(WorkbenchScreen):
         live = after_id is not None
         now = self.home.clock.now()
         awaiting = [row for row in self.rows if awaits_source(row, now)] if live else []
-        crediting = [row for row in self.rows if awaits_credit(row)] if live else []
+        crediting = [row.id for row in self.rows if awaits_credit(row)] + sorted(self.uncredited) if live else []
         self._load(self.search, before_id, after_id, [row.id for row in self.rows] if live else [], awaiting, crediting)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline")
@@ -178,7 +183,7 @@ class TimelineScreen(WorkbenchScreen):
         after_id: int | None,
         shown: list[int],
         awaiting: list[Row],
-        crediting: list[Row],
+        crediting: list[int],
     ) -> None:
         """``shown``: the rows on screen, when newer rows are asked for (one of those may undo one of them);
         ``awaiting``: those whose Hermes turn may have been stored since (``awaits_source``); ``crediting``:
@@ -196,6 +201,7 @@ class TimelineScreen(WorkbenchScreen):
             undone = {row_id: marks.get(row_id) for row_id in shown}
             sources = timeline.sources_found(awaiting) if where == "newer" else {}
             credited = timeline.credited(crediting, **filters) if where == "newer" else {}
+            uncredited = self._uncredited(timeline, rows, where, before_id, after_id) if filtered else []
         except WorkbenchError as exc:  # e.g. group:zzz, or workbench.db damaged; the old rows must not stay as if
             # they matched
             self.post_result(PageLoaded([], "first", query, exc.in_app))
@@ -210,8 +216,22 @@ class TimelineScreen(WorkbenchScreen):
                 sources=sources,
                 credited=credited,
                 reach=timeline.reach,
+                uncredited=uncredited,
             )
         )
+
+    @staticmethod
+    def _uncredited(
+        timeline: Timeline, rows: list[Row], where: str, before_id: int | None, after_id: int | None
+    ) -> list[int]:
+        """The outside memory rows of the span a filtered page read (the rows newer than ``after_id``, else
+        those below ``before_id`` down to where it stopped: its oldest row when full, the first row when not):
+        a credit may make one of those the filter left off match it."""
+        if where == "newer":
+            return timeline.uncredited(after_id + 1)
+        reach = timeline.reach
+        oldest = reach.oldest_id if reach else rows[-1].id if len(rows) == PAGE else 0
+        return timeline.uncredited(oldest, before_id if where == "older" else None)
 
     @on(PageLoaded)
     def _loaded(self, message: PageLoaded) -> None:
@@ -224,10 +244,16 @@ class TimelineScreen(WorkbenchScreen):
             self.loading_more = False
         elif message.where == "newer":
             self.sources.update(message.sources)
+            listed = {row.id for row in self.rows}
             self.rows = message.rows + [row for shown in self.rows if (row := self._refreshed(shown, message))]
+            now = [row for row_id, row in message.credited.items() if row is not None and row_id not in listed]
+            self.rows = sorted(self.rows + now, key=lambda row: row.id, reverse=True) if now else self.rows
+            self.uncredited -= message.credited.keys()
         else:
+            self.uncredited = set()
             self.rows = message.rows
             self.exhausted = len(message.rows) < PAGE and message.reach is None
+        self.uncredited.update(message.uncredited)
         if message.where != "newer":
             self.reach = message.reach
             self.refresh_bindings()  # (m More, and under the list how far the last page read: it stays)
