@@ -91,6 +91,14 @@ class ConfigChanged(Event):
 
 
 @dataclass(frozen=True)
+class JournalChanged(Event):
+    """workbench.db was written by another connection (``HomeWatcher``): a row journaled or credited to its
+    Hermes call by another workbench process, which no file of the home shows."""
+
+    actor: str = "external"
+
+
+@dataclass(frozen=True)
 class KeptStored(Event):
     """Messages workbench.db kept for state.db were stored in it (``Home.store_kept``): what to say is
     taken from ``Home.take_kept_stored``, so each is said once whoever hears first."""

@@ -8,15 +8,19 @@ Before, the call stored later found its work already journaled and was skipped, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
 
+import workbench.app
 from engine import open_home
 from engine.clock import FixedClock
 from engine.events import MemoryChanged
@@ -429,3 +433,67 @@ async def test_an_actor_agent_timeline_lists_a_row_credited_while_it_is_open(her
             await wait_for(pilot, lambda: any(NOTE[:12] in cell for cell in listed()), what="the credited row")
     finally:
         home.close()
+
+
+@pytest.mark.anyio
+async def test_an_open_timeline_shows_a_credit_another_process_made(hermes, tmp_path, monkeypatch):
+    """A second workbench process, open on the home, credits the outside row; the TUI's own look does not (its
+    clock is past the ten minutes a row awaits its credit). The watcher did not watch workbench.db: the open
+    Timeline showed the row as an outside edit until the user reloaded (or its own index upkeep happened to
+    write state.db after the credit, which it is kept from here). A note a command adds is listed live too."""
+    monkeypatch.setattr(workbench.app, "UPKEEP_SECONDS", 3600)
+    root = looked_at_seed(tmp_path)
+    said = [hermes_tool(hermes, root, ADD[1])]
+    history(root)
+    home = open_home(root, clock=FixedClock(time.time() + 11 * 60))
+    try:
+        app = make_app(home, tmp_path, watch_files=True)
+        reported: list[set[str]] = []
+        follow = app._external_change
+        app._external_change = lambda kinds: (reported.append(kinds), follow(kinds))
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await open_mode(pilot, "6", TimelineScreen)
+            table = screen.query_one(TimelineList)
+
+            def row_of(text: str) -> list[str]:
+                cells = [[str(cell).strip() for cell in table.get_row_at(i)] for i in range(table.row_count)]
+                return next((row for row in cells if text in row[3]), [])
+
+            await wait_for(pilot, lambda: row_of(NOTE[:12])[1:2] == ["external"], what="the outside row")
+            with other_workbench(root) as other:  # a second workbench open on the home: its look credits the row
+                await asyncio.to_thread(look, other)  # (its first: state.db opened, the turn not stored yet)
+                reported.clear()
+                store_turn(hermes, root, said)
+                await wait_for(pilot, lambda: {"sessions"} in reported, what="the watcher's report of state.db")
+                await settle(pilot)  # (the Timeline's reload for it done)
+                assert await asyncio.to_thread(look, other) == "True"
+                await wait_for(pilot, lambda: row_of(NOTE[:12])[1:2] == ["agent"], timeout=10, what="the credit")
+            command = workbench_cmd("memory", "add", "--target", "user", "--home", str(root), "Prefers tea")
+            await asyncio.to_thread(subprocess.run, command, check=True, stdout=subprocess.DEVNULL)
+            await wait_for(pilot, lambda: row_of("Prefers tea")[1:2] == ["user"], timeout=10, what="the CLI's row")
+    finally:
+        home.close()
+
+
+@contextlib.contextmanager
+def other_workbench(root: Path):
+    """A workbench process that stays open on ``root`` (as a second TUI would, its connections held): each
+    target written to its stdin is looked at (``record_external_change``), and whether news was found printed."""
+    code = (
+        "import sys; from engine import open_home; home = open_home(sys.argv[1])\n"
+        "for line in sys.stdin: print(home.memory.record_external_change(line.strip()), flush=True)"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code, str(root)], stdin=PIPE, stdout=PIPE, text=True)
+    try:
+        yield process
+    finally:
+        process.stdin.close()
+        process.wait(30)
+
+
+def look(other: subprocess.Popen) -> str:
+    """The ``other_workbench``'s look at MEMORY.md: whether it found news."""
+    other.stdin.write("memory\n")
+    other.stdin.flush()
+    return other.stdout.readline().strip()
+

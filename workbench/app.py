@@ -41,7 +41,16 @@ from engine import lock_waits
 from engine.archive import outside as sessions_outside
 from engine.db import in_app_words
 from engine.errors import WorkbenchError
-from engine.events import ConfigChanged, Event, KeptStored, PendingChanged, RunnerEvent, SessionChanged, SkillChanged
+from engine.events import (
+    ConfigChanged,
+    Event,
+    JournalChanged,
+    KeptStored,
+    PendingChanged,
+    RunnerEvent,
+    SessionChanged,
+    SkillChanged,
+)
 from engine.home import Home
 from engine.memory.targets import TARGETS
 from engine.runner import background, dropped
@@ -106,6 +115,7 @@ EXTERNAL_EVENTS = {
     "skills": SkillChanged(actor="external", action="external"),
     "pending": PendingChanged(actor="external", action="external"),
     "sessions": SessionChanged(actor="external", action="external"),
+    "journal": JournalChanged(),
 }
 
 

@@ -3,7 +3,10 @@
 A real Hermes agent or an editor may change memory files, skills, pending records,
 state.db or config.yaml behind our back. ``HomeWatcher.run`` (meant for a thread worker)
 watches those paths with watchfiles and reports each batch as a set of kinds (memory
-targets, "skills", "pending", "sessions", "config"). Our own lock, temp and journal files are ignored.
+targets, "skills", "pending", "sessions", "config", "journal"). Our own lock and temp files are ignored.
+workbench.db counts by its commits only ("journal": another workbench process journaled a row or credited
+one to Hermes's call, which no file of the home shows; this process's own commits count too, a reload
+more for a screen that heard of them already).
 Whether a reported memory change is news (another process wrote it) or this
 process's own write is for the store to decide (``MemoryStore.record_external_change``
 compares with what this process last wrote or saw). The first report, before any
@@ -113,6 +116,7 @@ class HomeWatcher:
                 [self.home.root / name for name in sorted(SESSION_FILES)], database=self.home.root / "state.db"
             ),
             "config": _FileStamps([self.home.config_path], settled=True),
+            "journal": _FileStamps([], database=self.home.journal.path),  # (a linked workbench.db: where it is)
         }
         try:
             self._watch(paths, stamped)

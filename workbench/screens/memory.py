@@ -28,7 +28,15 @@ from textual.widgets import OptionList, Static
 from engine.clock import shown_time
 from engine.diffs import WHITESPACE_ONLY
 from engine.errors import WorkbenchError
-from engine.events import ConfigChanged, Event, MemoryChanged, PendingChanged, RunnerEvent, SessionChanged
+from engine.events import (
+    ConfigChanged,
+    Event,
+    JournalChanged,
+    MemoryChanged,
+    PendingChanged,
+    RunnerEvent,
+    SessionChanged,
+)
 from engine.memory import MemoryFileUnreadable, history
 from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, UNLISTED, align
 from engine.memory.budget import Budget, draft_budget
@@ -209,8 +217,14 @@ class MemoryScreen(WorkbenchScreen):
             isinstance(event, RunnerEvent) and event.kind in REFREEZE_KINDS
         ):
             self.request_reload()
-        elif isinstance(event, SessionChanged) and event.actor == "external" and self.detail is not None:
-            self.load_detail(self.detail.entry)  # state.db changed: the entry's origin message may be stored now
+        elif (
+            isinstance(event, (SessionChanged, JournalChanged))
+            and event.actor == "external"
+            and self.detail is not None
+        ):
+            # state.db changed: the entry's origin message may be stored now; workbench.db: another process
+            # may have credited its row to Hermes's call
+            self.load_detail(self.detail.entry)
 
     @work(thread=True, exclusive=True, group="memory-load", exit_on_error=False)
     def reload(self) -> None:
