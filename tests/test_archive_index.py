@@ -700,3 +700,29 @@ def test_a_latin_search_from_the_command_line_leaves_a_home_without_workbench_db
     status, out, err = ran("sessions", "search", "deploy", "--home", str(tmp_path / "home"))
     assert status == 0 and "deploy" in out and not err
     assert not (tmp_path / "home" / "workbench.db").exists()
+
+
+def test_the_agents_session_search_scans_a_bounded_part_of_what_the_upgrade_has_not_reached(tmp_path, monkeypatch):
+    """With the upgrade's bounded steps spent and much left, the agent's search scanned every message the
+    upgrade had not reached, without bound (about 0.7 ms each: minutes on a large home), the turn waiting.
+    Now it scans the newest ``UNFOLDED_MOST`` of them, and its result says it may be incomplete."""
+    from engine.archive import session_search
+
+    monkeypatch.setattr(session_search, "UPGRADE_S", 0.0)
+    monkeypatch.setattr(session_search, "UNFOLDED_MOST", 20)
+    home = open_home(tmp_path / "home", clock=FixedClock(1796040000.0))
+    try:
+        home.archive.create_session("old")
+        home.archive.append_messages("old", [{"role": "user", "content": "ﾃﾞﾌﾟﾛｲ the old server"}])
+        home.archive.create_session("filler")
+        home.archive.append_messages("filler", [{"role": "user", "content": f"note {i}"} for i in range(40)])
+        _as_version_3(home)
+        found = session_search.session_search_tool(home, {"query": "デプロイ", "limit": 10})
+        assert found["success"] and found["results"] == []  # (the old message is past the bound)
+        assert "This search scanned only the newest 20 of them" in found["note"]
+        assert "results may be incomplete" in found["note"] and "among the 21 older message ids" in found["note"]
+        monkeypatch.setattr(session_search, "UNFOLDED_MOST", 41)  # all of them: found, and nothing said of a cut
+        found = session_search.session_search_tool(home, {"query": "デプロイ", "limit": 10})
+        assert [r["session_id"] for r in found["results"]] == ["old"] and "incomplete" not in found["note"]
+    finally:
+        home.close()

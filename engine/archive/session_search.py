@@ -30,6 +30,7 @@ from ..tools import ToolContext
 from ..values import row_id
 from .filters import SORTS
 from .models import Message, SearchHit, Session, content_text
+from .search import scanned_unfolded
 from .upkeep import upgrade_line
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ WINDOW_CHARS, BOOKEND_CHARS = 4000, 1200
 KEEP_ROLES = ("user", "assistant")
 EXCERPT_CHARS, RECAP_INPUT_CHARS = 500, 12_000
 UPGRADE_S = 2.0  # at most this long on the CJK index's upgrade before a search that waits on it
+UNFOLDED_MOST = 2000  # then at most this many messages it has not reached are scanned (about 1.4 s)
 
 SESSION_SEARCH_SCHEMA = {
     "name": "session_search",
@@ -191,13 +193,26 @@ def session_search_tool(home, args: dict[str, Any], ctx: ToolContext | None = No
         # the CJK index's upgrade, as a command runs it before a search, bounded: the turn waits on it
         upgrade = archive.upgrade_before_search(filters.text.strip(), most_s=UPGRADE_S)
         found = _discover(archive, filters.text.strip(), limit, roles, filters.sort, current)
-        if upgrade is not None and upgrade.slow:  # the agent is told why the search was slow
-            found["note"] = " ".join(filter(None, [found.get("note"), upgrade_line(upgrade.left)]))
+        if upgrade is not None and upgrade.slow:  # the agent is told why the search was slow, or incomplete
+            found["note"] = " ".join(filter(None, [found.get("note"), upgrade_line(upgrade.left), _cut(upgrade.left)]))
         if found["results"]:
             add_recaps(home, filters.text.strip(), found["results"])
         return found
     except WorkbenchError as exc:
         return _error(exc.message)
+
+
+def _cut(left: tuple[int, int]) -> str | None:
+    """What a search bounded to ``UNFOLDED_MOST`` of the messages the upgrade has not reached (``left``)
+    left unsearched, for the agent to weigh its results (None: it scanned them all)."""
+    scanned = scanned_unfolded(left, UNFOLDED_MOST)
+    if scanned is None or scanned == left:
+        return None
+    return (
+        f"This search scanned only the newest {UNFOLDED_MOST:,} of them, so a turn is not held long: results may "
+        f"be incomplete (a match written in half-width katakana among the {scanned[0] - left[0]:,} older message "
+        "ids was not looked for)."
+    )
 
 
 def _excerpt_text(result: dict[str, Any]) -> str:
@@ -440,6 +455,7 @@ def _discover(archive, query: str, limit: int, roles: list[str], sort: Any, curr
             exclude_sources=excluded,
             sort=sort,
             per="lineage",
+            unfolded_most=UNFOLDED_MOST,
         )
     for hit in hits:
         if hit.root_id in seen or len(results) >= limit:
