@@ -24,6 +24,7 @@ import workbench.app
 from engine import open_home
 from engine.clock import FixedClock
 from engine.events import MemoryChanged
+from engine.memory.format import read_as_hermes
 from engine.tools import ToolContext
 from tests.cli_support import printed
 from tests.hermes_support import workbench_cmd, write_from_another_process
@@ -497,3 +498,28 @@ def look(other: subprocess.Popen) -> str:
     other.stdin.flush()
     return other.stdout.readline().strip()
 
+
+@pytest.mark.parametrize("after", ["kept", "taken-out-by-hand"])
+def test_a_replace_into_an_entry_already_there_is_credited_with_its_remove(hermes, tmp_path, after):
+    """Hermes's replace wrote the text of another entry: the file holds it twice, read as once (as Hermes
+    reads it), so a look found only the entry holding its ``old_text`` removed, and that row stayed
+    ``external`` for good. Now it is the call's. A replace whose new entry a person took out before the look
+    (the same row) is not: the text is no entry of the file the journal left."""
+    root = looked_at_seed(tmp_path)
+    path = root / "memories" / "MEMORY.md"
+    if after == "kept":
+        call = {"action": "replace", "old_text": "Fridays", "content": "Project uses PostgreSQL"}
+    else:
+        call = {"action": "replace", "old_text": "Fridays", "content": "Deploys on Mondays"}
+    said = [hermes_tool(hermes, root, call)]
+    if after != "kept":
+        write_from_another_process(path, "Project uses PostgreSQL")
+    assert history(root) == [("external", "remove", "Deploys on Fridays", None, None)]
+    (made,) = store_turn(hermes, root, said)
+    history(root)
+    kept = after == "kept"
+    assert [row[1:] for row in rows(root)] == [
+        ("agent", "remove", "s-late", made, True) if kept else ("external", "remove", None, None, False)
+    ]
+    printed("memory", "undo", str(rows(root)[0][0]), "--home", str(root))
+    assert read_as_hermes(path.read_text(encoding="utf-8")) == ["Project uses PostgreSQL", "Deploys on Fridays"]

@@ -16,6 +16,7 @@ its turn is not replayed either: the row it made is credited to it (``credit``).
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -78,14 +79,15 @@ def replay(
 
 
 def unweighed(
-    conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite]
+    conn: sqlite3.Connection, target: str, calls: Sequence[ArchiveWrite], entries: Sequence[str] = ()
 ) -> tuple[list[ArchiveWrite], dict[str, float], list[Credit]]:
     """Of ``calls``, those no earlier look weighed: stored after the newest look's ``calls_read``, without
     a journal row of their own (one statement, on the rows of their sessions), and not journaled as an
     outside edit (``_done_outside``); when the rows read wrote each entry they wrote (``replay``'s
     ``born``); and the outside rows to credit to the calls that made them (``_done_outside``). A message
     the workbench's own runner wrote memory from has rows with its session and message but no ``call``:
-    its calls were journaled as they ran, and replaying them would make each a second time."""
+    its calls were journaled as they ran, and replaying them would make each a second time. ``entries``: the
+    file the journal last left (``_done_outside``)."""
     if not calls:
         return [], {}, []
     read_to, outside, born = recent(conn, target, min(call.at for call in calls))
@@ -111,7 +113,7 @@ def unweighed(
         if (call.session_id, call.message_id, call.index) not in done
         and (call.session_id, call.message_id, None) not in done
     ]
-    left, credits = _done_outside(fresh, outside)
+    left, credits = _done_outside(fresh, outside, born, entries)
     return left, born, credits
 
 
@@ -166,16 +168,22 @@ def recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | N
     return read_to, outside, born
 
 
-def _done_outside(calls: Sequence[ArchiveWrite], outside: list[Outside]) -> tuple[list[ArchiveWrite], list[Credit]]:
+def _done_outside(
+    calls: Sequence[ArchiveWrite], outside: list[Outside], born: Mapping[str, float], entries: Sequence[str]
+) -> tuple[list[ArchiveWrite], list[Credit]]:
     """Of ``calls``, those whose work none of the ``outside`` rows journaled since the call was made: a look
     that came before Hermes stored its turn (it stores a turn once it ends) journaled what the call did as
     an outside edit, and the call, stored since, must not do it again. A row answers one call: the entry
-    it wrote is the one an add or replace wrote, the entry it took out holds a remove's ``old_text``. The
-    rows that are exactly the call's change, made while the call ran, are credited to it (``_made_by``)."""
+    it wrote is the one an add or replace wrote, the entry it took out holds a remove's ``old_text``, or a
+    replace's whose text was an entry already (``_kept``). The rows that are exactly the call's change, made
+    while the call ran, are credited to it (``_made_by``)."""
     rows = list(outside)
     left, credits = [], []
     for call in calls:
-        found = next((row for row in reversed(rows) if row.at >= call.at and _did(call, row.before, row.after)), None)
+        found = next(
+            (row for row in reversed(rows) if row.at >= call.at and _did(call, row, _kept(call, row, born, entries))),
+            None,
+        )
         if found is None:
             left.append(call)
             continue
@@ -187,11 +195,23 @@ def _done_outside(calls: Sequence[ArchiveWrite], outside: list[Outside]) -> tupl
     return left, credits
 
 
-def _did(call: ArchiveWrite, before: str | None, after: str | None) -> bool:
-    """Whether a row taking out ``before`` and writing ``after`` did ``call``'s work."""
-    if call.action == REMOVE:
-        return after is None and before is not None and call.old_text is not None and call.old_text in before
-    return after == call.text
+def _did(call: ArchiveWrite, row: Outside, kept: bool) -> bool:
+    """Whether ``row`` did ``call``'s work; ``kept``: the call is a replace whose text was an entry already,
+    so that all it did was take out the entry holding its ``old_text`` (``_kept``)."""
+    if call.action == REMOVE or kept:
+        return (
+            row.after is None and row.before is not None and call.old_text is not None and call.old_text in row.before
+        )
+    return row.after == call.text
+
+
+def _kept(call: ArchiveWrite, row: Outside, born: Mapping[str, float], entries: Sequence[str]) -> bool:
+    """Whether ``call`` is a replace whose text was an entry before ``row`` and still is: Hermes's replace into
+    an entry already there leaves the file holding it twice, read as once (Hermes too reads it so), so a
+    look finds only the entry holding its ``old_text`` gone. Told from a person's removal of the text the
+    replace wrote (after it, before that look: the same row) by the file the journal left (``entries``)
+    holding the text, written by no row since ``row`` (``born``: when the newest row writing it was made)."""
+    return call.action == "replace" and call.text in entries and born.get(call.text, -math.inf) < row.at
 
 
 def _made_by(call: ArchiveWrite, row: Outside, rows: Sequence[Outside]) -> tuple[Outside, ...]:
@@ -201,7 +221,8 @@ def _made_by(call: ArchiveWrite, row: Outside, rows: Sequence[Outside]) -> tuple
     call is never credited to it. The same action on the same entry (a replace's ``old_text`` in the entry
     it took out), or a replace the look found as a remove of the entry holding its ``old_text`` and the
     add of its text (``entry_changes``: the last entry rewritten into an unlike one, or beside other
-    changes), both of that look's outside edit. A remove of the entry holding its ``old_text`` is the call's
+    changes), both of that look's outside edit, or found as that remove alone when its text was an entry
+    already (``_kept``: it is then the change). A remove of the entry holding its ``old_text`` is the call's
     only when it is the one such remove of its look: with two (a person took out the other before Hermes's
     remove ran, which then matched one entry alone), which was Hermes's is a guess, and none is credited."""
     made_from = row.at if row.not_before is None else row.not_before
@@ -214,7 +235,7 @@ def _made_by(call: ArchiveWrite, row: Outside, rows: Sequence[Outside]) -> tuple
     removed = _removes_of(call, row, rows)
     if len(removed) != 1:
         return ()
-    if row.action == call.action:
+    if row.action in (call.action, REMOVE):  # (a replace found by its remove alone: its text was kept, ``_kept``)
         return (row,)
     return (removed[0], row) if (call.action, row.action) == ("replace", "add") else ()
 

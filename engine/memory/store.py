@@ -1446,7 +1446,7 @@ class MemoryStore:
         self._calls_weighed[target] = stamp  # (what a look at an unchanged file need not read again)
         if not calls:
             return [], earlier, read_to, []
-        fresh, born, credits = replaying.unweighed(self.home.journal.connection(), target, calls)
+        fresh, born, credits = replaying.unweighed(self.home.journal.connection(), target, calls, earlier)
         steps, replayed = replaying.replay(earlier, fresh, born)
         return steps, replayed, read_to, credits
 
