@@ -523,3 +523,34 @@ def test_a_replace_into_an_entry_already_there_is_credited_with_its_remove(herme
     ]
     printed("memory", "undo", str(rows(root)[0][0]), "--home", str(root))
     assert read_as_hermes(path.read_text(encoding="utf-8")) == ["Project uses PostgreSQL", "Deploys on Fridays"]
+
+
+def test_two_identical_removes_are_each_credited_with_the_row_it_made(hermes, tmp_path):
+    """Hermes's remove of "Loop note" took out its note; a person then typed another note holding those words,
+    and the same remove, called again, took that one out; a look saw each change. Once the turn is stored,
+    each call is credited with the row it made, the first call with the older row, not the other's; the
+    person's add stays theirs."""
+    root = tmp_path / "home"
+    path = root / "memories" / "MEMORY.md"
+    write_from_another_process(path, SEED + "\n§\n" + NOTE)
+    assert history(root) == []
+    drop = {"action": "remove", "old_text": "Loop note"}
+    said = [hermes_tool(hermes, root, drop)]
+    history(root)
+    typed = "Loop note 8, typed by hand"
+    write_from_another_process(path, SEED + "\n§\n" + typed)
+    history(root)
+    said.append(hermes_tool(hermes, root, drop))
+    history(root)
+    first, second = store_turn(hermes, root, said)
+    history(root)
+    with sqlite3.connect(root / "workbench.db") as db:
+        found = db.execute(
+            "SELECT actor, action, before, message_id FROM journal WHERE subsystem = 'memory' AND action != 'seen' "
+            "ORDER BY id"
+        ).fetchall()
+    assert found == [
+        ("agent", "remove", NOTE, first),
+        ("external", "add", None, None),
+        ("agent", "remove", typed, second),
+    ]
