@@ -442,6 +442,43 @@ async def test_an_open_timeline_shows_a_credit_another_process_made(hermes, tmp_
     clock is past the ten minutes a row awaits its credit). The watcher did not watch workbench.db: the open
     Timeline showed the row as an outside edit until the user reloaded (or its own index upkeep happened to
     write state.db after the credit, which it is kept from here). A note a command adds is listed live too."""
+    async with credited_elsewhere(hermes, tmp_path, monkeypatch) as (pilot, credit):
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+
+        def row_of(text: str) -> list[str]:
+            cells = [[str(cell).strip() for cell in table.get_row_at(i)] for i in range(table.row_count)]
+            return next((row for row in cells if text in row[3]), [])
+
+        await wait_for(pilot, lambda: row_of(NOTE[:12])[1:2] == ["external"], what="the outside row")
+        await credit()
+        await wait_for(pilot, lambda: row_of(NOTE[:12])[1:2] == ["agent"], timeout=10, what="the credit")
+        command = workbench_cmd("memory", "add", "--target", "user", "--home", str(pilot.app.home.root), "Prefers tea")
+        await asyncio.to_thread(subprocess.run, command, check=True, stdout=subprocess.DEVNULL)
+        await wait_for(pilot, lambda: row_of("Prefers tea")[1:2] == ["user"], timeout=10, what="the CLI's row")
+
+
+@pytest.mark.anyio
+async def test_the_memory_screen_shows_a_credit_another_process_made(hermes, tmp_path, monkeypatch):
+    """The entry's history on the Memory screen, shown while another process credits its row, says so."""
+    async with credited_elsewhere(hermes, tmp_path, monkeypatch) as (pilot, credit):
+        memory = await open_mode(pilot, "1", MemoryScreen)
+        live = memory.query_one("#live-list", EntryList)
+        live.focus()
+        live.highlighted = [r.text for r in live.rows].index(NOTE)
+        shown = memory.query_one("#detail-text")
+        await wait_for(pilot, lambda: "origin external" in str(shown.content), what="the entry's history")
+        await credit()
+        credited = "(credited to session s-late when its turn was stored)"
+        await wait_for(pilot, lambda: credited in str(shown.content), timeout=10, what="the credit")
+
+
+@contextlib.asynccontextmanager
+async def credited_elsewhere(hermes, tmp_path: Path, monkeypatch):
+    """The TUI (watching) on a home where Hermes's add was journaled as an outside edit, and ``credit()``, which
+    stores Hermes's turn and has a second workbench process credit the row once the TUI has followed that
+    change of state.db. The TUI's own look never credits it: its clock is past the ten minutes a row awaits
+    its credit, and its index upkeep (which wrote state.db, waking the screens by chance) waits."""
     monkeypatch.setattr(workbench.app, "UPKEEP_SECONDS", 3600)
     root = looked_at_seed(tmp_path)
     said = [hermes_tool(hermes, root, ADD[1])]
@@ -452,26 +489,18 @@ async def test_an_open_timeline_shows_a_credit_another_process_made(hermes, tmp_
         reported: list[set[str]] = []
         follow = app._external_change
         app._external_change = lambda kinds: (reported.append(kinds), follow(kinds))
-        async with app.run_test(size=(120, 40)) as pilot:
-            screen = await open_mode(pilot, "6", TimelineScreen)
-            table = screen.query_one(TimelineList)
-
-            def row_of(text: str) -> list[str]:
-                cells = [[str(cell).strip() for cell in table.get_row_at(i)] for i in range(table.row_count)]
-                return next((row for row in cells if text in row[3]), [])
-
-            await wait_for(pilot, lambda: row_of(NOTE[:12])[1:2] == ["external"], what="the outside row")
-            with other_workbench(root) as other:  # a second workbench open on the home: its look credits the row
+        with other_workbench(root) as other:
+            async with app.run_test(size=(120, 40)) as pilot:
                 await asyncio.to_thread(look, other)  # (its first: state.db opened, the turn not stored yet)
-                reported.clear()
-                store_turn(hermes, root, said)
-                await wait_for(pilot, lambda: {"sessions"} in reported, what="the watcher's report of state.db")
-                await settle(pilot)  # (the Timeline's reload for it done)
-                assert await asyncio.to_thread(look, other) == "True"
-                await wait_for(pilot, lambda: row_of(NOTE[:12])[1:2] == ["agent"], timeout=10, what="the credit")
-            command = workbench_cmd("memory", "add", "--target", "user", "--home", str(root), "Prefers tea")
-            await asyncio.to_thread(subprocess.run, command, check=True, stdout=subprocess.DEVNULL)
-            await wait_for(pilot, lambda: row_of("Prefers tea")[1:2] == ["user"], timeout=10, what="the CLI's row")
+
+                async def credit() -> None:
+                    reported.clear()
+                    store_turn(hermes, root, said)
+                    await wait_for(pilot, lambda: {"sessions"} in reported, what="the watcher's report of state.db")
+                    await settle(pilot)  # (the screens' reloads for it done)
+                    assert await asyncio.to_thread(look, other) == "True"
+
+                yield pilot, credit
     finally:
         home.close()
 
