@@ -69,9 +69,8 @@ class PageLoaded(Message):
     # newer rows: those of them credited to their call since, as listed now (None: the filter no longer matches)
     credited: dict[int, Row | None] = field(default_factory=dict)
     reach: Reach | None = None  # an actor:agent page that stopped reading before it filled (``Timeline.reach``)
-    uncredited: list[int] = field(
-        default_factory=list
-    )  # under a filter: outside rows of the page's span (``Timeline.uncredited``)
+    # under a filter: the outside memory rows of the span the page read (``Timeline.uncredited``)
+    uncredited: list[int] = field(default_factory=list)
 
 
 @dataclass
