@@ -154,6 +154,17 @@ def preview_line(text: str | None, limit: int | None = 80) -> str:
     return flat if limit is None or len(flat) <= limit else flat[: max(0, limit - 1)] + "…"
 
 
+SHOWN_CHARS = 6000  # a longer text is cut where a screen shows it (the file or archive keeps it whole)
+
+
+def clipped(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and how many more there are: laying out megabytes (one
+    memory entry pasted with no delimiter, a tool's output) would hold a screen for minutes."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
+
+
 _SPLIT_BEFORE = re.compile(r"\d[.,:]?$")  # a number's end (its separator too, as in 1,2|34) ...
 _SPLIT_AFTER = re.compile(r"[.,:]?\d")  # ... that the text goes on from: the cut splits that number
 _NUMBER_END = re.compile(r"[\d.,:]*$")

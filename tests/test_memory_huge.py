@@ -9,6 +9,7 @@ import sqlite3
 import tracemalloc
 
 import pytest
+from textual.widgets import Static
 
 from engine import diffs, open_home
 from engine.diffs import line_diff, shown_diff, whitespace_only
@@ -24,6 +25,7 @@ from widgets.drift_banner import DriftBanner
 from widgets.entry_list import EntryList
 from widgets.gauge import CapacityGauge
 from workbench.screens.memory import _undo_detail
+from workbench.screens.repair import RepairPreview
 
 WORDS = "deploy staging server python config user prefers concise tests cache memory agent build release notes".split()
 
@@ -290,3 +292,26 @@ def test_a_whitespace_only_change_is_seen_and_drawn():
     final = line_diff("a\nb\n", "a\nb")
     assert final == [(" ", "a"), ("-", "b"), ("+", "b")] and whitespace_only(final)
     assert not whitespace_only(line_diff("a b\n", "ab\n")) and not whitespace_only(line_diff("a\n", "a\n"))
+
+
+@pytest.mark.anyio
+async def test_one_entry_of_megabytes_is_shown_cut_and_kept_whole_for_an_edit(home, tmp_path):
+    """A 40 MB USER.md of one entry (a paste with no delimiter) held the Memory screen for minutes: the
+    row wrapped all of it on the main thread. The row now shows its start and how many characters more;
+    the entry an edit or a remove acts on is still the whole one."""
+    big = " ".join(WORDS[i % len(WORDS)] for i in range(150_000))  # about 1 MB, one entry
+    put(home, [big])
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        live = app.screen.query_one("#live-list", EntryList)
+        await wait_for(pilot, lambda: live.rows and live.option_count, timeout=60, what="the entry")
+        shown = str(live.get_option_at_index(0).prompt)
+        assert shown.endswith(f"… ({len(big) - 6000:,} more characters)"), shown[-80:]
+        assert len(shown.splitlines()) < 200
+        live.focus()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, RepairPreview), timeout=30, what="the preview")
+        diff = str(app.screen.query_one("#repair-diff", Static).render())
+        assert len(diff.splitlines()) < 200 and "more characters" in diff
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not home.memory.entries("memory"), timeout=30, what="the whole entry removed")

@@ -16,6 +16,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from engine.textsafety import clipped
+
 from .cursor_in_view import CursorInView
 from .literal import assemble
 
@@ -53,7 +55,8 @@ def row_lines(row: EntryRow, width: int | None = None) -> list[Content]:
     """``row_content`` line by line (one line when no ``width`` is given)."""
     symbol, style = MARKS.get(row.mark, MARKS[""])
     body = assemble(
-        *([("⚠ ", "bold $warning")] if row.threats else []), (row.text, "strike $text-muted" if row.mark == "-" else "")
+        *([("⚠ ", "bold $warning")] if row.threats else []),
+        (clipped(row.text), "strike $text-muted" if row.mark == "-" else ""),
     )
     mark = Content.styled(symbol + " ", style) if style else Content(symbol + " ")
     flag = Content.styled("⚠ threat: " + ", ".join(row.threats), "bold $text-error") if row.threats else None

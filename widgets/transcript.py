@@ -35,11 +35,10 @@ from textual.strip import Strip
 from textual.visual import Visual
 
 from engine.clock import shown_time
-from engine.textsafety import readable_json
+from engine.textsafety import clipped, readable_json
 
 from .literal import visible
 
-MAX_BODY_CHARS = 6000  # longer bodies are cut in the view (the archive keeps them whole)
 GUTTER = 2
 FULL_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")  # a header's time as ``when`` writes it
 # What w and m say when they have nothing to go to (dimmed in the footer, and said when pressed)
@@ -76,16 +75,10 @@ def sanitize(text: str) -> str:
     return visible(text.expandtabs(4))
 
 
-def _clip(text: str) -> str:
-    if len(text) <= MAX_BODY_CHARS:
-        return text
-    return text[:MAX_BODY_CHARS] + f"\n… ({len(text) - MAX_BODY_CHARS:,} more characters)"
-
-
 def _json_text(value: Any) -> str | None:
     """Pretty JSON if ``value`` is (or parses as) a JSON object or array (the engine's reading of it)."""
     pretty = readable_json(value)
-    return None if pretty is None else _clip(sanitize(pretty))
+    return None if pretty is None else clipped(sanitize(pretty))
 
 
 def _call_parts(call: Any) -> tuple[str, Any]:
@@ -110,7 +103,7 @@ def _parts(item: TranscriptItem, highlighted: bool = True, width: int | None = N
     def block(value: Any) -> Content:
         pretty = _json_text(value)
         if pretty is None:
-            return Content(_clip(sanitize(str(value))))
+            return Content(clipped(sanitize(str(value))))
         return highlight(pretty, language="json") if highlighted else Content(pretty)
 
     header: list[Any] = [(item.role, ROLE_STYLES.get(item.role, "bold"))]
