@@ -197,6 +197,17 @@ def test_history_says_which_event_an_undo_takes_back_and_who_proposed_an_approve
     assert f"(undoes #{added['id']})" in text and "(proposed by agent)" in text
 
 
+def test_history_of_an_entry_no_row_changed_says_so_of_that_entry(cli, tmp_path):
+    """An entry Hermes wrote before the workbench first looked read "No memory changes journaled yet."
+    under its origin, though the journal held the changes of others."""
+    path = tmp_path / "home" / "memories" / "MEMORY.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("Staging is stage.example.com", encoding="utf-8")
+    assert cli("memory", "add", "Project uses uv").returncode == 0
+    lines = cli("memory", "history", "--entry", "Staging").stdout.splitlines()
+    assert lines[0].startswith("origin: present before ") and lines[1:] == ["No change to this entry journaled yet."]
+
+
 def test_history_of_an_entry_named_by_part_of_it(cli):
     """--entry with part of one entry shows that entry's story; a part of none, or of several, is refused
     (it read "present before" with no history, exit 0)."""

@@ -338,7 +338,8 @@ def show_history(home: Home, args) -> Output:
     def text() -> str:
         lines = list(head)
         if not events:
-            return "\n".join(lines + ["No memory changes journaled yet."])
+            none = "No change to this entry" if args.entry is not None else "No memory changes"
+            return "\n".join(lines + [f"{none} journaled yet."])
         for row, e in zip(rows, events, strict=True):
             when = shown_time(e["at"]) or "unknown"
             where = (
