@@ -24,6 +24,7 @@ from tests.tui_support import make_app, settle, wait_for
 from widgets.drift_banner import DriftBanner
 from widgets.entry_list import EntryList
 from widgets.gauge import CapacityGauge
+from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.memory import _undo_detail
 from workbench.screens.repair import RepairPreview
 
@@ -315,3 +316,26 @@ async def test_one_entry_of_megabytes_is_shown_cut_and_kept_whole_for_an_edit(ho
         assert len(diff.splitlines()) < 200 and "more characters" in diff
         await pilot.press("y")
         await wait_for(pilot, lambda: not home.memory.entries("memory"), timeout=30, what="the whole entry removed")
+
+
+@pytest.mark.anyio
+async def test_the_remove_question_of_an_entry_of_megabytes_shows_it_cut(tmp_path):
+    """With a limit that lets it in (or before the store's diagnosis is in), d asked "Remove this MEMORY
+    entry?" under the whole entry: a 40 MB one held the screen for minutes. It now shows its start."""
+    big = " ".join(WORDS[i % len(WORDS)] for i in range(150_000))  # about 1 MB, one entry
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "config.yaml").write_text("memory:\n  memory_char_limit: 2000000\n", encoding="utf-8")
+    home = open_home(tmp_path / "home")
+    put(home, [big])
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        live = app.screen.query_one("#live-list", EntryList)
+        await wait_for(pilot, lambda: live.rows and live.option_count, timeout=60, what="the entry")
+        live.focus()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), timeout=30, what="the question")
+        detail = str(app.screen.query_one(".dialog-detail Static", Static).render())
+        assert detail.endswith(f"… ({len(big) - 6000:,} more characters)") and len(detail.splitlines()) < 200
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not home.memory.entries("memory"), timeout=30, what="the whole entry removed")
+    home.close()

@@ -33,6 +33,7 @@ from engine.diffs import changed_lines
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.kept_files import DRAFT
 from engine.memory.budget import Budget
+from engine.textsafety import clipped
 from widgets.gauge import CapacityGauge
 from widgets.literal import assemble, literal, visible
 from widgets.symbol_editor import SymbolTextArea
@@ -123,7 +124,7 @@ class ConfirmDialog(Dialog[bool]):
             yield Static(literal(self.question, "bold"), classes="dialog-title")
             if self.detail:
                 with VerticalScroll(classes="dialog-detail"):
-                    yield Static(literal(self.detail))
+                    yield Static(literal(clipped(self.detail)))
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Yes (y)", variant="error", id="yes")
                 yield Button("No (n)", id="no")
