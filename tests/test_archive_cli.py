@@ -416,13 +416,14 @@ def test_an_offset_past_the_last_match_is_not_called_no_matches(home_dir, capsys
 
 
 def test_an_offset_past_the_last_session_is_not_called_no_sessions(home_dir, capsys):
-    """`sessions list --offset 5` in a home of two sessions printed "no sessions"."""
+    """`sessions list --offset 5` in a home of two sessions printed "no sessions"; so did `--source nope`
+    in a home of Hermes sessions, as if the archive were empty: it names the source now."""
     from workbench.cli import main
 
     assert main(["sessions", "list", "--offset", "5", "--home", str(home_dir)]) == 0
     assert capsys.readouterr().out.strip() == "no more sessions: the list ends before --offset 5"
     assert main(["sessions", "list", "--offset", "5", "--source", "telegram", "--home", str(home_dir)]) == 0
-    assert capsys.readouterr().out.strip() == "no sessions"
+    assert capsys.readouterr().out.strip() == "no sessions from source 'telegram'"
 
 
 def test_the_text_search_marks_an_archived_session_as_the_tui_does(home_dir):

@@ -152,7 +152,9 @@ def list_sessions(home: Home, args) -> Output:
     def text() -> str:
         if not rows:  # (an --offset past the last session listed some: "no sessions" would be untrue)
             listed = args.offset and home.archive.list_sessions(limit=1, source=args.source, include_archived=args.all)
-            return f"no more sessions: the list ends before --offset {args.offset}" if listed else "no sessions"
+            if listed:
+                return f"no more sessions: the list ends before --offset {args.offset}"
+            return f"no sessions from source {quoted(args.source)}" if args.source else "no sessions"
         ids = [visible(s.id) for s in rows]  # as printed: a control character takes its symbol's cells
         width = max(map(cell_len, ids + ["id"]))
         when = max((cell_len(_when(s.to_dict()["started_at"])) for s in rows), default=0)
