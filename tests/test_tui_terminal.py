@@ -12,8 +12,11 @@ import os
 import pty
 import select
 import sys
+import threading
 import time
 from contextlib import closing
+
+from textual.drivers._writer_thread import MAX_QUEUED_WRITES, WriterThread
 
 from engine import open_home
 
@@ -148,3 +151,26 @@ def test_a_message_sent_with_ctrl_q_quits_at_once_and_ends_the_session(tmp_path)
         if child:
             os.kill(child, 9)
             os.waitpid(child, 0)
+
+
+def test_what_is_drawn_after_the_terminal_went_away_never_holds_the_quit():
+    """Textual's output thread ended at the first write to a closed terminal, its queue (30 writes)
+    filled with the frames drawn after, and the quit's ``stop`` waited for ever: a workbench whose tmux
+    was killed while it was busy lived on. Now every write and the stop return."""
+    import workbench.app  # noqa: F401  (importing the app applies widgets.textual_fixes)
+
+    master, slave = os.openpty()
+    writer = WriterThread(open(slave, "w", encoding="utf-8"))
+    writer.start()
+    os.close(master)  # the window closes
+    done = threading.Event()
+
+    def frames() -> None:
+        for _ in range(MAX_QUEUED_WRITES * 3):
+            writer.write("frame " * 1000)
+        writer.stop()
+        done.set()
+
+    threading.Thread(target=frames, daemon=True).start()
+    assert done.wait(30), "the writes after the hang-up, or the stop, waited for ever"
+    assert not writer.is_alive()

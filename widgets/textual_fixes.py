@@ -50,6 +50,12 @@ screen), so those passes were about a fifth of the app's CPU in a Pilot test, an
 focus move for the user. ``_footer_key`` gives a key the class it will have before it mounts: its
 default's, or, for a key the footer binds, the footer's. Nothing changes after and nothing is
 restyled; the keys look as they did (the palette's, unbound, stays compact).
+
+Textual's output thread (``WriterThread``) ends when a write to a terminal that went away fails
+(EIO on a closed pty), while its queue holds 30 writes at most: the frames drawn after that filled
+it, and the quit's ``stop`` then waited for ever to queue its end mark. A workbench whose tmux was
+killed while it was busy lived on at 0% CPU. ``_drains_after_hangup`` keeps the thread taking what
+is queued, written nowhere, until that end mark.
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ from textual._context import active_message_pump
 from textual.await_complete import AwaitComplete
 from textual.command import CommandPalette
 from textual.css.query import NoMatches
+from textual.drivers._writer_thread import WriterThread
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, OptionList, TextArea
@@ -76,6 +83,17 @@ _move_page = OptionList._move_page
 def _guarded_move_page(self: OptionList, direction) -> None:
     if self._index_to_line:
         _move_page(self, direction)
+
+
+def _drains_after_hangup(run):
+    def guarded(self: WriterThread) -> None:
+        try:
+            run(self)
+        except OSError:  # the terminal is gone: nothing can be written, but a put must never wait
+            while self._queue.get() is not None:
+                pass
+
+    return guarded
 
 
 def _keys_in_order(on_key):
@@ -159,6 +177,7 @@ def _footer_key(init, data_bind):
 def apply() -> None:
     FooterKey.__init__, FooterKey.data_bind = _footer_key(FooterKey.__init__, FooterKey.data_bind)  # type: ignore[method-assign]
     OptionList._move_page = _guarded_move_page
+    WriterThread.run = _drains_after_hangup(WriterThread.run)  # type: ignore[method-assign]
     Input._on_paste = _input_paste(Input._on_paste)
     Input.action_paste = _input_clipboard_paste
     for box in (Input, TextArea):
