@@ -187,6 +187,23 @@ async def test_a_proposal_that_would_be_refused_still_shows_what_it_asks_to_writ
         assert "It asks to write: Colour ␛[31mred␛[0m logs" in text_of(app, "#proposal-warnings")
 
 
+async def test_a_refused_proposal_of_megabytes_shows_its_start(home, tmp_path, clock):
+    """A Hermes record asking to add 1 MB (a staged paste) held the Approvals screen for half a minute
+    drawing all of it under "It asks to write:", and `pending show` printed all of it: both show its
+    start and how many characters more (the record keeps it whole; `--json` gives it)."""
+    from workbench.cli.pending_cmds import render_preview
+
+    big = " ".join(["tail"] * 200_000)
+    hermes_record(home, "0000abcd", {"action": "add", "target": "memory", "content": big})
+    more = f"… ({len(big) - 6000:,} more characters)"
+    assert f"it asks to write: {big[:6000]}\n{more}" in render_preview(home.approvals.preview("0000abcd"))
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "It asks to write" in text_of(app, "#proposal-warnings"), 30, "the text")
+        assert more in text_of(app, "#proposal-warnings") and len(text_of(app, "#proposal-warnings")) < 10_000
+
+
 def stage_alexandra_chen(home, clock) -> None:
     """The user's entry `Name: Alexandra`, and a minute later Hermes's staged replace of it."""
     home.memory.add("user", "Name: Alexandra", ToolContext(actor="user"))

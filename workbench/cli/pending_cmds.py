@@ -10,7 +10,7 @@ from engine.clock import stamped
 from engine.diffs import WHITESPACE_ONLY, marked, whitespace_only
 from engine.errors import WorkbenchError
 from engine.home import Home
-from engine.textsafety import cut, inline
+from engine.textsafety import clipped, cut, inline
 
 from . import Output, UsageError
 from .catching_up import catch_up, catch_up_if_journaled
@@ -127,7 +127,7 @@ def render_preview(preview: dict) -> str:
     ]
     if preview.get("error"):
         lines.append(f"would fail: {preview['error']}")
-        lines += [f"it asks to write: {text}" for text in preview.get("proposed") or []]
+        lines += [f"it asks to write: {clipped(text)}" for text in preview.get("proposed") or []]
         if preview.get("proposed_count", 0) > len(preview.get("proposed") or []):
             lines.append(f"  and {preview['proposed_count'] - len(preview['proposed']):,} more texts")
     if preview.get("stale"):  # its diff still follows: what approving would take away

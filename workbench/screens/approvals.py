@@ -37,7 +37,7 @@ from engine.memory import FILE_NAMES
 from engine.memory.budget import draft_budget
 from engine.memory.similar import closest, strongest
 from engine.memory.targets import SHORT_NAMES
-from engine.textsafety import inline
+from engine.textsafety import clipped, inline
 from widgets.cursor_in_view import CursorList
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
@@ -335,7 +335,7 @@ class ApprovalsScreen(WorkbenchScreen):
             notes.append(("Would be refused: ", "bold $error"))
             notes.append((preview["error"] + "\n", ""))
             for text in preview.get("proposed") or []:  # the diff is empty: what it asks to write, to judge it
-                notes += [("It asks to write: ", "bold"), (text + "\n", "")]
+                notes += [("It asks to write: ", "bold"), (clipped(text) + "\n", "")]
             if preview.get("proposed_count", 0) > len(preview.get("proposed") or []):
                 notes.append(
                     (f"and {preview['proposed_count'] - len(preview['proposed']):,} more texts\n", "$text-muted")
