@@ -159,13 +159,14 @@ def test_an_unusable_record_can_be_rejected_by_id(tmp_path):
 
 def test_a_file_named_as_no_id_is_pointed_out_by_its_name(tmp_path):
     """`pending reject badjson` answered "Invalid pending id 'badjson' … (see `workbench pending list`)",
-    which lists that very file: a name the list shows is now told to be moved out by hand."""
+    which lists that very file: a name the list shows is now told to be moved out by hand. `pending approve`
+    said so too, in words about rejecting: they now speak of both."""
     folder = tmp_path / "h" / "pending" / "memory"
     folder.mkdir(parents=True)
     (folder / "notes.json").write_text('{"id": "x"}')
-    for name in ("notes", "notes.json"):
+    for verb, name in (("reject", "notes"), ("reject", "notes.json"), ("approve", "notes")):
         result = subprocess.run(
-            [sys.executable, "-m", "workbench", "pending", "reject", name, "--home", str(tmp_path / "h")],
+            [sys.executable, "-m", "workbench", "pending", verb, name, "--home", str(tmp_path / "h")],
             capture_output=True,
             text=True,
             timeout=60,
@@ -173,8 +174,8 @@ def test_a_file_named_as_no_id_is_pointed_out_by_its_name(tmp_path):
         assert result.returncode == 1
         assert result.stderr == (
             f"error: {folder / 'notes.json'} is no pending record: Its name is not a pending id (8 lowercase hex "
-            "characters), so it is no proposal and rejecting cannot name it. Move it out of pending/memory/ by "
-            "hand. Nothing was changed.\n"
+            "characters), so it is no proposal, and no approval or rejection can name it. Move it out of "
+            "pending/memory/ by hand. Nothing was changed.\n"
         )
     assert (folder / "notes.json").read_text() == '{"id": "x"}'
 

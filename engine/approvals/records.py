@@ -185,8 +185,8 @@ class RecordProblem:
             )
         if self.id is None:
             return (
-                "Its name is not a pending id (8 lowercase hex characters), so it is no proposal and "
-                f"rejecting cannot name it. Move it out of {where} by hand."
+                "Its name is not a pending id (8 lowercase hex characters), so it is no proposal, and no "
+                f"approval or rejection can name it. Move it out of {where} by hand."
             )
         return None
 
