@@ -9,7 +9,9 @@ import sys
 import pytest
 from textual.widgets import Input, Static, TextArea
 
+from engine.approvals.records import PendingStore
 from engine.diffs import WHITESPACE_ONLY
+from engine.journal import Journal
 from engine.skills.manage import skill_manage_tool
 from engine.timeline import summarize
 from engine.tools import ToolContext
@@ -19,7 +21,7 @@ from tests.test_curator_consolidate import library as library  # (a fixture, for
 from tests.test_curator_consolidate import staged_plan
 from tests.test_skills_support import write_skill
 from tests.test_timeline import REVIEW, found_after_a_pin, found_in_order, learn
-from tests.tui_support import footer_keys, footer_labels, make_app, settle, wait_for
+from tests.tui_support import LateFirstAnswer, footer_keys, footer_labels, make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
 from workbench.screens.approvals import ApprovalsScreen
 from workbench.screens.dialogs import ConfirmDialog
@@ -256,6 +258,43 @@ async def test_enter_opens_the_entry_in_memory_the_skill_and_the_proposal(home, 
             pilot,
             lambda: live.current is not None and live.current.text == "Project uses Postgres 16",
             what="the entry selected in Memory",
+        )
+
+
+@pytest.mark.parametrize(
+    ("read", "row", "then"),
+    [
+        ((Journal, "get"), "Project uses Postgres 16", "MEMORY + 'Hand-written note'"),
+        ((PendingStore, "find"), "staged memory proposal", "MEMORY + 'Hand-written note'"),
+    ],
+    ids=["memory entry", "proposal"],
+)
+async def test_enter_reads_off_the_ui_thread_and_a_late_answer_for_a_row_left_opens_nothing(
+    home, tmp_path, monkeypatch, read, row, then
+):
+    """Enter read the journal (a memory row) or the pending folder (a proposal's row) on the UI thread,
+    so a slow read froze every key. It reads in a worker now: keys work while it reads, and its answer,
+    come after the cursor moved on, opens nothing; enter on the row the cursor is on opens that one."""
+    learn(home)
+    (home.root / "config.yaml").write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    home.memory.add("memory", "Waiting for review", ToolContext(actor="agent"))
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await cursor_to(pilot, screen, row)
+        held = LateFirstAnswer(monkeypatch, *read)
+        await pilot.press("enter")
+        await wait_for(pilot, held.started.is_set, what="the read under way")
+        table = screen.query_one(TimelineList)
+        table.move_cursor(row=shown(screen).index(then))  # (the UI answers while the read is held)
+        await wait_for(pilot, lambda: table.current[0] is not None and table.current[0].summary == then)
+        await held.release(pilot, "timeline-open")
+        assert pilot.app.screen is screen
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, MemoryScreen), what="Memory")
+        live = pilot.app.screen.query_one("#live-list")
+        await wait_for(
+            pilot, lambda: live.current is not None and live.current.text == "Hand-written note", what="the entry"
         )
 
 

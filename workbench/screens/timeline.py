@@ -82,9 +82,20 @@ class SourceFound(Message):
 
 
 @dataclass
-class SkillOpened(Message):
-    name: str
-    path: str | None  # the folder under skills/ the row is about (``Timeline.skill_opened``), None: by name
+class RowOpened(Message):
+    """What enter on a row opens, found off the UI thread: ``shows`` told to the ``mode`` screen."""
+
+    row_id: int
+    mode: str
+    shows: Message
+
+
+@dataclass
+class ProposalDecided(Message):
+    """Enter on a proposal's row found it decided: its own rows are listed here instead."""
+
+    row_id: int
+    pending_id: str
 
 
 @dataclass
@@ -457,32 +468,35 @@ class TimelineScreen(WorkbenchScreen):
         row, group = self.table.current
         if row is None:
             self.action_toggle_group()
-            return
-        if row.subsystem == "memory" and row.target in TARGETS:
-            entry = self.home.journal.get(row.id)
-            text = (entry.after if entry and entry.after is not None else entry.before if entry else "") or ""
-            self._open_mode("memory", ShowEntry(row.target, text))
+        elif row.subsystem == "memory" and row.target in TARGETS:
+            self._open_entry(row)
         elif row.subsystem == "skills":
             self._open_skill(row)
         elif row.subsystem == "approvals":
-            self._open_proposal(row.target)
+            self._open_proposal(row)
         elif row.session_id or row.subsystem == "sessions":
             self.action_open_message()
         else:
             self.show_status(f"Row {row.id} has no source to open.")
 
-    def _open_proposal(self, pending_id: str) -> None:
+    @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-open")
+    def _open_entry(self, row: Row) -> None:
+        """The entry a memory row wrote (or, for a removal, removed), read from workbench.db off the UI thread."""
+        entry = self.home.journal.get(row.id)
+        text = (entry.after if entry and entry.after is not None else entry.before if entry else "") or ""
+        self.post_result(RowOpened(row.id, "memory", ShowEntry(row.target, text)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-open")
+    def _open_proposal(self, row: Row) -> None:
         """A pending proposal opens on Approvals; a decided one is not there (Approvals only said so, sending
-        the person back here): its own rows are listed instead, which say how it was decided."""
+        the person back here): its own rows are listed instead, which say how it was decided. The pending
+        folder is looked in off the UI thread."""
         try:
-            pending = self.home.approvals.store.find(pending_id) is not None
+            pending = self.home.approvals.store.find(row.target) is not None
         except WorkbenchError:  # (not a proposal's id: Approvals says what it is)
             pending = True
-        if pending:
-            self._open_mode("approvals", ShowProposal(pending_id))
-            return
-        self.query_one("#timeline-search", Input).value = f"target:{pending_id}"
-        self.show_status(f"Proposal {pending_id} is no longer pending: its rows, listed here, say how it was decided.")
+        opened = RowOpened(row.id, "approvals", ShowProposal(row.target))
+        self.post_result(opened if pending else ProposalDecided(row.id, row.target))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="timeline-open")
     def _open_skill(self, row: Row) -> None:
@@ -492,11 +506,26 @@ class TimelineScreen(WorkbenchScreen):
             found = Timeline(self.home).skill_opened(row)
         except (WorkbenchError, OSError):  # (unreadable meanwhile: the name still finds the skill)
             found = None
-        self.post_result(SkillOpened(row.target, found.rel if found is not None else None))
+        self.post_result(RowOpened(row.id, "skills", ShowSkill(row.target, found.rel if found is not None else None)))
 
-    @on(SkillOpened)
-    def _skill_opened(self, message: SkillOpened) -> None:
-        self._open_mode("skills", ShowSkill(message.name, message.path))
+    def _still_on(self, row_id: int) -> bool:
+        """Whether an answer for row ``row_id`` may act: the cursor is on it still, here on the screen shown
+        (an answer for a row the person left, or for a screen they left, opens nothing)."""
+        row, _ = self.table.current
+        return self.is_current and row is not None and row.id == row_id
+
+    @on(RowOpened)
+    def _row_opened(self, message: RowOpened) -> None:
+        if self._still_on(message.row_id):
+            self._open_mode(message.mode, message.shows)
+
+    @on(ProposalDecided)
+    def _proposal_decided(self, message: ProposalDecided) -> None:
+        if self._still_on(message.row_id):
+            self.query_one("#timeline-search", Input).value = f"target:{message.pending_id}"
+            self.show_status(
+                f"Proposal {message.pending_id} is no longer pending: its rows, listed here, say how it was decided."
+            )
 
     def _open_mode(self, mode: str, message: Message) -> None:
         async def go() -> None:
