@@ -513,19 +513,32 @@ async def test_a_failed_turn_whose_reason_is_in_the_transcript_gets_a_one_line_n
         assert [i.content[:11] for i in items] == ["hello", "hi", "turn error:"]
 
 
-async def test_a_turn_that_failed_before_it_could_say_why_says_it_whole_in_the_notice(home, tmp_path):
-    """No endpoint: no session, no transcript line: the notice is the only place that says why."""
+async def test_a_long_failure_fits_the_bar_cut_and_the_transcript_says_it_whole(home, tmp_path):
+    """No endpoint, at 60x20: the reason wrapped a word a line in the bar's 8 cells ("failed:", "No",
+    "endpoint"), the session line pushed out, and said whole only in a notice gone after 30 s (no session,
+    so no transcript line). The bar's selects yield below 80 columns, the state is cut with … above the
+    session line, and the transcript's line says the reason whole, whichever the width."""
     app = make_app(home, tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(60, 20)) as pilot:
         screen = await send_with_openai(pilot, "hello openai")
-        assert screen.query_one(Transcript).items == []
+        status = screen.query_one("#run-status")
+        for size in ((60, 20), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            rows = screen_text(app).splitlines()[status.region.y : status.region.bottom]
+            drawn = [row[status.region.x : status.region.right].strip() for row in rows]
+            assert drawn[0].startswith("failed: No endpoint") and drawn[1].endswith("…"), drawn
+            assert drawn[2].startswith("new session"), drawn
+        [line] = screen.query_one(Transcript).items
+        assert line.content.startswith("turn error: No endpoint configured for the openai model.")
+        assert line.content.endswith("`workbench run` also takes --base-url.")
         said = [(n.title, n.message) for n in app._notifications]
-        assert any(t == "The turn failed" and "No endpoint configured" in m for t, m in said)
-        assert ("", TURN_FAILED_SEE_TRANSCRIPT) not in said
+        assert ("", TURN_FAILED_SEE_TRANSCRIPT) in said  # (a notice with it whole covered the transcript)
+        assert not any("No endpoint" in message for _, message in said)
 
 
 class StatusApp(App):
-    CSS = "RunStatus { width: 10; padding: 0 1; }"  # the Run bar's status at 60 columns
+    CSS = "RunStatus { width: 21; padding: 0 1; }"  # the Run bar's status at 60 columns
 
     def compose(self):
         yield RunStatus()
@@ -533,14 +546,15 @@ class StatusApp(App):
 
 async def test_an_id_in_the_run_status_state_shows_its_tail_never_pieces():
     """While a switch ends the session left, the state named it whole: at 60 columns its id wrapped
-    into pieces ("20261207" / "_011218_"), pushing the session line out of the bar."""
+    into pieces ("20261207" / "_011218_"), pushing the session line out of the bar (19 cells there
+    now, the selects yielding)."""
     app = StatusApp()
     async with app.run_test(size=(60, 20)) as pilot:
         status = app.query_one(RunStatus)
         status.show("ending session 20261207_011218_c0ccf5…", "", "20261207_011300_9a1b2c")
         await pilot.pause()
         drawn = [line.strip() for line in screen_text(app).splitlines() if line.strip()]
-        assert drawn == ["ending", "session", "…c0ccf5…", "…_9a1b2c"]
+        assert drawn == ["ending session", "…207_011218_c0ccf5…", "…1207_011300_9a1b2c"]
 
 
 class TranscriptApp(App):
@@ -701,9 +715,9 @@ async def test_a_model_with_no_endpoint_says_why_in_the_bar_and_keeps_the_messag
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await send_with_openai(pilot, "hello openai")
         status = str(screen.query_one("#run-status", Static).render())
-        assert "failed: No endpoint configured for the openai model" in " ".join(status.split())
+        assert "failed: No endpoint configured for the openai…" in " ".join(status.split())  # (whole below)
         assert screen.query_one("#run-input", Input).value == "hello openai"  # never stored: not lost
-        assert any("workbench run` also takes --base-url" in n.message for n in app._notifications)
+        assert screen.query_one(Transcript).items[-1].content.endswith("`workbench run` also takes --base-url.")
 
 
 async def test_deleting_the_session_run_talks_in_says_so_and_the_next_message_starts_a_new_one(home, tmp_path):

@@ -42,6 +42,19 @@ def cut_cells(text: str, cells: int) -> str:
     return cut_end(text[:kept], text[kept:]) + "…"
 
 
+def wrapped(text: str, width: int, lines: int, style: str = "") -> list[Content]:
+    """``text`` wrapped to ``width`` cells in at most ``lines`` lines: where it needs more, the last ends
+    in … (after a whole word where one fits), so a cut never passes for the end."""
+    width = max(width, 1)
+    kept = [line.rstrip() for line in literal(text, style).wrap(width)]
+    if len(kept) <= lines or lines < 1:
+        return kept[: max(lines, 0)]
+    last = kept[lines - 1].plain
+    if cell_len(last) >= width and " " in last:
+        last = last.rsplit(" ", 1)[0]
+    return [*kept[: lines - 1], Content.styled(cut_cells(last + "…", width), style)]
+
+
 def tail(text: str | None, limit: int) -> str:
     """The end of ``text`` in ``limit`` characters, … where it was cut: an id's distinct part
     (a Hermes session id is a date, a time and a random suffix)."""

@@ -5,13 +5,19 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from .literal import literal, tail
+from .literal import literal, tail, wrapped
+
+LINES = 3  # the Run bar's height
 
 
 class RunStatus(Static):
-    """The state over the session id. An id never wraps into pieces: where the bar is narrower than it
-    (60 columns) it shows its distinct tail on one line, in the state too (`ending session …`); the
-    transcript's title names the session whole."""
+    """The state over the session, fitted to the bar's lines: the session keeps the last line, the state
+    the lines above, ending in … where it needs more (a failed turn's reason: the transcript's last line
+    says it whole). An id never wraps into pieces: where the bar is narrower than it (60 columns) it
+    shows its distinct tail, in the state too (`ending session …`); the transcript's title names the
+    session whole."""
+
+    DEFAULT_CSS = f"RunStatus {{ height: {LINES}; }}"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -20,11 +26,15 @@ class RunStatus(Static):
 
     def show(self, state: str, style: str, session: str | None) -> None:
         self._state, self._session = (state, style), session
-        self.refresh(layout=True)
+        self.refresh()
 
     def render(self) -> Content:
         width = max(1, self.content_size.width)
         text, style = self._state
         state = " ".join(word if len(word) <= width else tail(word, width) for word in text.split(" "))
-        session = "new session on first message" if self._session is None else tail(self._session, width)
-        return Content("\n").join([literal(state, style), literal(session)])
+        lines = wrapped(state, width, LINES - 1, style)
+        if self._session is None:
+            lines += wrapped("new session on first message", width, LINES - len(lines))
+        else:
+            lines.append(literal(tail(self._session, width)))
+        return Content("\n").join(lines)

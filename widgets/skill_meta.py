@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from .literal import cut_cells, one_line
+from .literal import cut_cells, one_line, wrapped
 from .skill_list import SkillRow
 
 LINES = 4  # at most: the files below keep their rows at 80x24
@@ -69,13 +69,7 @@ def meta_lines(skill: SkillRow, width: int, height: int = LINES) -> list[Content
     description = one_line(skill.problem or skill.index_problem or skill.description, 400)
     if room <= 0 or not description:
         return lines
-    wrapped = [line.rstrip() for line in Content(description).wrap(width)]
-    if len(wrapped) > room:  # the last line it has room for ends in …, after a whole word where one fits
-        last = wrapped[room - 1].plain
-        if cell_len(last) >= width and " " in last:
-            last = last.rsplit(" ", 1)[0]
-        wrapped = [*wrapped[: room - 1], fitted(last + "…", width)]
-    return [*lines, *wrapped]
+    return [*lines, *wrapped(description, width, room)]
 
 
 class SkillMeta(Widget):

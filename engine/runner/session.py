@@ -76,9 +76,6 @@ class TurnResult:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {name, arguments, result}
     status: str = "done"  # done | cancelled | error | iteration_limit
     error: str | None = None
-    # ``error`` was published as the turn's ``error`` event: a skin that shows the turn's events (the TUI's
-    # transcript) already shows the whole reason; False when the turn failed before it could say so
-    error_said: bool = False
     review: Any = None  # review.ReviewResult when a background review ran
     unbacked_claim: bool = False  # the answer claims a save that no write in this turn backs (see claims.py)
 
@@ -835,7 +832,6 @@ class AgentSession:
                 self.emit("cancelled", user=text, message=result.error)
             else:
                 self.emit("error", message=result.error, user=text)
-                result.error_said = True
         finally:
             if stored:  # (a store that just failed is not waited for again: the next turn or the quit retries)
                 self._safe_flush(result)
@@ -946,7 +942,6 @@ class AgentSession:
                 "message, or kept in workbench.db when the session is left."
             )
             self.emit("error", message=result.error, where="persist")
-            result.error_said = True
 
     def _run_tools(self, reply: ModelReply, turn_state: dict[str, Any], result: TurnResult) -> None:
         message_id = self.message_ids[-1] if self.message_ids else None

@@ -161,9 +161,6 @@ class TurnEnded(Message):
     stopped: bool = False  # cancelled (esc)
     cancelled_waits: list[str] = field(default_factory=list)  # its writes esc stopped waiting for a lock (said)
     scenario: str | None = None  # the scenario played (its rest was not played when it stopped)
-    # the runner said ``error`` as the turn's error event (``TurnResult.error_said``): the transcript's
-    # last line gives the whole reason, so the notice need not cover it
-    error_shown: bool = False
 
 
 @dataclass
@@ -270,11 +267,14 @@ class RunScreen(WorkbenchScreen):
     RunScreen #run-model { width: 22; }
     RunScreen #run-scenario { width: 28; }
     RunScreen #run-status { width: 1fr; padding: 0 1; }
+    RunScreen.-narrow #run-model { width: 16; }  /* (its longest name, scripted) */
+    RunScreen.-narrow #run-scenario { width: 23; }  /* (type messages): the status keeps a readable width */
     RunScreen Transcript { height: 1fr; }
     RunScreen #run-input { border: tall $primary 40%; }
     RunScreen #run-input:focus { border: tall $primary; }
     """
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (80, "-wide")]
     running: reactive[bool] = reactive(False, bindings=True, init=False)
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1005,7 +1005,7 @@ class RunScreen(WorkbenchScreen):
         lock end on esc (the agent's stop) as at quit; should the screen close meanwhile, this thread
         ends the session once the turn has stopped, as the quit would have (``Handover``)."""
         session_id, error, unsent, unstored, why = self.session_id, None, text, 0, None
-        stopped, waits, shown = False, [], False
+        stopped, waits = False, []
         if not turn.begin():  # (the screen closed first: nothing to run, nobody to tell)
             done.set()
             turn.finished.set()
@@ -1032,7 +1032,6 @@ class RunScreen(WorkbenchScreen):
             # (its words are the CLI's: a busy error's advice is given as the app gives it)
             why = in_app_words(result.error) if result.error else None
             session_id, error = result.session_id, why if result.status == "error" else None
-            shown = error is not None and result.error_said
             unstored = agent.unstored
             stopped = result.status == "cancelled"
             waits = [str(call["result"]["error"]) for call in result.tool_calls if _wait_cancelled(call["result"])]
@@ -1057,7 +1056,6 @@ class RunScreen(WorkbenchScreen):
                         owed,
                         stopped,
                         waits,
-                        error_shown=shown,
                     )
                 )  # always: the screen must never stay "running"
             finally:  # (the app gone, there is no one to tell)
@@ -1133,14 +1131,13 @@ class RunScreen(WorkbenchScreen):
         box = self.query_one("#run-input", Input)
         if message.unsent and not box.value:
             box.value = message.unsent  # never stored: to send again once the cause is fixed
-        if message.error and message.error_shown and self.session_id:
-            # the transcript's last line says it whole (kept there through rereads: ``_end_line``); a notice
-            # saying it again covered half the transcript at 80x24 for 30 s
+        if message.error:
+            # the transcript's last line says it whole (kept there through rereads: ``_end_line``), also
+            # where the turn failed before a session was made (no endpoint): the status cuts it, and a notice
+            # saying it covered half the transcript at 80x24, then went
             self._end_line = (self.session_id, TranscriptItem("system", f"turn error: {message.error}"))
             self._show_end_line()
             self.notify(TURN_FAILED_SEE_TRANSCRIPT, severity="error", markup=False, timeout=10)
-        elif message.error:  # failed before the runner could say it (no endpoint, no session): said only here
-            self.notify(message.error, title="The turn failed", severity="error", markup=False, timeout=30)
         elif message.unstored:
             self.notify(
                 f"{message.unstored_why or 'state.db did not take them.'} The conversation stays on this screen "
