@@ -7,7 +7,7 @@ import threading
 
 import pytest
 from rich.cells import cell_len
-from textual.widgets import Input, OptionList
+from textual.widgets import Input, OptionList, Static
 from textual.widgets._footer import FooterKey
 
 from engine.demo import seed_demo_home
@@ -1017,6 +1017,24 @@ async def names_read_whole(pilot):
     await wait_for(pilot, lambda: cell("deploy-staging", "skill") == "deploy-staging", what="whole names")
     assert cell("deploy-stage", "skill") == "deploy-stage"
     return table, cell
+
+
+async def test_at_60x20_the_list_yields_rows_so_skill_md_is_readable(home, tmp_path):
+    """At 60x20 the list kept its 8 rows for 4 skills and SKILL.md got 2 lines (``---``, ``name:``), the
+    Files pane none. Below 24 rows the list keeps 4 rows (it scrolls), SKILL.md 6 lines and the files
+    their pane; names stay whole; at 80x24 the list has its 8 rows again."""
+    deploys_beside_a_proposed_skill(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        table, cell = await names_read_whole(pilot)
+        screen = pilot.app.screen
+        code = screen.query_one(CodeView)
+        await wait_for(pilot, lambda: "description:" in str(code.query_one("#code", Static).render()), what="SKILL.md")
+        assert code.scrollable_content_region.height == 6 and table.scrollable_content_region.height == 5
+        assert screen.query_one("#skills-files").region.height >= 3  # (its one file in view)
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot)
+        assert table.scrollable_content_region.height == 9  # (the column names and 8 rows)
 
 
 async def test_a_long_provenance_gives_way_to_the_names_at_80_columns(home, tmp_path):

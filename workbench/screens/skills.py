@@ -263,10 +263,12 @@ class SkillsScreen(WorkbenchScreen):
         # in help, so the footer keeps l and ? at 80 columns
         Binding("e", "edit", "Edit", tooltip="Edit the selected skill's SKILL.md by hand", show=False),
     ]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (24, "-tall")]  # (below 24 rows the list yields rows to SKILL.md)
     DEFAULT_CSS = """
     SkillsScreen #skills-filter { border: tall $primary 40%; }
     SkillsScreen #skills-filter:focus { border: tall $primary; }
     SkillsScreen SkillList { height: 2fr; min-height: 11; }  /* 8 rows, the column names and the ring */
+    SkillsScreen.-short SkillList { min-height: 7; }  /* 4 rows: SKILL.md keeps 6 lines at 60x20, not 2 */
     SkillsScreen #skills-detail { height: 3fr; }
     SkillsScreen #skills-side { width: 30; }
     SkillsScreen #skills-meta { height: auto; max-height: 4; padding: 0 1; }  /* the files keep a row at 80x24 */
