@@ -212,6 +212,19 @@ async def test_at_60_columns_no_footer_key_is_cut_and_each_screen_keeps_its_main
             assert all(wanted_key in keys for wanted_key in wanted), (key, footer(app.screen)[0])
 
 
+async def test_a_screen_opened_before_the_app_is_ready_gets_a_fitted_footer(home, tmp_path):
+    """5 pressed as the app opened (tmux, 60x20): Run's footer read ``^l New  ^o Resume  ^g Play  esc
+    Leave box (then▏^p palette`` for good, its keys fitted while none was laid out yet. They are fitted
+    once the screen is laid out now: ^o and ^g give way whole, esc and f1 stay."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.press("5")  # (no settling first: Memory's first reads still under way)
+        await settle(pilot)
+        line = lambda: app.screen._compositor.render_strips()[-1].text  # noqa: E731
+        await wait_for(pilot, lambda: "esc Leave box (then 1-6)" in line(), what="the footer fitted")
+        assert "^o" not in line() and "f1 Help" in line()
+
+
 async def test_at_80x24_the_skill_files_keep_a_row_under_the_narration(home, tmp_path):
     description = "How to triage an invoice export that rounds amounts wrongly, as done each time it was asked"
     home.skills.manage(

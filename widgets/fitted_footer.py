@@ -17,6 +17,15 @@ HELP_KEYS = ("question_mark", "f1")  # the last to give way
 
 
 class FittedFooter(Footer):
+    _owed = False  # the last fit came before the keys were laid out: fitted once the screen is
+
+    def on_mount(self) -> None:
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._laid_out)
+
+    def _laid_out(self, _) -> None:
+        if self._owed:
+            self._fit()
+
     async def recompose(self) -> None:  # (on every change of the screen's bindings)
         await super().recompose()
         self.call_after_refresh(self._fit)
@@ -43,8 +52,9 @@ class FittedFooter(Footer):
         """Keep the keys that fit left of the palette's key: help first, then the screen's ``FOOTER_FIRST``,
         then the others in order until one does not."""
         units, palette = self._units()
-        if not units or not units[0][0].region.width:
-            return  # (not laid out: fitted at the next resize or recompose)
+        self._owed = bool(units) and not units[0][0].region.width
+        if self._owed or not units:
+            return  # (not laid out yet, as on a screen a key switched to before the app was ready)
         room = (palette.region.x if palette is not None else self.region.right) - units[0][0].region.x
         gap = units[1][0].region.x - units[0][-1].region.right if len(units) > 1 else 0
         first = getattr(self.screen, "FOOTER_FIRST", ())
