@@ -114,20 +114,23 @@ class LateFirstAnswer:
         await settle(pilot)
 
 
-async def footer_keys(pilot, *keys: str) -> dict[str, bool]:
-    """Of ``keys``, those the footer shows, each with whether it is enabled (a dimmed one does nothing)."""
+async def shown_footer_keys(pilot, settled: bool = True) -> list:
+    """The footer's keys a user sees: those ``FittedFooter`` keeps once fitted (it hides, whole, a key or
+    a group of keys that does not fit left of the palette's key)."""
     from textual.widgets._footer import FooterKey
 
-    await settle(pilot)
+    await (settle(pilot) if settled else pilot.pause())
     await pilot.pause()  # (the footer redraws its keys after the screen says they changed)
-    return {k.key: not k.has_class("-disabled") for k in pilot.app.screen.query(FooterKey) if k.key in keys}
+    await pilot.pause()  # (and fits them after that redraw)
+    return [k for k in pilot.app.screen.query(FooterKey) if k.display and k.parent.display]
+
+
+async def footer_keys(pilot, *keys: str) -> dict[str, bool]:
+    """Of ``keys``, those the footer shows, each with whether it is enabled (a dimmed one does nothing)."""
+    return {k.key: not k.has_class("-disabled") for k in await shown_footer_keys(pilot) if k.key in keys}
 
 
 async def footer_labels(pilot, *keys: str, settled: bool = True) -> dict[str, str]:
     """Of ``keys``, those the footer shows, each with its label (what it will do to the selection);
     ``settled=False`` reads them while a worker is held."""
-    from textual.widgets._footer import FooterKey
-
-    await (settle(pilot) if settled else pilot.pause())
-    await pilot.pause()
-    return {k.key: k.description for k in pilot.app.screen.query(FooterKey) if k.key in keys}
+    return {k.key: k.description for k in await shown_footer_keys(pilot, settled) if k.key in keys}
