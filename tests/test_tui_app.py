@@ -854,21 +854,24 @@ async def test_a_failure_is_said_unless_a_warning_said_it_just_before(home, tmp_
         assert app.problems == ["OperationalError: database is locked", "upkeep stopped: database is locked"]
 
 
-async def test_a_status_too_long_for_its_lines_ends_in_an_ellipsis_and_is_said_whole(home, tmp_path):
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+async def test_a_status_too_long_for_its_lines_ends_in_an_ellipsis_and_is_said_whole(home, tmp_path, size):
     """A group revert's refusals ran past the status line's four lines and were cut mid-sentence with no
-    sign (user trial): the advice at the end was lost."""
+    sign (user trial): the advice at the end was lost. At 60 columns the cut lines ran 32 cells, under
+    the notice from the 29th on, which hid ``(whole in the notice)`` (tmux: r on a staged row)."""
     from textual.widgets import Static
 
     reasons = "; ".join(f"row {n}: marked stale outside the workbench, so pin it to keep it" for n in range(8))
     app = make_app(home, tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
+    width = size[0]
+    async with app.run_test(size=size) as pilot:
         await settle(pilot)
         app.screen.show_status(f"Nothing to revert: {reasons}. Use it or pin it.", error=True)
         await pilot.pause()
         shown = str(app.screen.query_one("#status", Static).content)
         assert len(shown.splitlines()) == 4 and shown.endswith("… (whole in the notice)")
         # each line keeps left of the notice, which covers the right half of the bottom rows
-        assert max(len(line) for line in shown.splitlines()) <= 80 - 40 - 2
+        assert max(len(line) for line in shown.splitlines()) <= width - width // 2 - 2
         [notice] = [n for n in app._notifications if n.message.startswith("Nothing to revert")]
         assert notice.message.endswith("Use it or pin it.")
         app.screen.show_status("Saved.")

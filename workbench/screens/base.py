@@ -231,7 +231,7 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         self.status_notice = self.workbench.notice(
             message, title="", severity="error" if error else "information", timeout=20
         )
-        width = max(width - min(TOAST_WIDTH, self.size.width // 2) - 2, len(STATUS_CUT) + 10)
+        width = max(width - min(TOAST_WIDTH, self.size.width // 2) - 2, len(STATUS_CUT) + 4)  # (26 at 60 columns)
         lines = literal(message).wrap(width)
         kept = [line.plain.rstrip() for line in lines[:STATUS_LINES]]
         last = cut_cells(kept[-1] + " " + lines[STATUS_LINES].plain.strip(), width - len(STATUS_CUT))
