@@ -30,7 +30,7 @@ from widgets.run_status import RunStatus
 from widgets.transcript import Transcript, TranscriptItem
 from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.resume import ResumeDialog
-from workbench.screens.run import TURN_FAILED_SEE_TRANSCRIPT, RunScreen, runner_item
+from workbench.screens.run import PLACEHOLDER, TURN_FAILED_SEE_TRANSCRIPT, RunScreen, runner_item
 from workbench.screens.sessions import SessionsScreen
 
 pytestmark = pytest.mark.anyio
@@ -535,6 +535,19 @@ async def test_a_long_failure_fits_the_bar_cut_and_the_transcript_says_it_whole(
         said = [(n.title, n.message) for n in app._notifications]
         assert ("", TURN_FAILED_SEE_TRANSCRIPT) in said  # (a notice with it whole covered the transcript)
         assert not any("No endpoint" in message for _, message in said)
+
+
+async def test_the_message_box_hint_reads_whole_at_60_and_80_columns(home, tmp_path):
+    """The hint ran on past the box: at 80 columns it ended "then 1-6 switch", at 60 "esc leaves the box,"
+    (tmux, the Hermes home). It is short enough for 60 columns now; the footer's esc says the rest."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        screen = await open_run(pilot)
+        box = screen.query_one("#run-input", Input)
+        for size in ((60, 20), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            assert PLACEHOLDER in screen_text(app).splitlines()[box.region.y + 1], size
 
 
 class StatusApp(App):

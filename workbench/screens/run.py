@@ -46,6 +46,8 @@ from .sessions import session_items
 log = logging.getLogger(__name__)
 
 NO_SCENARIO = "(type messages)"
+# The message box's hint, whole at 60 columns (the footer's esc adds "then 1-6" at any width)
+PLACEHOLDER = "message the agent; enter sends · esc leaves the box"
 # A failed turn's notice when the transcript's last line already gives the reason (one line at 80x24)
 TURN_FAILED_SEE_TRANSCRIPT = "The turn failed: see the transcript."
 SCENARIO_SPEED = 1.0  # scenario pacing: 1 is watchable, 0 plays without delays
@@ -330,7 +332,7 @@ class RunScreen(WorkbenchScreen):
             yield RunStatus(id="run-status")
         yield Transcript(id="run-transcript")
         yield Input(
-            placeholder="message the agent; enter sends · esc leaves the box, then 1-6 switch screens",
+            placeholder=PLACEHOLDER,
             id="run-input",
             select_on_focus=False,
         )
