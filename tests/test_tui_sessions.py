@@ -322,6 +322,30 @@ async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_p
         assert screen.query_one(Input).value == "" and screen.query_one(ContentSwitcher).current == "sessions-tree"
 
 
+async def test_esc_says_what_it_does_clear_a_search_or_back_to_the_tree(home, tmp_path):
+    """esc read Clear with no search to clear (tmux, the Hermes home at 80x24): on the tree, where it did
+    nothing, and from the transcript, where it goes back to the tree. It reads Clear while a search is
+    set, Tree away from the tree, and is not offered on the tree."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_sessions(pilot)
+        assert await footer_labels(pilot, "escape") == {}
+        screen.transcript.focus()
+        assert await footer_labels(pilot, "escape") == {"escape": "Tree"}
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.focused, LineageTree)
+        await pilot.press("slash", *"tomatoes")
+        await wait_for(pilot, lambda: screen.query_one(SearchResults).hits, what="search hits")
+        await pilot.press("enter")  # (the results take the focus, the hit's session opens)
+        assert await footer_labels(pilot, "escape") == {"escape": "Clear"}
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen.search_box.value == "" and isinstance(app.focused, LineageTree)
+        assert await footer_labels(pilot, "escape") == {}
+
+
 async def test_help_lists_the_keys_of_the_panes_sessions_shows(home, tmp_path):
     """Sessions' help listed / esc a e D only: the lineage tree's [ ] l h, and while searching the
     results' l h, were in no help at all (they live on the panes, not the screen)."""

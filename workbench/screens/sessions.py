@@ -168,7 +168,9 @@ class SessionsScreen(SessionActions, SessionPrune):
     BINDINGS = [
         Binding("slash", "focus_search", "Search", key_display="/", priority=True),
         # short, and reload in help only: at 80 columns the transcript's keys come first in the footer
-        Binding("escape", "clear_search", "Clear", tooltip="Clear the search and go back to the tree"),
+        # esc says what it does (check_action): Clear while a search is set, else Tree away from the tree
+        Binding("escape", "clear_search('search')", "Clear", tooltip="Clear the search and go back to the tree"),
+        Binding("escape", "clear_search('tree')", "Tree", tooltip="Move the focus back to the tree"),
         Binding("ctrl+r", "reload", "Reload", show=False),
     ]
     DEFAULT_CSS = """
@@ -185,6 +187,7 @@ class SessionsScreen(SessionActions, SessionPrune):
         self.shown_session = None
         self.wanted_session = None
         self._searching: str | None = None  # the query of the search in flight (one at a time)
+        self._box_held = False  # the search box holds text (esc reads Clear)
         self._reveal: LineageLoaded | None = None  # a jump that arrived before the roots did
         # What engine events changed since the last reload (merged in a burst, kept while hidden).
         self._changed: set[str] = set()  # sessions whose tree rows to refresh
@@ -219,7 +222,17 @@ class SessionsScreen(SessionActions, SessionPrune):
     def action_focus_search(self) -> None:
         self.focus_box()
 
-    def action_clear_search(self) -> None:
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """esc read Clear with no search to clear, also on the tree, where it does nothing: it is offered as
+        Clear while the box holds a search, as Tree where the focus is elsewhere, and not at all on the tree."""
+        if action != "clear_search" or not self.is_mounted:
+            return super().check_action(action, parameters)
+        searching = bool(self.search_box.value)
+        if parameters == ("search",):
+            return searching
+        return not searching and not isinstance(self.focused, LineageTree)
+
+    def action_clear_search(self, _: str = "") -> None:
         """Back to the tree, the transcript with it: a, e, D and x act on the row under the cursor again."""
         search = self.query_one("#sessions-search", Input)
         if search.value:
@@ -350,6 +363,9 @@ class SessionsScreen(SessionActions, SessionPrune):
     # -- search --------------------------------------------------------------------
     @on(Input.Changed, "#sessions-search")
     def _search_changed(self, event: Input.Changed) -> None:
+        if bool(event.value) != self._box_held:  # (esc: Clear while there is a search, Tree or nothing without;
+            self._box_held = bool(event.value)  # rebound only then, so a key typed relays out nothing)
+            self.refresh_bindings()
         query = event.value.strip()
         switcher = self.query_one(ContentSwitcher)
         if not query:  # a search still running finishes unseen (its result no longer matches the box)
