@@ -8,7 +8,7 @@ memory, a send-to-URL instruction) and is shown to a person before it is trusted
 suspicious findings from different families add up to dangerous (see ``scan``).
 
 Non-English patterns are written as they read after normalisation (case folded, marks
-stripped: "é" matches as "e", Russian "й" as "и"); ``_rule`` applies the same folding
+stripped: "é" matches as "e", Russian "й" as "и"); ``Rule.source`` applies the same folding
 to each pattern so either spelling works in the source.
 """
 
@@ -34,18 +34,35 @@ _FLAGS = regex.IGNORECASE | regex.V1
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule. Its patterns are compiled on first use: compiling all of them took half a
-    second of every process's first scan, and a clean text passes few rules' gates."""
+    """One rule. Its pattern is folded, its gates looked up and its regexes compiled on first use, so
+    importing the rules costs nothing: folding every pattern took about 10 ms of each process's start,
+    compiling them half a second of its first scan, and most processes never scan."""
 
     id: str
     severity: str
     view: str  # plain | skeleton | folded | compact
-    source: str  # the pattern, folded as the views are
+    written: str  # the pattern as written here (``source`` is it folded)
     reason: str
     family: str
-    il_source: str | None = None  # folded/compact rules: the pattern with "l" read as "i" (lgnore)
-    gate: Gate = ()  # literals a match must contain (see ``prefilter``), case-folded
-    gate_il: Gate = ()
+
+    @cached_property
+    def source(self) -> str:
+        """The pattern, folded as the views are."""
+        return strip_marks(unicodedata.normalize("NFKC", self.written))
+
+    @cached_property
+    def il_source(self) -> str | None:
+        """Folded/compact rules: the pattern with "l" read as "i" (lgnore)."""
+        return self.source.replace("l", "i") if self.view in ("folded", "compact") else None
+
+    @cached_property
+    def gate(self) -> Gate:
+        """Literals a match must contain (see ``prefilter``), case-folded."""
+        return _gate(self.source)
+
+    @cached_property
+    def gate_il(self) -> Gate:
+        return _gate(self.il_source) if self.il_source is not None else ()
 
     @cached_property
     def pattern(self) -> regex.Pattern:
@@ -61,22 +78,6 @@ class Rule:
         if pattern is None:
             raise ValueError(f"rule {self.id} has no 'l read as i' pattern")
         return pattern
-
-
-def _rule(rule_id: str, severity: str, view: str, source: str, reason: str, family: str) -> Rule:
-    folded = strip_marks(unicodedata.normalize("NFKC", source))
-    il_source = folded.replace("l", "i") if view in ("folded", "compact") else None
-    return Rule(
-        rule_id,
-        severity,
-        view,
-        folded,
-        reason,
-        family,
-        il_source,
-        _gate(folded),
-        _gate(il_source) if il_source is not None else (),
-    )
 
 
 def _digest(source: str) -> str:
@@ -108,7 +109,7 @@ _SHELL = r"(?:sudo\s+)?(?:ba|z|da|k|fi)?sh|python[23]?|perl|ruby|node|php|iex|po
 _AI = r"(?:ai|assistant|model|agent|llm|chatbot|bot|gpt|claude|hermes)"
 
 ENGLISH = [
-    _rule(
+    Rule(
         "prompt_injection",
         DANGEROUS,
         "folded",
@@ -116,7 +117,7 @@ ENGLISH = [
         "tells the assistant to drop its instructions",
         "override",
     ),
-    _rule(
+    Rule(
         "forget_everything",
         DANGEROUS,
         "folded",
@@ -126,7 +127,7 @@ ENGLISH = [
         "tells the assistant to forget what it was told",
         "override",
     ),
-    _rule(
+    Rule(
         "ignore_above",
         DANGEROUS,
         "folded",
@@ -134,7 +135,7 @@ ENGLISH = [
         "tells the assistant to ignore the text above",
         "override",
     ),
-    _rule(
+    Rule(
         "new_rules",
         DANGEROUS,
         "folded",
@@ -146,7 +147,7 @@ ENGLISH = [
         "announces new instructions for the assistant",
         "override",
     ),
-    _rule(
+    Rule(
         "rules_void",
         DANGEROUS,
         "folded",
@@ -159,7 +160,7 @@ ENGLISH = [
         "declares the assistant's instructions void",
         "override",
     ),
-    _rule(
+    Rule(
         "authority_transfer",
         DANGEROUS,
         "folded",
@@ -169,7 +170,7 @@ ENGLISH = [
         "hands the user's authority to someone else",
         "override",
     ),
-    _rule(
+    Rule(
         "rules_revoked",
         DANGEROUS,
         "folded",
@@ -181,7 +182,7 @@ ENGLISH = [
         "claims the assistant's rules were switched off",
         "override",
     ),
-    _rule(
+    Rule(
         "conceal_entry",
         DANGEROUS,
         "folded",
@@ -190,7 +191,7 @@ ENGLISH = [
         "hides itself from the user",
         "deception",
     ),
-    _rule(
+    Rule(
         "credential_phishing",
         DANGEROUS,
         "folded",
@@ -200,7 +201,7 @@ ENGLISH = [
         "tricks the user into handing over credentials",
         "deception",
     ),
-    _rule(
+    Rule(
         "claimed_authority",
         SUSPICIOUS,
         "folded",
@@ -210,7 +211,7 @@ ENGLISH = [
         "claims authority or asks not to check it",
         "authority",
     ),
-    _rule(
+    Rule(
         "output_tampering",
         SUSPICIOUS,
         "folded",
@@ -221,7 +222,7 @@ ENGLISH = [
         "changes what every reply says",
         "output",
     ),
-    _rule(
+    Rule(
         "hidden_copy",
         SUSPICIOUS,
         "skeleton",
@@ -230,7 +231,7 @@ ENGLISH = [
         "sends a copy somewhere else",
         "exfil",
     ),
-    _rule(
+    Rule(
         "covert_action",
         DANGEROUS,
         "folded",
@@ -239,7 +240,7 @@ ENGLISH = [
         "asks the assistant to act behind the user's back",
         "deception",
     ),
-    _rule(
+    Rule(
         "from_now_on",
         DANGEROUS,
         "folded",
@@ -251,7 +252,7 @@ ENGLISH = [
         "rewrites how the assistant must behave from now on",
         "override",
     ),
-    _rule(
+    Rule(
         "remove_filters",
         DANGEROUS,
         "folded",
@@ -261,7 +262,7 @@ ENGLISH = [
         "asks the assistant to work without its safety rules",
         "override",
     ),
-    _rule(
+    Rule(
         "unrestricted_mode",
         DANGEROUS,
         "folded",
@@ -271,7 +272,7 @@ ENGLISH = [
         "switches the assistant into an unrestricted mode",
         "persona",
     ),
-    _rule(
+    Rule(
         "role_hijack",
         DANGEROUS,
         "folded",
@@ -280,7 +281,7 @@ ENGLISH = [
         "gives the assistant a new identity",
         "persona",
     ),
-    _rule(
+    Rule(
         "role_pretend",
         DANGEROUS,
         "folded",
@@ -290,7 +291,7 @@ ENGLISH = [
         "asks the assistant to pretend its rules do not apply",
         "persona",
     ),
-    _rule(
+    Rule(
         "fake_update",
         DANGEROUS,
         "folded",
@@ -298,7 +299,7 @@ ENGLISH = [
         "claims the assistant was reconfigured",
         "persona",
     ),
-    _rule(
+    Rule(
         "identity_override",
         DANGEROUS,
         "folded",
@@ -306,7 +307,7 @@ ENGLISH = [
         "renames the assistant",
         "persona",
     ),
-    _rule(
+    Rule(
         "leak_system_prompt",
         DANGEROUS,
         "folded",
@@ -316,7 +317,7 @@ ENGLISH = [
         "asks the assistant to reveal its system prompt",
         "leak",
     ),
-    _rule(
+    Rule(
         "context_exfil",
         DANGEROUS,
         "folded",
@@ -327,7 +328,7 @@ ENGLISH = [
         "asks the assistant to hand over the conversation",
         "exfil",
     ),
-    _rule(
+    Rule(
         "send_secrets",
         DANGEROUS,
         "folded",
@@ -337,7 +338,7 @@ ENGLISH = [
         "sends secrets somewhere",
         "exfil",
     ),
-    _rule(
+    Rule(
         "deception_hide",
         DANGEROUS,
         "folded",
@@ -348,7 +349,7 @@ ENGLISH = [
         "hides what the assistant does from the user",
         "deception",
     ),
-    _rule(
+    Rule(
         "translate_execute",
         DANGEROUS,
         "folded",
@@ -357,7 +358,7 @@ ENGLISH = [
         "asks to decode hidden text and act on it",
         "override",
     ),
-    _rule(
+    Rule(
         "hidden_instructions",
         DANGEROUS,
         "folded",
@@ -369,7 +370,7 @@ ENGLISH = [
         "addresses hidden instructions to the assistant",
         "override",
     ),
-    _rule(
+    Rule(
         "sys_prompt_override",
         DANGEROUS,
         "folded",
@@ -378,7 +379,7 @@ ENGLISH = [
         "claims to override the system prompt",
         "forgery",
     ),
-    _rule(
+    Rule(
         "always_obey",
         DANGEROUS,
         "folded",
@@ -388,11 +389,11 @@ ENGLISH = [
         "makes untrusted text a source of orders",
         "override",
     ),
-    _rule("c2_brainworm", DANGEROUS, "folded", r"\bbrainworm\b", "names a known agent worm", "c2"),
+    Rule("c2_brainworm", DANGEROUS, "folded", r"\bbrainworm\b", "names a known agent worm", "c2"),
 ]
 
 COMPACT = [  # letter-by-letter spelling and separators inside words
-    _rule(
+    Rule(
         "prompt_injection",
         DANGEROUS,
         "compact",
@@ -401,7 +402,7 @@ COMPACT = [  # letter-by-letter spelling and separators inside words
         "tells the assistant to drop its instructions (spelled out letter by letter)",
         "override",
     ),
-    _rule(
+    Rule(
         "forget_everything",
         DANGEROUS,
         "compact",
@@ -409,7 +410,7 @@ COMPACT = [  # letter-by-letter spelling and separators inside words
         "tells the assistant to forget what it was told (spelled out)",
         "override",
     ),
-    _rule(
+    Rule(
         "leak_system_prompt",
         DANGEROUS,
         "compact",
@@ -417,7 +418,7 @@ COMPACT = [  # letter-by-letter spelling and separators inside words
         "asks the assistant to reveal its system prompt (spelled out)",
         "leak",
     ),
-    _rule(
+    Rule(
         "remove_filters",
         DANGEROUS,
         "compact",
@@ -425,7 +426,7 @@ COMPACT = [  # letter-by-letter spelling and separators inside words
         "asks the assistant to work without its safety rules (spelled out)",
         "override",
     ),
-    _rule(
+    Rule(
         "deception_hide",
         DANGEROUS,
         "compact",
@@ -433,7 +434,7 @@ COMPACT = [  # letter-by-letter spelling and separators inside words
         "hides what the assistant does from the user (spelled out)",
         "deception",
     ),
-    _rule(
+    Rule(
         "unrestricted_mode",
         DANGEROUS,
         "compact",
@@ -441,7 +442,7 @@ COMPACT = [  # letter-by-letter spelling and separators inside words
         "switches the assistant into an unrestricted mode (spelled out)",
         "persona",
     ),
-    _rule(
+    Rule(
         "sys_prompt_override",
         DANGEROUS,
         "compact",
@@ -459,7 +460,7 @@ _RU_ORDERS = r"(?:инструкц\w*|указани\w*|правил\w*|кома
 
 MULTILINGUAL = [
     # Chinese (simplified and traditional)
-    _rule(
+    Rule(
         "prompt_injection_zh",
         DANGEROUS,
         "compact",
@@ -468,7 +469,7 @@ MULTILINGUAL = [
         "tells the assistant to drop its instructions (Chinese)",
         "override",
     ),
-    _rule(
+    Rule(
         "role_hijack_zh",
         DANGEROUS,
         "compact",
@@ -477,7 +478,7 @@ MULTILINGUAL = [
         "gives the assistant a new identity (Chinese)",
         "persona",
     ),
-    _rule(
+    Rule(
         "leak_system_prompt_zh",
         DANGEROUS,
         "compact",
@@ -485,7 +486,7 @@ MULTILINGUAL = [
         "asks the assistant to reveal its system prompt (Chinese)",
         "leak",
     ),
-    _rule(
+    Rule(
         "remove_filters_zh",
         DANGEROUS,
         "compact",
@@ -493,7 +494,7 @@ MULTILINGUAL = [
         "asks the assistant to work without its safety rules (Chinese)",
         "override",
     ),
-    _rule(
+    Rule(
         "deception_hide_zh",
         DANGEROUS,
         "compact",
@@ -501,7 +502,7 @@ MULTILINGUAL = [
         "hides what the assistant does from the user (Chinese)",
         "deception",
     ),
-    _rule(
+    Rule(
         "send_secrets_zh",
         DANGEROUS,
         "compact",
@@ -511,7 +512,7 @@ MULTILINGUAL = [
         "exfil",
     ),
     # Japanese
-    _rule(
+    Rule(
         "prompt_injection_ja",
         DANGEROUS,
         "compact",
@@ -519,7 +520,7 @@ MULTILINGUAL = [
         "tells the assistant to drop its instructions (Japanese)",
         "override",
     ),
-    _rule(
+    Rule(
         "role_hijack_ja",
         DANGEROUS,
         "compact",
@@ -527,7 +528,7 @@ MULTILINGUAL = [
         "gives the assistant a new identity (Japanese)",
         "persona",
     ),
-    _rule(
+    Rule(
         "leak_system_prompt_ja",
         DANGEROUS,
         "compact",
@@ -535,7 +536,7 @@ MULTILINGUAL = [
         "asks the assistant to reveal its system prompt (Japanese)",
         "leak",
     ),
-    _rule(
+    Rule(
         "remove_filters_ja",
         DANGEROUS,
         "compact",
@@ -543,7 +544,7 @@ MULTILINGUAL = [
         "asks the assistant to work without its safety rules (Japanese)",
         "override",
     ),
-    _rule(
+    Rule(
         "deception_hide_ja",
         DANGEROUS,
         "compact",
@@ -551,7 +552,7 @@ MULTILINGUAL = [
         "hides what the assistant does from the user (Japanese)",
         "deception",
     ),
-    _rule(
+    Rule(
         "send_secrets_ja",
         DANGEROUS,
         "compact",
@@ -560,7 +561,7 @@ MULTILINGUAL = [
         "exfil",
     ),
     # Russian
-    _rule(
+    Rule(
         "prompt_injection_ru",
         DANGEROUS,
         "plain",
@@ -569,7 +570,7 @@ MULTILINGUAL = [
         "tells the assistant to drop its instructions (Russian)",
         "override",
     ),
-    _rule(
+    Rule(
         "forget_everything_ru",
         DANGEROUS,
         "plain",
@@ -577,7 +578,7 @@ MULTILINGUAL = [
         "tells the assistant to forget what it was told (Russian)",
         "override",
     ),
-    _rule(
+    Rule(
         "role_hijack_ru",
         DANGEROUS,
         "plain",
@@ -585,7 +586,7 @@ MULTILINGUAL = [
         "gives the assistant a new identity (Russian)",
         "persona",
     ),
-    _rule(
+    Rule(
         "leak_system_prompt_ru",
         DANGEROUS,
         "plain",
@@ -593,7 +594,7 @@ MULTILINGUAL = [
         "asks the assistant to reveal its system prompt (Russian)",
         "leak",
     ),
-    _rule(
+    Rule(
         "remove_filters_ru",
         DANGEROUS,
         "plain",
@@ -601,7 +602,7 @@ MULTILINGUAL = [
         "asks the assistant to work without its safety rules (Russian)",
         "override",
     ),
-    _rule(
+    Rule(
         "deception_hide_ru",
         DANGEROUS,
         "plain",
@@ -609,7 +610,7 @@ MULTILINGUAL = [
         "hides what the assistant does from the user (Russian)",
         "deception",
     ),
-    _rule(
+    Rule(
         "send_secrets_ru",
         DANGEROUS,
         "plain",
@@ -618,7 +619,7 @@ MULTILINGUAL = [
         "exfil",
     ),
     # Spanish
-    _rule(
+    Rule(
         "prompt_injection_es",
         DANGEROUS,
         "plain",
@@ -628,7 +629,7 @@ MULTILINGUAL = [
         "tells the assistant to drop its instructions (Spanish)",
         "override",
     ),
-    _rule(
+    Rule(
         "forget_everything_es",
         DANGEROUS,
         "plain",
@@ -636,7 +637,7 @@ MULTILINGUAL = [
         "tells the assistant to forget what it was told (Spanish)",
         "override",
     ),
-    _rule(
+    Rule(
         "role_hijack_es",
         DANGEROUS,
         "plain",
@@ -644,7 +645,7 @@ MULTILINGUAL = [
         "gives the assistant a new identity (Spanish)",
         "persona",
     ),
-    _rule(
+    Rule(
         "leak_system_prompt_es",
         DANGEROUS,
         "plain",
@@ -652,7 +653,7 @@ MULTILINGUAL = [
         "asks the assistant to reveal its system prompt (Spanish)",
         "leak",
     ),
-    _rule(
+    Rule(
         "remove_filters_es",
         DANGEROUS,
         "plain",
@@ -660,7 +661,7 @@ MULTILINGUAL = [
         "asks the assistant to work without its safety rules (Spanish)",
         "override",
     ),
-    _rule(
+    Rule(
         "deception_hide_es",
         DANGEROUS,
         "plain",
@@ -668,7 +669,7 @@ MULTILINGUAL = [
         "hides what the assistant does from the user (Spanish)",
         "deception",
     ),
-    _rule(
+    Rule(
         "send_secrets_es",
         DANGEROUS,
         "plain",
@@ -677,7 +678,7 @@ MULTILINGUAL = [
         "exfil",
     ),
     # German
-    _rule(
+    Rule(
         "prompt_injection_de",
         DANGEROUS,
         "plain",
@@ -686,7 +687,7 @@ MULTILINGUAL = [
         "tells the assistant to drop its instructions (German)",
         "override",
     ),
-    _rule(
+    Rule(
         "forget_everything_de",
         DANGEROUS,
         "plain",
@@ -694,7 +695,7 @@ MULTILINGUAL = [
         "tells the assistant to forget what it was told (German)",
         "override",
     ),
-    _rule(
+    Rule(
         "role_hijack_de",
         DANGEROUS,
         "plain",
@@ -702,7 +703,7 @@ MULTILINGUAL = [
         "gives the assistant a new identity (German)",
         "persona",
     ),
-    _rule(
+    Rule(
         "leak_system_prompt_de",
         DANGEROUS,
         "plain",
@@ -710,7 +711,7 @@ MULTILINGUAL = [
         "asks the assistant to reveal its system prompt (German)",
         "leak",
     ),
-    _rule(
+    Rule(
         "remove_filters_de",
         DANGEROUS,
         "plain",
@@ -718,7 +719,7 @@ MULTILINGUAL = [
         "asks the assistant to work without its safety rules (German)",
         "override",
     ),
-    _rule(
+    Rule(
         "deception_hide_de",
         DANGEROUS,
         "plain",
@@ -727,7 +728,7 @@ MULTILINGUAL = [
         "hides what the assistant does from the user (German)",
         "deception",
     ),
-    _rule(
+    Rule(
         "send_secrets_de",
         DANGEROUS,
         "plain",
@@ -736,7 +737,7 @@ MULTILINGUAL = [
         "exfil",
     ),
     # French
-    _rule(
+    Rule(
         "prompt_injection_fr",
         DANGEROUS,
         "plain",
@@ -749,7 +750,7 @@ MULTILINGUAL = [
         "tells the assistant to drop its instructions (French)",
         "override",
     ),
-    _rule(
+    Rule(
         "forget_everything_fr",
         DANGEROUS,
         "plain",
@@ -757,7 +758,7 @@ MULTILINGUAL = [
         "tells the assistant to forget what it was told (French)",
         "override",
     ),
-    _rule(
+    Rule(
         "role_hijack_fr",
         DANGEROUS,
         "plain",
@@ -765,7 +766,7 @@ MULTILINGUAL = [
         "gives the assistant a new identity (French)",
         "persona",
     ),
-    _rule(
+    Rule(
         "leak_system_prompt_fr",
         DANGEROUS,
         "plain",
@@ -773,7 +774,7 @@ MULTILINGUAL = [
         "asks the assistant to reveal its system prompt (French)",
         "leak",
     ),
-    _rule(
+    Rule(
         "remove_filters_fr",
         DANGEROUS,
         "plain",
@@ -781,7 +782,7 @@ MULTILINGUAL = [
         "asks the assistant to work without its safety rules (French)",
         "override",
     ),
-    _rule(
+    Rule(
         "deception_hide_fr",
         DANGEROUS,
         "plain",
@@ -790,7 +791,7 @@ MULTILINGUAL = [
         "hides what the assistant does from the user (French)",
         "deception",
     ),
-    _rule(
+    Rule(
         "send_secrets_fr",
         DANGEROUS,
         "plain",
@@ -801,7 +802,7 @@ MULTILINGUAL = [
 ]
 
 STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/case-folded text
-    _rule(
+    Rule(
         "fake_context_tag",
         DANGEROUS,
         "skeleton",
@@ -811,7 +812,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
         "forges a prompt tag (like </memory-context> or <system>)",
         "forgery",
     ),
-    _rule(
+    Rule(
         "fake_block_title",
         DANGEROUS,
         "skeleton",
@@ -819,7 +820,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
         "copies a header of the system prompt's own blocks",
         "forgery",
     ),
-    _rule(
+    Rule(
         "fake_prompt_header",
         DANGEROUS,
         "skeleton",
@@ -830,7 +831,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
         "forges a system-prompt header",
         "forgery",
     ),
-    _rule(
+    Rule(
         "role_line",
         DANGEROUS,
         "skeleton",
@@ -838,7 +839,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
         "forges a system or assistant turn",
         "forgery",
     ),
-    _rule(
+    Rule(
         "html_comment",
         SUSPICIOUS,
         "plain",
@@ -846,7 +847,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
         "holds an HTML comment, which hides text from a rendered view",
         "hidden",
     ),
-    _rule(
+    Rule(
         "html_comment_injection",
         DANGEROUS,
         "plain",
@@ -854,7 +855,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
         "hides instructions in an HTML comment",
         "hidden",
     ),
-    _rule(
+    Rule(
         "hidden_markup",
         DANGEROUS,
         "plain",
@@ -863,7 +864,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
         "hides text with invisible markup",
         "hidden",
     ),
-    _rule(
+    Rule(
         "markdown_image_exfil",
         DANGEROUS,
         "plain",
@@ -871,7 +872,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
         "loads a markdown image whose URL carries data out",
         "exfil",
     ),
-    _rule(
+    Rule(
         "markdown_image_remote",
         SUSPICIOUS,
         "plain",
@@ -879,7 +880,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
         "loads a remote markdown image (fetched when the reply is rendered)",
         "exfil",
     ),
-    _rule(
+    Rule(
         "link_exfil",
         DANGEROUS,
         "plain",
@@ -893,7 +894,7 @@ STRUCTURE = [  # forged prompt structure and hidden markup, read on the NFKC/cas
 
 _VIEW = "skeleton"
 COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASCII
-    _rule(
+    Rule(
         "env_to_network",
         DANGEROUS,
         _VIEW,
@@ -901,7 +902,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "pipes the environment (with its secrets) to the network",
         "exfil",
     ),
-    _rule(
+    Rule(
         "copy_secret_out",
         DANGEROUS,
         _VIEW,
@@ -909,7 +910,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "copies a secret file to another machine",
         "exfil",
     ),
-    _rule(
+    Rule(
         "download_and_run",
         SUSPICIOUS,
         _VIEW,
@@ -917,7 +918,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "downloads a program and runs it",
         "exec",
     ),
-    _rule(
+    Rule(
         "remote_call_injection",
         DANGEROUS,
         "skeleton",
@@ -926,7 +927,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "plants a call to a bare IP address in the assistant's output",
         "exfil",
     ),
-    _rule(
+    Rule(
         "pipe_to_netcat",
         DANGEROUS,
         _VIEW,
@@ -934,7 +935,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "pipes data to a raw network connection",
         "exfil",
     ),
-    _rule(
+    Rule(
         "curl_upload_sensitive",
         DANGEROUS,
         _VIEW,
@@ -942,7 +943,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "uploads a secret file (like /etc/passwd or ~/.ssh/id_rsa)",
         "exfil",
     ),
-    _rule(
+    Rule(
         "exfil_curl",
         DANGEROUS,
         _VIEW,
@@ -950,7 +951,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "sends a secret environment variable over the network",
         "exfil",
     ),
-    _rule(
+    Rule(
         "pipe_to_shell",
         DANGEROUS,
         _VIEW,
@@ -959,7 +960,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "downloads code and runs it unseen (curl … | sh)",
         "exec",
     ),
-    _rule(
+    Rule(
         "reverse_shell",
         DANGEROUS,
         _VIEW,
@@ -971,7 +972,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "opens a reverse shell for someone else to control this machine",
         "exec",
     ),
-    _rule(
+    Rule(
         "crontab_persistence",
         DANGEROUS,
         _VIEW,
@@ -980,7 +981,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "installs a cron job that keeps running",
         "persistence",
     ),
-    _rule(
+    Rule(
         "systemd_persistence",
         DANGEROUS,
         _VIEW,
@@ -990,7 +991,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "installs a systemd service that keeps running",
         "persistence",
     ),
-    _rule(
+    Rule(
         "shell_rc_persistence",
         DANGEROUS,
         _VIEW,
@@ -999,7 +1000,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "adds commands to a shell start-up file so they run at every login",
         "persistence",
     ),
-    _rule(
+    Rule(
         "shell_rc_hint",
         SUSPICIOUS,
         "folded",
@@ -1007,7 +1008,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "asks to change a start-up file or cron table",
         "persistence",
     ),
-    _rule(
+    Rule(
         "network_at_startup",
         SUSPICIOUS,
         "folded",
@@ -1016,7 +1017,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "runs a network command at start-up or on a schedule",
         "exec",
     ),
-    _rule(
+    Rule(
         "ssh_backdoor",
         DANGEROUS,
         _VIEW,
@@ -1025,7 +1026,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "adds an SSH key so someone can log in",
         "persistence",
     ),
-    _rule(
+    Rule(
         "ssh_key_write",
         SUSPICIOUS,
         _VIEW,
@@ -1033,7 +1034,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "writes into ~/.ssh",
         "persistence",
     ),
-    _rule(
+    Rule(
         "read_secrets",
         SUSPICIOUS,
         _VIEW,
@@ -1043,7 +1044,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "reads a file that holds secrets",
         "secrets",
     ),
-    _rule(
+    Rule(
         "secret_file_shared",
         DANGEROUS,
         _VIEW,
@@ -1054,7 +1055,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "reads a file that holds secrets and hands it over",
         "exfil",
     ),
-    _rule(
+    Rule(
         "destroy_files",
         DANGEROUS,
         _VIEW,
@@ -1063,7 +1064,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "destroys files or disks",
         "exec",
     ),
-    _rule(
+    Rule(
         "disable_defenses",
         DANGEROUS,
         _VIEW,
@@ -1072,7 +1073,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "removes traces or turns off defences",
         "exec",
     ),
-    _rule(
+    Rule(
         "encoded_exec",
         DANGEROUS,
         _VIEW,
@@ -1083,7 +1084,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "decodes a hidden payload and runs it",
         "exec",
     ),
-    _rule(
+    Rule(
         "unset_agent_env",
         SUSPICIOUS,
         _VIEW,
@@ -1091,7 +1092,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "unsets the agent's own environment",
         "evasion",
     ),
-    _rule(
+    Rule(
         "c2_tasking",
         SUSPICIOUS,
         "folded",
@@ -1101,7 +1102,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "takes orders from a remote controller",
         "c2",
     ),
-    _rule(
+    Rule(
         "c2_named",
         SUSPICIOUS,
         "folded",
@@ -1110,7 +1111,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "names command-and-control tooling",
         "c2",
     ),
-    _rule(
+    Rule(
         "anti_forensic",
         SUSPICIOUS,
         "folded",
@@ -1119,7 +1120,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "avoids leaving traces",
         "evasion",
     ),
-    _rule(
+    Rule(
         "repo_remote_swap",
         SUSPICIOUS,
         "skeleton",
@@ -1127,7 +1128,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "points the repository at another remote",
         "selfmod",
     ),
-    _rule(
+    Rule(
         "agent_config_write",
         SUSPICIOUS,
         "folded",
@@ -1136,7 +1137,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "changes the agent's own configuration or persona files",
         "selfmod",
     ),
-    _rule(
+    Rule(
         "hermes_secrets",
         SUSPICIOUS,
         _VIEW,
@@ -1144,7 +1145,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "points at the agent's own secrets file",
         "secrets",
     ),
-    _rule(
+    Rule(
         "send_to_url",
         SUSPICIOUS,
         "skeleton",
@@ -1152,7 +1153,7 @@ COMMANDS = [  # read on the skeleton view: NFKC, case folded, look-alikes as ASC
         "sends data to a web address",
         "exfil",
     ),
-    _rule(
+    Rule(
         "hardcoded_secret",
         SUSPICIOUS,
         "raw",

@@ -158,8 +158,12 @@ class _RuleSet:
         )
 
 
-_ALL = _RuleSet.of(ALL_RULES)
-_ENGLISH = _RuleSet.of([r for r in ALL_RULES if r.view in ENGLISH_VIEWS])
+@functools.cache
+def _rule_sets() -> tuple[_RuleSet, _RuleSet]:
+    """Every rule, and those a rot13 decoding is read with (``ENGLISH_VIEWS``), their gates indexed: built
+    on the first scan, as are ``_Lookups``' automatons (together about 30 ms of CPU), since most processes
+    (a CLI listing, a TUI that only browses) never scan."""
+    return _RuleSet.of(ALL_RULES), _RuleSet.of([r for r in ALL_RULES if r.view in ENGLISH_VIEWS])
 
 
 def _unknown_to_python(text: str) -> bool:
@@ -240,14 +244,18 @@ class _Lookups:
     what ``_allowed`` finds slot by slot (tests hold the two equal)."""
 
     def __init__(self) -> None:
-        self.raw = _ALL.main["raw"]
+        every_rule, read_in_rot13 = _rule_sets()
+        self.raw = every_rule.main["raw"]
         # per view: (rot13 scan?, index, slot, how its slot's text is made from the view's)
         self.channels: dict[str, list[tuple[bool, GateIndex, str, str]]] = {"raw": [(False, self.raw, "main", SAME)]}
         for view in ("plain", "skeleton", "folded", "compact", "folded_l"):
             main_view = "folded" if view == "folded_l" else view
             slot = "ones" if view == "folded_l" else "main"
             self.channels[view] = []
-            for english, rule_set, how, how_il in ((False, _ALL, SAME, AS_I), (True, _ENGLISH, ROT13, ROT13_AS_I)):
+            for english, rule_set, how, how_il in (
+                (False, every_rule, SAME, AS_I),
+                (True, read_in_rot13, ROT13, ROT13_AS_I),
+            ):
                 if main_view in rule_set.main:
                     self.channels[view].append((english, rule_set.main[main_view], slot, how))
                 if slot == "main" and main_view in rule_set.il:
@@ -266,8 +274,8 @@ class _Lookups:
             )
 
     def allowed(self, views: Views, rot13_too: bool) -> tuple[dict[Slot, set[int]], dict[Slot, set[int]] | None]:
-        """(what ``_allowed(views, _ALL)`` gives, and when ``rot13_too`` what ``_allowed(views.rot13(), _ENGLISH)``
-        gives, else None)."""
+        """(what ``_allowed(views, every_rule)`` gives, and when ``rot13_too`` what ``_allowed(views.rot13(),
+        read_in_rot13)`` gives, else None: the two of ``_rule_sets``)."""
         mine: dict[Slot, set[int]] = {}
         rot: dict[Slot, set[int]] | None = {} if rot13_too else None
         texts: dict[str, list[str]] = {}  # a text, and the views of ``_SHARED`` that are it
@@ -305,14 +313,14 @@ _MADE: dict[tuple[bool, str], Callable[[str], str]] = {
     (True, "ones"): rot13,
     (True, "il"): lambda text: _as_i(rot13(text)),
 }
-_LOOKUPS = _Lookups()
+_one_pass = functools.cache(_Lookups)
 
 
 def _lookups(views: Views) -> tuple[dict[Slot, set[int]] | None, dict[Slot, set[int]] | None]:
     """What the gates of both rule sets let through for ``views`` (None: look them up slot by slot)."""
     if _unknown_to_python(views.raw):
         return None, None
-    return _LOOKUPS.allowed(views, views.rot13_is_translation())
+    return _one_pass().allowed(views, views.rot13_is_translation())
 
 
 _FAMILIES = {rule.id: rule.family for rule in ALL_RULES}
@@ -332,7 +340,8 @@ def _assess(text: str, _depth: int) -> Verdict:
     findings = _char_findings(head) + _mixed_script(head)
     views = Views.of(head)
     allowed, allowed_rot13 = _lookups(views)
-    findings += _rule_findings(views, _ALL, allowed)
+    every_rule, read_in_rot13 = _rule_sets()
+    findings += _rule_findings(views, every_rule, allowed)
     if _depth < 2:
         for encoding, decoded in hidden_payloads(head):
             for inner in assess(decoded, _depth + 1).findings:
@@ -341,7 +350,7 @@ def _assess(text: str, _depth: int) -> Verdict:
                 )
     if _depth == 0 and (allowed_rot13 is None or any(allowed_rot13.values())):
         direct = {f.id for f in findings}
-        for inner in _rule_findings(views.rot13(), _ENGLISH, allowed_rot13):
+        for inner in _rule_findings(views.rot13(), read_in_rot13, allowed_rot13):
             if inner.id not in direct:
                 findings.append(
                     Finding(f"rot13:{inner.id}", DANGEROUS, f"{inner.reason}, hidden in rot13", inner.excerpt)

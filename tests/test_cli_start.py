@@ -1,0 +1,46 @@
+"""What a short command loads: work it never uses is left undone (every script's `workbench` call pays
+for its start; docs/development.md, "Benchmarks", has the CPU figures). Each test runs the real entry
+point in a process of its own and asks, as it exits, what that process made."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# Run as ``python -m workbench``; at exit, what the command made is printed as one JSON line on stderr.
+_PROBE = """
+import atexit, json, runpy, sys
+
+def said():
+    rules = getattr(sys.modules.get("engine.safety.rules"), "ALL_RULES", [])
+    made = [name for rule in rules for name in ("source", "gate", "pattern") if name in vars(rule)]
+    sys.stderr.write(json.dumps({"rules_made": made, "modules": sorted(sys.modules)}) + "\\n")
+
+atexit.register(said)
+sys.argv = ["workbench", *sys.argv[1:]]
+runpy.run_module("workbench", run_name="__main__")
+"""
+
+
+def _made(home, *args: str) -> dict:
+    """What ``workbench --home HOME ARGS`` made, run in a process of its own; it must succeed."""
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, "--home", str(home), *args], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("command", [("pending", "list"), ("sessions", "list"), ("timeline",)])
+def test_a_command_that_scans_nothing_makes_no_threat_rules(demo_root, command):
+    """Folding the threat rules' patterns and indexing their gates is done on the first scan, not on
+    import: these commands (in a journaled home, which catches up first) never scan."""
+    assert _made(demo_root, *command)["rules_made"] == []
+
+
+def test_a_scan_makes_the_rules_it_needs(demo_root):
+    """``memory show`` scans each entry, so the rules are made then (the probe above sees them)."""
+    assert _made(demo_root, "memory", "show")["rules_made"]
