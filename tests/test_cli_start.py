@@ -44,3 +44,10 @@ def test_a_command_that_scans_nothing_makes_no_threat_rules(demo_root, command):
 def test_a_scan_makes_the_rules_it_needs(demo_root):
     """``memory show`` scans each entry, so the rules are made then (the probe above sees them)."""
     assert _made(demo_root, "memory", "show")["rules_made"]
+
+
+@pytest.mark.parametrize("command", [("pending", "list"), ("memory", "show")])
+def test_a_listing_loads_no_fuzzy_matcher(demo_root, command):
+    """rapidfuzz is loaded on the first comparison of two entries (``engine.memory.similar.score``), not
+    with the memory store every listing opens."""
+    assert "rapidfuzz" not in _made(demo_root, *command)["modules"]

@@ -5,13 +5,15 @@ its merge suggestions, the closest live entry to a stale pin, and the local prov
 merging of a fact the agent adds all score with rapidfuzz's token-set ratio (0-100:
 word order and a shorter text inside a longer one count as alike) against one
 setting, so they can never disagree about what is similar.
+
+rapidfuzz is imported on the first score, not with this module: the memory store imports
+this module, and importing rapidfuzz took about 10 ms of CPU in every process that opens
+the store, though most (a listing, ``pending list``) never compare two entries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-from rapidfuzz import fuzz
 
 THRESHOLD_KEY = "approvals.duplicate_threshold"  # score at which an entry counts as a near-duplicate
 CLOSE_FLOOR = 30.0  # score below which an entry is not worth naming as "closest"
@@ -20,7 +22,11 @@ NAMED = 3  # near-duplicates a warning names on screen; the rest are counted
 
 def score(a: str, b: str) -> float:
     """100 for the same text, else rapidfuzz's token-set ratio."""
-    return 100.0 if a == b else fuzz.token_set_ratio(a, b)
+    if a == b:
+        return 100.0
+    from rapidfuzz import fuzz  # (here: see the module's docstring)
+
+    return fuzz.token_set_ratio(a, b)
 
 
 def near_duplicates(
