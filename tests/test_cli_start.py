@@ -51,3 +51,15 @@ def test_a_listing_loads_no_fuzzy_matcher(demo_root, command):
     """rapidfuzz is loaded on the first comparison of two entries (``engine.memory.similar.score``), not
     with the memory store every listing opens."""
     assert "rapidfuzz" not in _made(demo_root, *command)["modules"]
+
+
+@pytest.mark.parametrize("words", [("--help",), ("memroy",)])
+def test_the_list_of_commands_imports_no_command(tmp_path, words):
+    """``workbench --help`` and a mistyped command list every command from ``COMMANDS`` alone: no
+    command's module (each imports the engine parts its handlers use) is loaded for it."""
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, "--home", str(tmp_path / "home"), *words], capture_output=True, text=True
+    )
+    assert "pending" in result.stdout + result.stderr  # (the list, on stdout for help, with the error otherwise)
+    modules = json.loads(result.stderr.strip().splitlines()[-1])["modules"]
+    assert [m for m in modules if m.endswith("_cmds")] == []

@@ -28,23 +28,23 @@ from engine.textsafety import json_text, quoted, shell_word, visible
 from ..crash import CRASH_EXIT, crash_message, log_to_stderr_in_one_line
 from .echo import ECHO_LIMIT, cut_echoes, echoed, retyped, typed
 
-# Each top-level command and the module that registers it (and holds its handlers). A command
-# line imports only the module of the command it names; every module, for the whole parser, is
-# imported only for the top-level help or a word that names no command.
+# Each top-level command: the module that registers it (and holds its handlers), and its line in the list
+# of commands. A command line imports only the module of the command it names; the list (``workbench
+# --help``, a word that names no command) is made from here, importing none of them.
 COMMANDS = {
-    "tui": "workbench.cli.tui_cmds",
-    "demo": "workbench.cli.tui_cmds",
-    "memory": "workbench.cli.memory_cmds",
-    "pending": "workbench.cli.pending_cmds",
-    "skills": "workbench.cli.skills_cmds",
-    "curator": "workbench.cli.curator_cmds",
-    "sessions": "workbench.cli.sessions_cmds",
-    "run": "workbench.cli.run_cmds",
-    "scenarios": "workbench.cli.run_cmds",
-    "doctor": "workbench.cli.doctor_cmds",
-    "providers": "workbench.cli.providers_cmds",
-    "timeline": "workbench.cli.timeline_cmds",
-    "revert": "workbench.cli.timeline_cmds",
+    "tui": ("workbench.cli.tui_cmds", "open the TUI on the home (as `workbench` alone does)"),
+    "demo": ("workbench.cli.tui_cmds", "seed (or reuse) a demo home, open the TUI and play the demo scenario"),
+    "memory": ("workbench.cli.memory_cmds", "curated memory: MEMORY.md and USER.md"),
+    "pending": ("workbench.cli.pending_cmds", "review memory and skill writes staged for approval"),
+    "skills": ("workbench.cli.skills_cmds", "the skill library (procedural memory)"),
+    "curator": ("workbench.cli.curator_cmds", "skill lifecycle: stale, archive, purge, rollback"),
+    "sessions": ("workbench.cli.sessions_cmds", "the session archive (state.db) and search"),
+    "run": ("workbench.cli.run_cmds", "run agent turns headless (messages or a scenario)"),
+    "scenarios": ("workbench.cli.run_cmds", "built-in agent scenarios"),
+    "doctor": ("workbench.cli.doctor_cmds", "check the home for both programs, say how to fix it"),
+    "providers": ("workbench.cli.providers_cmds", "memory providers (memory.provider)"),
+    "timeline": ("workbench.cli.timeline_cmds", "every change to what the agent knows, newest first"),
+    "revert": ("workbench.cli.timeline_cmds", "undo a timeline row or a whole group"),
 }
 LARGE_ARCHIVE = 50_000  # messages from which a state.db layout completion reports its progress
 
@@ -333,9 +333,11 @@ def _last_action_at(parser: argparse.ArgumentParser, words: list[str]) -> int | 
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The parser for ``argv``: only its command's, when it names one, else every command's."""
-    named = COMMANDS.get(_command_word(argv or []) or "")
-    modules = [named] if named else list(dict.fromkeys(COMMANDS.values()))
+    """The parser for ``argv``: its command's, when it names one; when it names none (``workbench
+    --help``, a mistyped command), the list of commands only, which needs no command's module (each
+    imports the engine parts its handlers use: all of them were most of a help page's CPU). With no
+    ``argv``: every command's, in full."""
+    named = _command_word(argv or [])
     common = common_options()
     parser = _Parser(
         prog=PROG,
@@ -343,10 +345,20 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         parents=[common],
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in modules:
+    if argv is not None and named not in COMMANDS:
+        for name, (_, line) in COMMANDS.items():
+            subparsers.add_parser(name, help=line)
+        return parser
+    modules = [COMMANDS[named][0]] if named in COMMANDS else [module for module, _ in COMMANDS.values()]
+    for module in dict.fromkeys(modules):
         importlib.import_module(module).register(subparsers, common)
     _describe(parser)
     return parser
+
+
+def add_command(subparsers, name: str, common: argparse.ArgumentParser, **kwargs) -> argparse.ArgumentParser:
+    """The parser of the top-level command ``name``, with its line in the list of commands (``COMMANDS``)."""
+    return subparsers.add_parser(name, parents=[common], help=COMMANDS[name][1], **kwargs)
 
 
 def _describe(parser: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ from engine.curator.run import counts_lines, purge_days_typed
 from engine.home import Home
 from engine.textsafety import inline
 
-from . import Output
+from . import Output, add_command
 from .numbers import ROWS
 
 
@@ -23,9 +23,7 @@ def purge_days(text: str) -> int:
 
 
 def register(subparsers, common) -> None:
-    curator = subparsers.add_parser(
-        "curator", parents=[common], help="skill lifecycle: stale, archive, purge, rollback"
-    )
+    curator = add_command(subparsers, "curator", common)
     sub = curator.add_subparsers(dest="curator_command", metavar="ACTION", required=True)
 
     run = sub.add_parser("run", parents=[common], help="apply the lifecycle rule now (writes a report)")

@@ -8,7 +8,7 @@ from engine.doctor import render, run_doctor
 from engine.home import Home
 
 from ..settings import drafts_dir, settings_path
-from . import Output
+from . import Output, add_command
 
 
 class _Fix(argparse.Action):
@@ -23,9 +23,7 @@ class _Fix(argparse.Action):
 
 
 def register(subparsers, common) -> None:
-    doctor = subparsers.add_parser(
-        "doctor", parents=[common], help="check the home for both programs, say how to fix it"
-    )
+    doctor = add_command(subparsers, "doctor", common)
     doctor.add_argument(
         "--fix",
         action=_Fix,

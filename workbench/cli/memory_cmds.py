@@ -21,7 +21,7 @@ from engine.textsafety import apart, inline, one_line
 from engine.tools import ToolContext
 from engine.values import iso_time
 
-from . import Output, UsageError, empty_text
+from . import Output, UsageError, add_command, empty_text
 from .catching_up import catch_up_if_journaled
 from .numbers import ID, ROWS
 from .textin import stdin_text
@@ -31,7 +31,7 @@ STORE_HELP = "the store: memory (MEMORY.md, the default) or user (USER.md)"
 
 
 def register(subparsers, common) -> None:
-    memory = subparsers.add_parser("memory", parents=[common], help="curated memory: MEMORY.md and USER.md")
+    memory = add_command(subparsers, "memory", common)
     memory.set_defaults(handler=show, target=None, frozen=False, read_only=True)
     sub = memory.add_subparsers(dest="memory_command", metavar="ACTION")
 

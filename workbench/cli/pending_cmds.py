@@ -12,14 +12,12 @@ from engine.errors import WorkbenchError
 from engine.home import Home
 from engine.textsafety import clipped, cut, inline
 
-from . import Output, UsageError
+from . import Output, UsageError, add_command
 from .catching_up import catch_up, catch_up_if_journaled
 
 
 def register(subparsers, common) -> None:
-    pending = subparsers.add_parser(
-        "pending", parents=[common], help="review memory and skill writes staged for approval"
-    )
+    pending = add_command(subparsers, "pending", common)
     sub = pending.add_subparsers(dest="pending_command", metavar="ACTION", required=True)
 
     listing = sub.add_parser("list", parents=[common], help="pending writes, oldest first")

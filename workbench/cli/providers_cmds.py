@@ -6,11 +6,11 @@ from engine.home import Home
 from engine.providers import configured_names, configured_note, provider_listing
 from engine.providers.facts import list_facts
 
-from . import Output
+from . import Output, add_command
 
 
 def register(subparsers, common) -> None:
-    providers = subparsers.add_parser("providers", parents=[common], help="memory providers (memory.provider)")
+    providers = add_command(subparsers, "providers", common)
     sub = providers.add_subparsers(dest="providers_command", metavar="ACTION", required=True)
     listing = sub.add_parser("list", parents=[common], help="installed providers and which one is active")
     listing.set_defaults(handler=list_providers, read_only=True)

@@ -18,7 +18,7 @@ from engine.runner import RequestLog
 from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_scenario
 from engine.textsafety import visible
 
-from . import Output, UsageError
+from . import Output, UsageError, add_command
 from .numbers import SPEED
 
 ARG_PREVIEW = 70
@@ -26,7 +26,7 @@ WRITE_KEYS = ("action", "target", "content", "old_text", "operations")
 
 
 def register(subparsers, common) -> None:
-    run = subparsers.add_parser("run", parents=[common], help="run agent turns headless (messages or a scenario)")
+    run = add_command(subparsers, "run", common)
     run.add_argument(
         "--model",
         choices=BACKENDS,
@@ -67,7 +67,7 @@ def register(subparsers, common) -> None:
     )
     run.set_defaults(handler=run_agent)
 
-    scenarios = subparsers.add_parser("scenarios", parents=[common], help="built-in agent scenarios")
+    scenarios = add_command(subparsers, "scenarios", common)
     sub = scenarios.add_subparsers(dest="scenarios_command", metavar="ACTION", required=True)
     listing = sub.add_parser("list", parents=[common], help="list the built-in scenarios")
     listing.set_defaults(handler=scenarios_list, no_home=True)  # the built-in scenarios: no home needed

@@ -24,7 +24,7 @@ from engine.session_writes import session_writes
 from engine.textsafety import inline, one_line, quoted, visible
 from engine.values import call_name
 
-from . import Output, UsageError
+from . import Output, UsageError, add_command
 from .echo import echoed
 from .fit import MIN_FREE, cut_cells, fit_row, terminal_width
 from .index_upgrade import upgrade_before_search
@@ -34,7 +34,7 @@ SESSION_HELP = "the session's id, a unique id prefix or its exact title"
 
 
 def register(subparsers, common) -> None:
-    sessions = subparsers.add_parser("sessions", parents=[common], help="the session archive (state.db) and search")
+    sessions = add_command(subparsers, "sessions", common)
     sessions.set_defaults(handler=list_sessions, limit=20, offset=0, source=None, all=False, read_only=True)
     sub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION")
 

@@ -11,7 +11,7 @@ from engine.skills.library import PROVENANCE_NOTE, skill_command
 from engine.skills.validation import MAX_SKILL_CONTENT_CHARS, SkillError
 from engine.textsafety import inline
 
-from . import Output, skill_edit_cmds
+from . import Output, add_command, skill_edit_cmds
 
 CLOSE_SCORE = 80  # rapidfuzz WRatio a skill's name needs to be offered for a name that matched none
 CLOSE_LIMIT = 5  # close names a refusal offers at most
@@ -36,7 +36,7 @@ LIST_FIELDS = (
 
 
 def register(subparsers, common) -> None:
-    skills = subparsers.add_parser("skills", parents=[common], help="the skill library (procedural memory)")
+    skills = add_command(subparsers, "skills", common)
     sub = skills.add_subparsers(dest="skills_command", metavar="ACTION", required=True)
 
     listing = sub.add_parser(

@@ -28,7 +28,7 @@ from engine.timeline import (
     why_line,
 )
 
-from . import Output, UsageError
+from . import Output, UsageError, add_command
 from .catching_up import catch_up
 from .fit import fit_row, terminal_width, wrapped
 from .numbers import ID, whole
@@ -47,9 +47,7 @@ FILTERS = {  # the listing's filters: registered from here, and repeated by the 
 
 
 def register(subparsers, common) -> None:
-    timeline = subparsers.add_parser(
-        "timeline", parents=[common], help="every change to what the agent knows, newest first"
-    )
+    timeline = add_command(subparsers, "timeline", common)
     for name, options in FILTERS.items():
         timeline.add_argument(f"--{name}", **options)
     timeline.add_argument(
@@ -68,10 +66,10 @@ def register(subparsers, common) -> None:
     one.add_argument("row", type=ID, metavar="ROW", help="a timeline row id (`workbench timeline`)")
     one.set_defaults(handler=show_row, read_only=False, creates_home=False)
 
-    revert = subparsers.add_parser(
+    revert = add_command(
+        subparsers,
         "revert",
-        parents=[common],
-        help="undo a timeline row or a whole group",
+        common,
         description=(
             "Undo a timeline row or a whole group. It applies at once, with no --yes to give (scripts rely on it: "
             "see docs/cli-contract.md, Confirmation); --dry-run first lists what it would change. Undoable: the "

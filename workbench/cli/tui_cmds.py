@@ -14,21 +14,19 @@ from engine.errors import WorkbenchError
 from engine.home import Home, open_home, resolve_home
 from engine.textsafety import visible
 
-from . import UsageError
+from . import UsageError, add_command
 from .numbers import SPEED
 
 
 def register(subparsers, common) -> None:
-    tui = subparsers.add_parser(
+    tui = add_command(
+        subparsers,
         "tui",
-        parents=[common],
-        help="open the TUI on the home (as `workbench` alone does)",
+        common,
         description="Open the TUI on the home, as `workbench` alone does. It needs a terminal: run it in one.",
     )
     tui.set_defaults(handler=open_tui, needs_terminal=True)
-    demo = subparsers.add_parser(
-        "demo", parents=[common], help="seed (or reuse) a demo home, open the TUI and play the demo scenario"
-    )
+    demo = add_command(subparsers, "demo", common)
     demo.add_argument("--speed", type=SPEED, default=1.0, help="demo pace multiplier (2 = twice as fast)")
     demo.add_argument(
         "--fresh",
