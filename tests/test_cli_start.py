@@ -63,3 +63,10 @@ def test_the_list_of_commands_imports_no_command(tmp_path, words):
     assert "pending" in result.stdout + result.stderr  # (the list, on stdout for help, with the error otherwise)
     modules = json.loads(result.stderr.strip().splitlines()[-1])["modules"]
     assert [m for m in modules if m.endswith("_cmds")] == []
+
+
+def test_a_session_listing_loads_no_agent(demo_root):
+    """``sessions list`` reads ``engine.runner.claims`` only: the runner's session, with the models and
+    memory providers it brings, loads when something names it (``engine.runner.AgentSession``)."""
+    modules = _made(demo_root, "sessions", "list")["modules"]
+    assert [m for m in modules if m in ("engine.runner.session", "engine.models", "engine.providers")] == []
