@@ -353,6 +353,7 @@ def integrity_problems(path: Path, quick: bool = False) -> list[str]:
     indexes to their tables) on a read-only connection that never writes or checkpoints: ``[]`` when
     it is sound, else the problems it lists. Raises ``sqlite3.DatabaseError`` when the file cannot be
     read that far (damage past the first page; or a lock, a disk error: ``is_damage`` tells)."""
+    refuse_stranded_wal(path)
     conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
     try:
         rows = [row[0] for row in conn.execute("PRAGMA quick_check" if quick else "PRAGMA integrity_check")]
@@ -399,8 +400,50 @@ def busy_wait(conn: sqlite3.Connection, ms: int) -> Iterator[None]:
         conn.execute(f"PRAGMA busy_timeout={timeout}")
 
 
+def stranded_wal(path: Path) -> int:
+    """The bytes in ``path``'s -wal when the database itself is missing or empty (a failed restore or
+    ``.recover``), else 0. SQLite deletes such a -wal, and every change it holds, as soon as any
+    connection opens the database, a read-only one too (its pager takes an empty file for a new one)."""
+    try:
+        if path.stat().st_size > 0:
+            return 0
+    except OSError:
+        pass  # missing: opening it would create it, and delete the -wal just the same
+    try:
+        return os.stat(f"{path}-wal").st_size
+    except OSError:
+        return 0
+
+
+def refuse_stranded_wal(path: Path) -> None:
+    """Raise ``DatabaseDamaged`` instead of opening a database whose data is all in its -wal (``stranded_wal``)."""
+    if size := stranded_wal(path):
+        raise DatabaseDamaged(f"{stranded_wal_message(path, size)} {stranded_wal_advice(path)}", path=str(path))
+
+
+def stranded_wal_message(path: Path, size: int) -> str:
+    state = "is empty (0 bytes)" if path.exists() else "is missing"
+    return (
+        f"{path} {state}, but {path.name}-wal beside it holds {size:,} bytes of its changes. Any program that "
+        "opens the database now (Hermes, sqlite3, the workbench) makes SQLite delete that -wal, so the "
+        "workbench leaves all three files as they are and cannot use this database."
+    )
+
+
+def stranded_wal_advice(path: Path) -> str:
+    """What to do about a -wal whose database is missing or empty, before any program opens it."""
+    return (
+        f"Before starting Hermes or sqlite3 on this home, copy {path.name}-wal somewhere safe. It holds only the "
+        f"pages changed since the last checkpoint, so it is read with the {path.name} it belongs to: put that file "
+        f"back from a backup, beside the -wal, then run `workbench doctor`. If you need nothing it holds, move "
+        f"{path.name}-wal and {path.name}-shm aside: a new, empty {path.name} is then made."
+    )
+
+
 def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
-    """Open ``path`` with the settings every workbench connection uses."""
+    """Open ``path`` with the settings every workbench connection uses (never one whose data is all in
+    its -wal: ``refuse_stranded_wal``)."""
+    refuse_stranded_wal(path)
     if read_only and not path.exists():
         raise WorkbenchError(f"{path} does not exist (opened read-only, so it was not created).")
     try:

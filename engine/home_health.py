@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING
 import yaml
 
 from .config import Config
-from .db import integrity_problems, is_corrupt, on_read_only_mount, salvage_advice
+from .db import (
+    integrity_problems,
+    is_corrupt,
+    on_read_only_mount,
+    salvage_advice,
+    stranded_wal,
+    stranded_wal_advice,
+    stranded_wal_message,
+)
 from .errors import ConfigError, WorkbenchError
 from .fileio import TEMP_AGE_SECONDS, UnsafePath, write_blocker
 from .health import CHECKS, FIXES, NEEDS_CONFIG, Finding
@@ -157,6 +165,9 @@ def rewrite_config(home: Home) -> str:
 def check_databases(home: Home) -> list[Finding]:
     findings = []
     for path in (home.state_db_path, home.workbench_db_path):
+        if size := stranded_wal(path):
+            findings.append(Finding("database", "error", stranded_wal_message(path, size), stranded_wal_advice(path)))
+            continue
         if not path.exists():
             continue
         try:

@@ -26,6 +26,7 @@ from ..db import (
     flock_holders,
     integrity_problems,
     is_corrupt,
+    refuse_stranded_wal,
     retry_once,
     write_transaction,
 )
@@ -104,6 +105,8 @@ class ArchiveCore:
                 return self._conns
             self.path = self.home.links.resolve_file(self.home.state_db_path)  # a moved state.db is followed
             exists = self.path.exists() and self.path.stat().st_size > 0
+            if not exists:
+                refuse_stranded_wal(self.path)  # (an empty in-memory archive below would say "no sessions")
             if exists:
                 self._probe()  # read-only look first: a corrupt or foreign file is never touched
             if self.damage is not None:  # known damaged: connections that cannot write or checkpoint

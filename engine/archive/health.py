@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from ..db import Checkpointer, busy_wait, connect
+from ..db import Checkpointer, busy_wait, connect, stranded_wal
 from ..errors import WorkbenchError
 from ..health import CHECKS, FIXES, Finding
 from . import merges, schema
@@ -32,6 +32,8 @@ _FIX = (
 
 def check(home: Home) -> list[Finding]:
     path = home.state_db_path
+    if stranded_wal(path):
+        return []  # engine.home_health's database check says what to do
     if not path.exists() or path.stat().st_size == 0:
         return [Finding(AREA, "info", f"{path} does not exist yet; the first session creates it with Hermes's layout.")]
     try:
