@@ -120,3 +120,17 @@ def test_a_preview_parts_the_file_from_the_verdict_with_one_blank_line(cli, file
     preview = cli("memory", "repair", "--target", "user", "--normalise-line-endings", "--dry-run")
     assert preview.returncode == 0
     assert "USER.md would read:\nName is Sam\n§\nWorks in UTC\n\nUSER.md round-trips" in preview.stdout
+
+
+def test_keep_first_on_a_store_that_fits_its_limit_refuses_and_keeps_every_entry(cli, files):
+    """`--keep-first 10` is the docs' repair for a file far over its limit; on a store that fits it removed
+    the later entries, unasked, though the listing said there was nothing to repair."""
+    fine = "\n§\n".join(f"fact number {n}" for n in range(1, 16))
+    (files / "MEMORY.md").write_text(fine, encoding="utf-8")
+    for extra in ((), ("--dry-run",)):
+        done = cli("memory", "repair", "--target", "memory", "--keep-first", "10", "--json", *extra)
+        assert done.returncode == 1
+        error = json.loads(done.stdout)["error"]
+        assert error.startswith("MEMORY.md fits its limit (") and "Nothing was changed" in error
+        assert "`workbench memory remove --target memory --old TEXT`" in error
+    assert (files / "MEMORY.md").read_text(encoding="utf-8") == fine

@@ -309,6 +309,18 @@ class Diagnosis:
             )
         return self.pieces[number - 1]
 
+    def keep_first(self, count: int) -> Repair:
+        """``keep_first`` on this file, refused when the store fits its limit: removing entries is then no
+        repair, and ``--keep-first 10`` copied from the docs removed a fine store's later entries unasked."""
+        if hermes_excess(self.text, self.limit) is None:
+            raise refuse(
+                f"{self.file_name} fits its limit ({size_of(read_as_hermes(self.text)):,}/{self.limit:,} chars), "
+                "so --keep-first, which removes every entry after the first N of a store over its limit, has "
+                f"nothing to repair. Nothing was changed. To remove an entry anyway: `workbench memory remove "
+                f"--target {self.target} --old TEXT` (each is journaled and undoable)."
+            )
+        return keep_first(self.pieces, count)
+
     def piece_of(self, entry: str) -> Piece | None:
         """The first piece that reads as ``entry`` (what the Memory screen shows as one entry)."""
         return next((p for p in self.pieces if p.entry == entry), None)

@@ -150,7 +150,7 @@ def _chosen(args, found: repair.Diagnosis) -> repair.Repair | None:
     if args.remove:
         return repair.remove(found.piece(args.remove))
     if args.keep_first:
-        return repair.keep_first(found.pieces, args.keep_first)
+        return found.keep_first(args.keep_first)
     return None
 
 
