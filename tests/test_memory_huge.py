@@ -307,7 +307,8 @@ async def test_one_entry_of_megabytes_is_shown_cut_and_kept_whole_for_an_edit(ho
         live = app.screen.query_one("#live-list", EntryList)
         await wait_for(pilot, lambda: live.rows and live.option_count, timeout=60, what="the entry")
         shown = str(live.get_option_at_index(0).prompt)
-        assert shown.endswith(f"… ({len(big) - 6000:,} more characters)"), shown[-80:]
+        # (blocked whole from the prompts, too large to scan: the row says so, as it does for any blocked entry)
+        assert shown.endswith(f"… ({len(big) - 6000:,} more characters)\n  ⚠ threat: too_large_to_scan"), shown[-80:]
         assert len(shown.splitlines()) < 200
         live.focus()
         await pilot.press("d")

@@ -9,7 +9,7 @@ raw text so it can be found and removed.
 
 from __future__ import annotations
 
-from ..safety import ADVICE, MAX_SCAN_CHARS, Verdict, assess, blocked_line
+from ..safety import ADVICE, DANGEROUS, MAX_SCAN_CHARS, Finding, Verdict, assess, blocked_line
 
 REMOVE_HINT = "Removed from system prompt; use memory(action=remove) to delete the original."
 
@@ -55,7 +55,12 @@ def first_threat_message(text: str) -> str | None:
 
 
 def entry_flags(entry: str) -> Verdict:
-    """The verdict for one live entry, for screens that mark flagged entries."""
+    """The verdict for one live entry, for screens that mark flagged entries. One past ``MAX_SCAN_CHARS`` is
+    blocked whole (``sanitize_entry``), so that is its one reason: what a scan of its start found (a timeout
+    on megabytes of base64) stood beside "too large to scan" as a second, different one."""
+    if len(entry) > MAX_SCAN_CHARS:
+        reason = f"is {len(entry):,} characters, more than the scan reads ({MAX_SCAN_CHARS:,}), so it is blocked whole"
+        return Verdict(DANGEROUS, (Finding("too_large_to_scan", DANGEROUS, reason),))
     return assess(entry)
 
 
