@@ -20,7 +20,7 @@ from engine import FixedClock, open_home
 from engine.db import DatabaseDamaged
 from tests.cli_support import ran
 from tests.hermes_support import workbench_cmd
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import footer_keys, make_app, settle, wait_for
 
 PAGE = 4096
 DAMAGES = ("sessions", "messages_fts_data")  # the repro's page (the sessions table's root), and the index's
@@ -411,6 +411,8 @@ async def test_the_sessions_screen_says_so_when_damage_stops_it_naming_the_sessi
             transcript = pilot.app.screen.transcript
             await wait_for(pilot, lambda: "cannot be read" in transcript._placeholder, what="the explanation")
             assert "state.db is damaged" in transcript._placeholder and ".recover" in transcript._placeholder
+            # (a, e, D and x were offered, dimmed, and said "Pick a session first" where none can be picked)
+            assert await footer_keys(pilot, "a", "e", "D", "x") == {}
     finally:
         home.close()
 

@@ -107,8 +107,11 @@ class SessionActions(WorkbenchScreen):
     # showed it and then its transcript read it (a's label and what a does); None until read where the row could not
     # say (a jump from another screen; an archived search hit, whose conversation may or may not be archived whole).
     picked_archived: str | None = "none"
+    unreadable = False  # the archive's sessions could not be listed: no session can be picked (``RootsLoaded``)
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in ("listed_session", "session") and self.unreadable:
+            return False  # (dimmed, they said "Pick a session first" where none can be; the transcript says why)
         if action == "listed_session" and self.size.width < FOOTER_ROOM and self._keys_crowd():
             return False
         if action == "listed_session" and parameters == ("export",) and self.size.width < EXPORT_ROOM:

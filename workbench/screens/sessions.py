@@ -273,6 +273,9 @@ class SessionsScreen(SessionActions, SessionPrune):
 
     @on(RootsLoaded)
     def _roots_loaded(self, message: RootsLoaded) -> None:
+        if message.after is None and self.unreadable != bool(message.error):
+            self.unreadable = bool(message.error)
+            self.refresh_bindings()
         if message.error:
             self.transcript.set_placeholder(f"{ARCHIVE_UNREADABLE} {message.error}")
             return
