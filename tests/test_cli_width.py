@@ -117,3 +117,18 @@ def test_a_cut_summary_never_ends_inside_a_number(tmp_path, monkeypatch):
             assert not (kept[-1].isdigit() and full[len(kept)].isdigit()), (columns, row)
             cut_by_number += kept.endswith("Loop note")  # (where the number would have been split)
     assert cut_by_number
+
+
+def test_a_timeline_summary_gets_the_room_before_its_session_id(tmp_path, monkeypatch):
+    """At 80 columns a memory row read `MEMORY + 'Loop note…  (session s-live)`: the id kept its place and
+    the entry, which says what changed, was cut to two words. A summary the id would cut now has the row
+    to itself, the id on the line under it; one that fits beside it keeps it there."""
+    home = open_home(tmp_path / "h")
+    home.archive.create_session("s-live", source="cli")
+    for text in ("Loop note 186: the deploy script retries three times", "short one"):
+        home.memory.add("memory", text, ToolContext(actor="agent", session_id="s-live"))
+    home.close()
+    lines = workbench(tmp_path / "h", 80, "timeline").splitlines()
+    assert lines[0].endswith("  agent    MEMORY + 'short one'  (session s-live)")
+    assert lines[1].endswith("  agent    MEMORY + 'Loop note 186: the deploy scri…") and len(lines[1]) == 80
+    assert lines[2] == " " * 9 + "(session s-live)"

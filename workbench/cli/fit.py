@@ -33,17 +33,18 @@ def cut_cells(text: str, width: int) -> str:
     return cut_end(kept, text[len(kept) :]) + "…"
 
 
-def fit_row(head: str, free: str, tail: str, width: int, indent: str) -> list[str]:
+def fit_row(head: str, free: str, tail: str, width: int, indent: str, free_first: bool = False) -> list[str]:
     """``head`` + ``free`` + ``tail`` in ``width`` cells, ``free`` cut to fit; when that would leave it
-    fewer than ``MIN_FREE`` cells, ``tail`` (ids a command takes: never cut) goes on a line of its own
-    after ``indent`` (without it where both would not fit), under the row cut at its end. A ``head`` that
-    leaves ``free`` fewer than ``MIN_FREE`` cells by itself (the timeline's at 40 columns) has it on the
-    next line, after ``indent``, where it has more: cut at the head's end, it showed nothing of it."""
+    fewer than ``MIN_FREE`` cells (``free_first``: when it would cut it at all), ``tail`` (ids a command
+    takes: never cut) goes on a line of its own after ``indent`` (without it where both would not fit),
+    under the row cut at its end. A ``head`` that leaves ``free`` fewer than ``MIN_FREE`` cells by itself
+    (the timeline's at 40 columns) has it on the next line, after ``indent``, where it has more: cut at the
+    head's end, it showed nothing of it."""
     head, free, tail = visible(head), visible(free), visible(tail)
     if free and width - cell_len(head) < MIN_FREE <= width - cell_len(indent):
-        return [cut_cells(head.rstrip(), width), *fit_row(indent, free, tail, width, indent)]
+        return [cut_cells(head.rstrip(), width), *fit_row(indent, free, tail, width, indent, free_first)]
     room = width - cell_len(head) - cell_len(tail)
-    if room >= MIN_FREE or not tail:
+    if not tail or (room >= MIN_FREE and not (free_first and cell_len(free) > room)):
         return [cut_cells(head + cut_cells(free, max(room, MIN_FREE)), width) + tail]
     ids = tail.strip()
     return [cut_cells(head + free, width), indent + ids if cell_len(indent + ids) <= width else ids]

@@ -150,7 +150,8 @@ def show_timeline(home: Home, args) -> Output:
                 + (f"  [{r.group}]" if r.group else "")
                 + (f"  (session {inline(r.session_id)})" if named and r.session_id else "")
             )
-            lines += fit_row(head, r.summary, tail, columns, " " * 9)
+            # (the summary says what changed: its ids give way to a line of their own before it is cut)
+            lines += fit_row(head, r.summary, tail, columns, " " * 9, free_first=True)
             lines += wrapped(f"↳ {r.found_later}", columns, " " * 9) if r.found_later else []
             lines += wrapped(f"← {r.source.describe()}", columns, " " * 9) if r.source else []
             lines += wrapped(f"why: {r.why}", columns, " " * 9) if r.why else []
