@@ -402,6 +402,41 @@ async def test_a_transcript_whose_session_a_new_search_leaves_out_says_so(home, 
         assert "not a hit: enter opens" not in str(transcript.border_subtitle)
 
 
+@pytest.mark.parametrize("archived", [False, True])
+async def test_esc_after_opening_a_hit_keeps_it_shown_with_the_cursor_on_its_row(home, tmp_path, archived):
+    """esc out of a search showed the row under the cursor again, not the hit just opened, as if the place
+    was lost: the tree's cursor now goes to the hit's row. A hit the tree does not list (a conversation
+    archived whole) cannot be revealed: the transcript then goes back to the cursor's row, never left on a
+    session the cursor is not on."""
+    seed_sessions(home)
+    if archived:
+        home.archive.set_archived(TOKYO, True)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: screen.shown_session is not None, what="the newest session shown")
+        before = screen.shown_session
+        assert before != TOKYO
+        await pilot.press("slash", *"ラーメン")
+        await wait_for(pilot, lambda: screen.query_one(SearchResults).hits, what="search hits")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.shown_session == TOKYO, what="the hit opened")
+        await pilot.press("escape")
+        expected = before if archived else TOKYO
+        await wait_for(
+            pilot,
+            lambda: (
+                screen.query_one(ContentSwitcher).current == "sessions-tree"
+                and screen.shown_session == expected
+                and tree.cursor_node is tree.node_for(expected)
+            ),
+            what="the transcript and the cursor on one session",
+        )
+        await settle(pilot)
+        assert screen.shown_session == tree.picked(tree.cursor_node.data) == expected
+
+
 async def test_a_search_with_no_hits_does_not_say_the_transcript_is_not_a_hit(home, tmp_path):
     """A query matching nothing put "not a hit: enter opens the highlighted one" on the transcript's
     border, though no hit was there to open; the results' own line says nothing matched."""

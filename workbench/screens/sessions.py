@@ -145,6 +145,9 @@ class LineageLoaded(Message):
     session_id: str
     chain: list[str]  # first segments of the chains above the session's, root first
     children: dict[str, list[SessionNode]]
+    # From esc out of a search: where the tree cannot show the session (an archived conversation, a root
+    # past the roots listed), the transcript goes back to the row under the cursor instead.
+    or_cursor: bool = False
 
 
 class SessionsScreen(SessionActions, SessionPrune):
@@ -233,11 +236,21 @@ class SessionsScreen(SessionActions, SessionPrune):
         return not searching and not isinstance(self.focused, LineageTree)
 
     def action_clear_search(self, _: str = "") -> None:
-        """Back to the tree, the transcript with it: a, e, D and x act on the row under the cursor again."""
+        """Back to the tree, its cursor on the session the transcript shows (a hit just opened: esc showed
+        the row under the cursor instead, as if the place was lost), else the transcript on the cursor's row:
+        a, e, D and x act on the row under the cursor, and it is the one shown."""
         search = self.query_one("#sessions-search", Input)
         if search.value:
             search.value = ""
         self.tree.focus()
+        node = self.tree.cursor_node
+        cursor = self.tree.picked(node.data) if node is not None and isinstance(node.data, SessionNode) else None
+        if self.wanted_session is not None and self.wanted_session != cursor:
+            self.load_lineage(self.wanted_session, or_cursor=True)
+        else:
+            self._show_cursor_row()
+
+    def _show_cursor_row(self) -> None:
         node = self.tree.cursor_node
         if node is not None and isinstance(node.data, SessionNode):
             segment = self.tree.picked(node.data)
@@ -594,25 +607,31 @@ class SessionsScreen(SessionActions, SessionPrune):
         self.transcript.focus()
 
     @work(thread=True, exit_on_error=False)
-    def load_lineage(self, session_id: str) -> None:
+    def load_lineage(self, session_id: str, or_cursor: bool = False) -> None:
         archive = self.home.archive
         with self.archive_read(), archive.one_snapshot():
             path = archive.chain_path(session_id)[:-1]  # the chains above the session's own
             children = {ancestor: self._tree_nodes(archive.chain_children(ancestor)) for ancestor in path}
-            self.post_message(LineageLoaded(session_id, path, children))
+            self.post_message(LineageLoaded(session_id, path, children, or_cursor))
 
     @on(LineageLoaded)
     def _lineage_loaded(self, message: LineageLoaded) -> None:
+        if message.or_cursor and message.session_id != self.wanted_session:
+            return  # another session was picked meanwhile
         root = message.chain[0] if message.chain else message.session_id
         if self.tree.node_for(root) is None:
-            self._reveal = message  # retried when the first page of roots arrives
+            if message.or_cursor:
+                self._show_cursor_row()
+            else:
+                self._reveal = message  # retried when the first page of roots arrives
             return
         self._reveal = None
         for ancestor in message.chain:
             if not self.tree.is_loaded(ancestor):
                 self.tree.set_children(ancestor, message.children[ancestor])
         self.wanted_session = message.session_id  # the reveal must not reload another transcript
-        self.tree.reveal(message.session_id)
+        if not self.tree.reveal(message.session_id) and message.or_cursor:
+            self._show_cursor_row()
 
     # -- live updates --------------------------------------------------------------
     def engine_event(self, event: Event) -> None:
