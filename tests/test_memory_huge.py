@@ -340,3 +340,33 @@ async def test_the_remove_question_of_an_entry_of_megabytes_shows_it_cut(tmp_pat
         await pilot.press("y")
         await wait_for(pilot, lambda: not home.memory.entries("memory"), timeout=30, what="the whole entry removed")
     home.close()
+
+
+@pytest.mark.anyio
+async def test_the_edit_dialog_of_an_entry_of_one_megabyte_line_does_not_wrap_it(tmp_path):
+    """Each key typed into the editor of a 1 MB entry took 3-10 s: Textual's TextArea divided the whole
+    soft-wrapped line (15,000 rows) for each row it drew. A line past WRAP_MAX is shown unwrapped, said in
+    the hint; the edit still saves the whole entry."""
+    from textual.widgets import TextArea
+
+    from workbench.screens.dialogs import EditDialog
+
+    big = " ".join(WORDS[i % len(WORDS)] for i in range(150_000))  # about 1 MB, one line
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "config.yaml").write_text("memory:\n  memory_char_limit: 2000000\n", encoding="utf-8")
+    home = open_home(tmp_path / "home")
+    put(home, [big, "a short note"])
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        live = app.screen.query_one("#live-list", EntryList)
+        await wait_for(pilot, lambda: live.rows and live.option_count == 2, timeout=60, what="the entries")
+        live.focus()
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), timeout=30, what="the editor")
+        assert app.screen.query_one("#draft", TextArea).soft_wrap is False
+        assert f"Its longest line is {len(big):,} characters, so lines are not wrapped" in app.screen.hint
+        await pilot.press("end", "X", "ctrl+s")  # (one line: end is its end)
+        await wait_for(pilot, lambda: home.memory.entries("memory")[0] == big + "X", timeout=30, what="the save")
+        await pilot.press("down", "e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), timeout=30, what="the short one's editor")
+        assert app.screen.query_one("#draft", TextArea).soft_wrap is True

@@ -81,6 +81,9 @@ Outcome = None | str | Conflict
 # Events after which an open editor looks at the files again.
 DISK_EVENTS = (MemoryChanged, PendingChanged, SkillChanged)
 ADVICE_EVERY = 0.2  # seconds: while keys keep coming, the budget and advice are worked out at most this often
+# characters in one line past which the draft is not soft-wrapped: Textual's TextArea divides the whole line for
+# each row it draws, 3-10 s a key for a 1 MB entry (one line of 15,000 rows) where unwrapped it is 0.4 s
+WRAP_MAX = 20_000
 
 
 @dataclass(frozen=True)
@@ -267,6 +270,13 @@ class EditDialog(Dialog[bool]):
                 "one left in place is saved as the character it stands for, and an edit that touches one drops "
                 "that character (backspace deletes a symbol whole; a symbol you type is saved as typed)."
             )
+        longest = max(map(len, text.split("\n")))
+        self.wrap = longest <= WRAP_MAX
+        if not self.wrap:
+            self.hint = (self.hint + " " if self.hint else "") + (
+                f"Its longest line is {longest:,} characters, so lines are not wrapped (wrapped, each key took "
+                "seconds): home, end and the arrows move along it."
+            )
         self.budget = budget
         self.recheck = recheck  # worker thread: what changed on disk since the dialog opened
         self.disk_note: str | None = None
@@ -290,7 +300,7 @@ class EditDialog(Dialog[bool]):
             # save then looked like a key that did nothing); a long refusal scrolls (tab, arrows)
             with VerticalScroll(id="error-box"):
                 yield Static("", id="error", classes="error")
-            yield SymbolTextArea(text=self.original, id="draft", soft_wrap=True, show_line_numbers=False)
+            yield SymbolTextArea(text=self.original, id="draft", soft_wrap=self.wrap, show_line_numbers=False)
             if self.budget is not None:
                 yield CapacityGauge(id="draft-budget")
                 yield Static("", id="draft-advice", classes="warning")
