@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import functools
 import itertools
+import threading
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TypeVar
 
 import regex
 
@@ -158,7 +160,23 @@ class _RuleSet:
         )
 
 
-@functools.cache
+_T = TypeVar("_T")
+
+
+def _once(make: Callable[[], _T]) -> Callable[[], _T]:
+    """``make``'s result, made on the first call only, even when two threads scan first at once: a gate's
+    lookup is keyed by its index's identity (``Slot``), so a second build's indexes answer no first's."""
+    made = functools.cache(make)
+    lock = threading.Lock()
+
+    def first() -> _T:
+        with lock:
+            return made()
+
+    return first
+
+
+@_once
 def _rule_sets() -> tuple[_RuleSet, _RuleSet]:
     """Every rule, and those a rot13 decoding is read with (``ENGLISH_VIEWS``), their gates indexed: built
     on the first scan, as are ``_Lookups``' automatons (together about 30 ms of CPU), since most processes
@@ -313,7 +331,7 @@ _MADE: dict[tuple[bool, str], Callable[[str], str]] = {
     (True, "ones"): rot13,
     (True, "il"): lambda text: _as_i(rot13(text)),
 }
-_one_pass = functools.cache(_Lookups)
+_one_pass = _once(_Lookups)
 
 
 def _lookups(views: Views) -> tuple[dict[Slot, set[int]] | None, dict[Slot, set[int]] | None]:
