@@ -159,10 +159,12 @@ SHOWN_CHARS = 6000  # a longer text is cut where a screen shows it (the file or 
 
 def clipped(text: str, limit: int = SHOWN_CHARS) -> str:
     """``text``, or its first ``limit`` characters and how many more there are: laying out megabytes (one
-    memory entry pasted with no delimiter, a tool's output) would hold a screen for minutes."""
+    memory entry pasted with no delimiter, a tool's output) would hold a screen for minutes. Never cut
+    inside a symbol or a grapheme (``_whole``); a number may be (the note under it says the text goes on)."""
     if len(text) <= limit:
         return text
-    return text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
+    kept, _ = _whole(text[:limit], text[limit:])
+    return kept + f"\n… ({len(text) - len(kept):,} more characters)"
 
 
 _SPLIT_BEFORE = re.compile(r"\d[.,:]?$")  # a number's end (its separator too, as in 1,2|34) ...

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 import regex
 
+from engine.textsafety import clipped, visible
 from engine.textsafety import cut as engine_cut
-from engine.textsafety import visible
 from widgets.literal import cut_cells as tui_cut
 from workbench.cli.fit import cut_cells as cli_cut
 
@@ -38,3 +38,14 @@ def test_a_cut_never_ends_inside_a_symbol_or_a_grapheme(cut, text):
     for width in range(2, len(shown) + 2):
         kept = cut(shown, width).removesuffix("…")
         assert shown.startswith(kept) and len(kept) in wholes(shown), (width, kept)
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_a_huge_text_shown_cut_ends_whole_and_counts_the_rest(text):
+    """``clipped`` (a memory entry of megabytes, a transcript body) cuts where the others do, and says
+    how many characters it left out of the text it was given."""
+    shown = visible(text)
+    for limit in range(1, len(shown)):
+        kept, _, note = clipped(shown, limit).partition("\n… (")
+        assert shown.startswith(kept) and len(kept) in wholes(shown), (limit, kept)
+        assert note == f"{len(shown) - len(kept):,} more characters)"
