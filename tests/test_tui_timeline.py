@@ -1002,3 +1002,24 @@ async def test_enter_on_a_decided_proposal_lists_its_rows_here(home, tmp_path):
         await wait_for(pilot, lambda: all(decided in what for what in shown(screen)), what="its rows")
         assert any(f"approved memory proposal {decided}" in what for what in shown(screen))
         assert not any(other in what for what in shown(screen))
+
+
+def listed_rows(app) -> int:
+    """How many of the list's rows are drawn (each starts with its date)."""
+    return sum(1 for line in screen_text(app).splitlines() if line.startswith("│ 20"))
+
+
+async def test_at_60x20_the_list_keeps_its_rows_beside_a_long_detail_and_a_status(home, tmp_path):
+    """At 60x20 an eight-line detail left the list 4 rows, and a four-line status none (its header alone)."""
+    said = ToolContext(session_id="20261130_120000_4f9a2c", message_id=7)  # the detail names its message too
+    for n in range(12):
+        home.memory.add("memory", f"Fact {n}: " + "the deploy runbook lives in the ops wiki, " * 4, said)
+    async with make_app(home, tmp_path).run_test(size=(60, 20)) as pilot:
+        screen, _ = await focused_table(pilot)
+        assert listed_rows(pilot.app) >= 8
+        detail = screen_text(pilot.app).splitlines()[-2]  # cut where its pane ends, and saying so
+        assert detail.rstrip().endswith("…"), detail
+        screen.show_status("A status of four lines: " + "it says what happened and what to do next. " * 4)
+        await settle(pilot)
+        assert screen.query_one("#status", Static).size.height == 4
+        assert listed_rows(pilot.app) >= 4

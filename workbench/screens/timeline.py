@@ -46,7 +46,7 @@ from engine.timeline import (
     unsourced,
 )
 from widgets.diff_view import DiffView
-from widgets.literal import literal
+from widgets.literal import literal, wrapped
 from widgets.search_box import SearchBox
 from widgets.timeline_list import TimelineList
 
@@ -132,11 +132,16 @@ class TimelineScreen(WorkbenchScreen):
         Binding("r", "revert", "Revert", tooltip="Revert the row or whole group (asks first)"),
         Binding("m", "more", "More", tooltip="Read on past where an actor filter stopped reading"),
     ]
+    # below 24 rows the detail and a skill diff yield lines to the list: at 60x20 it keeps 8 rows, and 4 under a
+    # status line of 4 (the detail's 8 left it 4, and none under the status)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (24, "-tall")]
     DEFAULT_CSS = """
     TimelineScreen #timeline-search { border: tall $primary 40%; }
     TimelineScreen #timeline-search:focus { border: tall $primary; }
     TimelineScreen #timeline-detail { height: auto; max-height: 8; padding: 0 1; }
     TimelineScreen #timeline-diff { max-height: 25vh; padding: 0 1; }  /* (the list keeps its rows at 80x24) */
+    TimelineScreen.-short #timeline-detail { max-height: 4; }
+    TimelineScreen.-short #timeline-diff { max-height: 3; }
     """
 
     def __init__(self) -> None:
@@ -356,8 +361,22 @@ class TimelineScreen(WorkbenchScreen):
             diff.show(lines)
 
     def _show_detail(self, row: Row) -> None:
+        """The row's detail in the lines its pane has (its CSS max-height), ending in … where it needs more."""
         lines = detail_lines(row, self._source_of(row), opens=" · g opens it")  # (as `timeline show` prints it)
-        self.query_one("#timeline-detail", Static).update(literal("\n".join(lines)))
+        detail = self.query_one("#timeline-detail", Static)
+        room = int(detail.styles.max_height.value)  # (its CSS max-height: 4 below 24 rows)
+        detail.update(
+            Content("\n").join(wrapped("\n".join(lines), detail.content_size.width or self.size.width - 2, room))
+        )
+
+    def on_resize(self) -> None:
+        """The detail is fitted again to the width and lines the new size gives it (once its CSS applies)."""
+        self.call_after_refresh(self._refit_detail)
+
+    def _refit_detail(self) -> None:
+        row, _ = self.table.current
+        if row is not None:
+            self._show_detail(row)
 
     def _source_of(self, row: Row) -> Source | None:
         """The message the row names, or the one a lookup found for it."""
