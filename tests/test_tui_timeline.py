@@ -13,7 +13,7 @@ from engine.approvals.records import PendingStore
 from engine.diffs import WHITESPACE_ONLY
 from engine.journal import Journal
 from engine.skills.manage import skill_manage_tool
-from engine.timeline import summarize
+from engine.timeline import Timeline, summarize
 from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
 from tests.screens_seed import open_mode, screen_text
@@ -23,6 +23,7 @@ from tests.test_skills_support import write_skill
 from tests.test_timeline import REVIEW, found_after_a_pin, found_in_order, learn
 from tests.tui_support import LateFirstAnswer, footer_keys, footer_labels, make_app, settle, wait_for
 from widgets.timeline_list import TimelineList
+from workbench.screens import timeline as timeline_screen
 from workbench.screens.approvals import ApprovalsScreen
 from workbench.screens.dialogs import ConfirmDialog
 from workbench.screens.memory import MemoryScreen
@@ -1023,3 +1024,23 @@ async def test_at_60x20_the_list_keeps_its_rows_beside_a_long_detail_and_a_statu
         await settle(pilot)
         assert screen.query_one("#status", Static).size.height == 4
         assert listed_rows(pilot.app) >= 4
+
+
+async def test_a_filtered_timeline_watches_only_the_newest_outside_rows_for_a_credit(home, tmp_path, monkeypatch):
+    """The set of outside rows a filtered Timeline watches grew by each live reload's, with no bound while
+    the TUI stayed open: it keeps the newest ``UNCREDITED_MOST`` (3 here)."""
+    monkeypatch.setattr(timeline_screen, "UNCREDITED_MOST", 3, raising=False)
+    memory = home.memories_dir / "MEMORY.md"
+    memory.write_text("Hand note 0", encoding="utf-8")
+    assert home.memory.record_external_change("memory")  # (the file's first look: no edit yet)
+    async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await pilot.press("slash", *"actor:agent", "enter")
+        await settle(pilot)
+        for n in range(1, 7):  # six edits by hand, each reloading the list live
+            memory.write_text("\n§\n".join(f"Hand note {k}" for k in range(n + 1)), encoding="utf-8")
+            assert home.memory.record_external_change("memory")
+            newest = Timeline(home).uncredited(0)[0]
+            await wait_for(pilot, lambda newest=newest: newest in screen.uncredited, what="the edit watched")
+        outside = Timeline(home).uncredited(0)
+        assert len(outside) > 3 and screen.uncredited == set(outside[:3])

@@ -27,6 +27,7 @@ from engine.memory.archive_writes import HERMES_SLACK_S
 from engine.memory.targets import TARGETS
 from engine.textsafety import quoted
 from engine.timeline import (
+    UNCREDITED_MOST,
     Reach,
     Row,
     Source,
@@ -157,6 +158,7 @@ class TimelineScreen(WorkbenchScreen):
         self.sources: dict[int, Source | None] = {}  # row id -> the message behind it, once looked up
         self.diffs: dict[int, list[tuple[str, str]] | None] = {}  # row id -> what an outside SKILL.md change did
         # under a filter, the outside memory rows of the span shown, listed or not: one credited may match it now
+        # (the newest ``UNCREDITED_MOST`` of them, however long the screen stays open)
         self.uncredited: set[int] = set()
 
     def compose_body(self) -> Iterable[Widget]:
@@ -269,6 +271,8 @@ class TimelineScreen(WorkbenchScreen):
             self.rows = message.rows
             self.exhausted = len(message.rows) < PAGE and message.reach is None
         self.uncredited.update(message.uncredited)
+        if len(self.uncredited) > UNCREDITED_MOST:  # (each live reload adds the new ones: the newest are kept)
+            self.uncredited = set(sorted(self.uncredited)[-UNCREDITED_MOST:])
         if message.where != "newer":
             self.reach = message.reach
             self.refresh_bindings()  # (m More, and under the list how far the last page read: it stays)
