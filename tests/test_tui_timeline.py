@@ -1044,3 +1044,15 @@ async def test_a_filtered_timeline_watches_only_the_newest_outside_rows_for_a_cr
             await wait_for(pilot, lambda newest=newest: newest in screen.uncredited, what="the edit watched")
         outside = Timeline(home).uncredited(0)
         assert len(outside) > 3 and screen.uncredited == set(outside[:3])
+
+
+async def test_the_search_hint_reads_whole_or_ends_with_an_ellipsis_never_on_a_comma(home, tmp_path):
+    """At 60 columns the hint showed the first line Textual wrapped it to: `…subsystem:skills,`."""
+    async with make_app(home, tmp_path).run_test(size=(60, 20)) as pilot:
+        await open_mode(pilot, "6", TimelineScreen)
+        hint = screen_text(pilot.app).splitlines()[2].strip("▊▎ ")
+        assert hint == "search (/): words, actor:review, subsystem:skills, …"
+        await pilot.resize_terminal(120, 20)
+        await settle(pilot)
+        hint = screen_text(pilot.app).splitlines()[2].strip("▊▎ ")
+        assert hint == "search (/): words, actor:review, subsystem:skills, target:, session:"
