@@ -369,9 +369,10 @@ class TimelineScreen(WorkbenchScreen):
         lines = detail_lines(row, self._source_of(row), opens=" · g opens it")  # (as `timeline show` prints it)
         detail = self.query_one("#timeline-detail", Static)
         room = int(detail.styles.max_height.value)  # (its CSS max-height: 4 below 24 rows)
-        detail.update(
-            Content("\n").join(wrapped("\n".join(lines), detail.content_size.width or self.size.width - 2, room))
-        )
+        width = detail.content_size.width or self.size.width - 2
+        shown = literal("\n".join(lines))  # (whole where it fits: its own wrapping, by the pane's width)
+        cut = len(shown.wrap(width)) > room
+        detail.update(Content("\n").join(wrapped("\n".join(lines), width, room)) if cut else shown)
 
     def on_resize(self) -> None:
         """The detail is fitted again to the width and lines the new size gives it (once its CSS applies)."""
