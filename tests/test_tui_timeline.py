@@ -1007,7 +1007,7 @@ async def test_enter_on_a_decided_proposal_lists_its_rows_here(home, tmp_path):
 
 def listed_rows(app) -> int:
     """How many of the list's rows are drawn (each starts with its date)."""
-    return sum(1 for line in screen_text(app).splitlines() if line.startswith("│ 20"))
+    return sum(1 for line in screen_text(app).splitlines() if line[:3].startswith("│ ") and line[2].isdigit())
 
 
 async def test_at_60x20_the_list_keeps_its_rows_beside_a_long_detail_and_a_status(home, tmp_path):
@@ -1056,3 +1056,20 @@ async def test_the_search_hint_reads_whole_or_ends_with_an_ellipsis_never_on_a_c
         await settle(pilot)
         hint = screen_text(pilot.app).splitlines()[2].strip("▊▎ ")
         assert hint == "search (/): words, actor:review, subsystem:skills, target:, session:"
+
+
+async def test_at_60_columns_the_year_and_the_session_column_give_way_to_the_summaries(home, tmp_path):
+    """At 60 columns the summaries had 13 to 17 cells (`staged skills pr…`) beside the year and the session
+    column, which the detail pane names whole anyway."""
+    said = ToolContext(session_id="20261130_120000_4f9a2c", message_id=7)
+    home.memory.add("memory", "The deploy runbook lives in the ops wiki under Platform", said)
+    async with make_app(home, tmp_path).run_test(size=(60, 20)) as pilot:
+        await open_mode(pilot, "6", TimelineScreen)
+
+        def row_line() -> str:
+            return next(line for line in screen_text(pilot.app).splitlines() if "MEMORY +" in line)
+
+        assert row_line().startswith("│ 11-30 12:00  agent  MEMORY + 'The deploy runbook lives")
+        await pilot.resize_terminal(100, 20)  # room enough: the year and the session are back
+        await settle(pilot)
+        assert row_line().startswith("│ 2026-11-30 12:00  agent  …120000_4f9a2c  MEMORY + 'The deploy runbook")

@@ -11,6 +11,8 @@ Every cell is literal text, never markup.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
@@ -23,6 +25,14 @@ from .row_table import RowTable
 NEAR_END = 20  # rows from the bottom at which older rows are asked for
 
 
+@dataclass(frozen=True)
+class Layout:
+    """The columns as the table's width allows: how ``when`` is written, and whether ``session`` shows."""
+
+    when: str
+    session: bool
+
+
 class TimelineList(RowTable):
     DEFAULT_CSS = """
     TimelineList { background: $surface; border: round $primary 40%; height: 1fr; }
@@ -30,7 +40,9 @@ class TimelineList(RowTable):
     """
     COLUMNS = ("when", "actor", "session", "what")
     SESSION_CHARS = 14  # "…022919_dacddb": before the summaries, so a long one never pushes it out of view
-    WHEN_CHARS = 16  # "2026-12-04 18:07"
+    WHEN_SPEC, WHEN_CHARS = "%Y-%m-%d %H:%M", 16  # "2026-12-04 18:07"
+    SHORT_WHEN = ("%m-%d %H:%M", 11)  # "12-04 18:07": the year gives way first (the detail names it)
+    ROOMY_WHAT = 32  # narrower than this, the year and then the session column give way to the summaries
     MIN_WHAT = 12  # narrower than this, the summaries are left to scroll sideways rather than cut
 
     class Highlighted(Message):
@@ -53,10 +65,15 @@ class TimelineList(RowTable):
         self.shown: tuple[list, dict[str, str], set[str]] | None = None  # show()'s data, shown again on a resize
         self.heads: dict[str, tuple[str, str | None]] = {}  # show()'s group header actors and sessions
         self.what_cells: int | None = None  # the room the summaries are cut to (with …), None: not cut
+        self.shape = Layout(self.WHEN_SPEC, True)  # the columns shown, as the width allows
 
     def on_mount(self) -> None:
+        self._add_columns()
+
+    def _add_columns(self) -> None:
         for column in self.COLUMNS:
-            self.add_column(column, key=column, width=self.SESSION_CHARS if column == "session" else None)
+            if column != "session" or self.shape.session:
+                self.add_column(column, key=column, width=self.SESSION_CHARS if column == "session" else None)
 
     def show(
         self,
@@ -77,9 +94,14 @@ class TimelineList(RowTable):
         row no longer listed (filtered out): the first row."""
         self.shown = (rows, titles, collapsed)
         self.heads = heads or {}
-        self.columns["session"].width = self._session_cells(rows)
-        self.what_cells = self._room_for_what(rows, collapsed)
         current = self.current_key
+        shape, self.what_cells = self._fit(rows, collapsed)
+        if shape != self.shape:
+            self.shape = shape
+            self.clear(columns=True)
+            self._add_columns()
+        if shape.session:
+            self.columns["session"].width = self._session_cells(rows)
         ids = {row.id for row in rows}
         if arrived and self.known:
             self.unseen |= ids - self.known
@@ -105,10 +127,9 @@ class TimelineList(RowTable):
             self.group_by_key[key] = group
             by, session = self.heads.get(group, (row.by, row.session))
             self.add_row(
-                Text(shown_time(row.at) or "?", "bold"),
-                Text(by, "bold"),
-                self._session(session),
-                Text(self._what(f"{mark} {visible(titles.get(group, group))}"), "bold"),
+                *self._cells(
+                    row.at, Text(by, "bold"), session, Text(self._what(f"{mark} {visible(titles.get(group, group))}"))
+                ),
                 key=key,
             )
             if group not in collapsed:
@@ -135,13 +156,13 @@ class TimelineList(RowTable):
     def _add_row(self, row, indent: str) -> None:
         key = f"row:{row.id}"
         self.rows_by_key[key] = row
-        self.add_row(
-            Text(shown_time(row.at) or "?"),
-            Text(row.by),
-            self._session(row.session),
-            self._summary(row, indent),
-            key=key,
-        )
+        self.add_row(*self._cells(row.at, Text(row.by), row.session, self._summary(row, indent)), key=key)
+
+    def _cells(self, at: float, by: Text, session: str | None, what: Text) -> list[Text]:
+        """A line's cells for the columns shown; a group's header (``by`` bold) is bold throughout."""
+        when = Text(shown_time(at, self.shape.when) or "?", by.style)
+        what.stylize(by.style)
+        return [when, by, self._session(session), what] if self.shape.session else [when, by, what]
 
     def _summary(self, row, indent: str) -> Text:
         """The row's summary; a row that was undone (and not redone) is dimmed behind ↶; one found after
@@ -151,10 +172,12 @@ class TimelineList(RowTable):
             return Text(self._what(indent + visible(row.summary) + found))
         return Text(self._what(f"{indent}↶ {visible(row.summary)}{found}"), "dim")
 
-    def _room_for_what(self, rows: list, collapsed: set[str]) -> int | None:
-        """The cells the summary column has beside the others (each column pads a cell on both sides), so a
-        summary is cut with … where the table ends, not mid-word at its edge with no sign. The lines about
-        to be shown say whether a scrollbar will take cells (one shown now may be about to go)."""
+    def _fit(self, rows: list, collapsed: set[str]) -> tuple[Layout, int | None]:
+        """The columns shown and the cells the summary column has beside them (each column pads a cell on
+        both sides), so a summary is cut with … where the table ends, not mid-word at its edge with no sign.
+        Where the summaries would get fewer than ``ROOMY_WHAT`` cells (60 columns), the year gives way, then
+        the session column: the detail pane names both whole. The lines about to be shown say whether a
+        scrollbar will take cells (one shown now may be about to go)."""
         region = self.scrollable_content_region
         groups = {row.group for row in rows if row.group}
         lines = 1 + len(groups) + sum(1 for row in rows if row.group not in collapsed)  # the header too
@@ -165,8 +188,16 @@ class TimelineList(RowTable):
             - (scrollbar if lines > region.height else 0)
         )
         actor = max([len("actor"), *(len(visible(row.by)) for row in rows)])
-        room = width - (self.WHEN_CHARS + actor + self._session_cells(rows)) - 2 * len(self.COLUMNS) * self.cell_padding
-        return room if room >= self.MIN_WHAT else None
+        session = self._session_cells(rows) + 2 * self.cell_padding
+        room = width - actor - 3 * 2 * self.cell_padding  # (when, actor and what)
+        spec, when = self.SHORT_WHEN
+        shapes = [
+            (Layout(self.WHEN_SPEC, True), self.WHEN_CHARS + session),
+            (Layout(spec, True), when + session),
+            (Layout(spec, False), when),
+        ]
+        shape, taken = next((fit for fit in shapes if room - fit[1] >= self.ROOMY_WHAT), shapes[-1])
+        return shape, room - taken if room - taken >= self.MIN_WHAT else None
 
     def _session_cells(self, rows: list) -> int:
         """The session column's width: a session's end, or its header's alone while no row loaded names
@@ -177,7 +208,7 @@ class TimelineList(RowTable):
         return text if self.what_cells is None else cut_cells(text, self.what_cells)
 
     def on_resize(self) -> None:
-        if self.shown is not None and self._room_for_what(self.shown[0], self.shown[2]) != self.what_cells:
+        if self.shown is not None and self._fit(self.shown[0], self.shown[2]) != (self.shape, self.what_cells):
             self.show(*self.shown, heads=self.heads)
 
     def _session(self, session: str | None) -> Text:
