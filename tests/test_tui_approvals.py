@@ -1180,3 +1180,23 @@ async def test_the_budget_over_an_add_approval_would_refuse_or_not_apply_says_so
         await pilot.press("down")
         await wait_for(pilot, lambda: budget.used == used, what="the duplicate's budget")
         assert text_of(app, "#proposal-title").endswith("· no change: already there:")
+
+
+async def test_an_approve_all_line_that_wraps_goes_on_under_its_own_first_words(gated, tmp_path):
+    """At 80 columns a proposal's wrapped line and its `op 1 replace hits:` line began at the dialog's left
+    edge, under the next proposal's id, so one proposal read as several."""
+    from tests.test_tui_doctor import hangs
+
+    gated.memory.add("memory", "Project deploys with make deploy ENV=prod every Friday " * 2, ToolContext(actor="user"))
+    added = stage(gated, "The release manager is Sato-san, who signs off every deploy to production on Fridays")
+    result = gated.memory.replace("memory", "ENV=prod", "Project deploys with make deploy ENV=staging", AGENT)
+    assert result.get("staged"), result
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("A")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        lines = screen_text(app).splitlines()
+        assert hangs(lines, added) and hangs(lines, result["pending_id"])
+        assert hangs(lines, "op 1 replace hits")

@@ -32,7 +32,7 @@ async def test_the_palette_runs_the_doctor_and_shows_its_report(home, tmp_path):
         await wait_for(pilot, lambda: isinstance(app.screen, DoctorDialog), what="the Doctor dialog")
         dialog = app.screen
         await wait_for(pilot, lambda: "USER.md is not valid UTF-8" in screen_text(app), what="the report")
-        shown = str(dialog.query_one("#doctor-report").render())
+        shown = dialog.query_one("#doctor-report").text
         assert shown == render(run_doctor(home).to_dict())  # (the CLI's report, of the home as it is now)
         assert "1 finding(s) need attention" in shown
         await pilot.press("escape")
@@ -51,7 +51,7 @@ async def test_the_doctor_dialog_lists_the_drafts_take_theirs_kept(home, tmp_pat
         await settle(pilot)
         app.push_screen(DoctorDialog(home))
         await wait_for(pilot, lambda: isinstance(app.screen, DoctorDialog), what="the Doctor dialog")
-        said = lambda: "".join(str(r.render()) for r in app.screen.query("#doctor-report"))  # noqa: E731
+        said = lambda: "".join(r.text for r in app.screen.query("#doctor-report"))  # noqa: E731
         await wait_for(pilot, lambda: "kept by the editor" in said(), what="the drafts line")
         shown = said()
         assert (
@@ -59,3 +59,27 @@ async def test_the_doctor_dialog_lists_the_drafts_take_theirs_kept(home, tmp_pat
             in (shown)
         )
         assert shown == render(run_doctor(home, drafts=drafts_dir(app.settings_file)).to_dict())
+
+
+def hangs(lines: list[str], start: str) -> bool:
+    """Whether the line after the one holding ``start`` (an item's first words) goes on 2 cells deeper
+    than them, not back at the dialog's left edge (the last line holding it: the dialog is over the screen)."""
+    at = max(i for i, line in enumerate(lines) if start in line)
+    column = lines[at].index(start)
+    after = lines[at + 1]
+    return after[: column + 2].endswith("   ") and after[column + 2] != " "
+
+
+async def test_a_finding_that_wraps_goes_on_under_its_own_first_words(home, tmp_path):
+    """At 60 columns a finding's wrapped lines began at the dialog's left edge, under its bullet and the
+    report's head, so one finding read as several."""
+    from workbench.crash import keep_text
+    from workbench.settings import drafts_dir
+
+    app = make_app(home, tmp_path)
+    keep_text("my words", drafts_dir(app.settings_file), "draft")  # (a finding long enough to wrap)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(pilot)
+        app.push_screen(DoctorDialog(home))
+        await wait_for(pilot, lambda: "kept by the editor" in screen_text(app), what="the drafts line")
+        assert hangs(screen_text(app).splitlines(), "· drafts ")

@@ -14,6 +14,7 @@ from textual.content import Content
 from engine.textsafety import cut_end, preview_line, visible
 
 Part = tuple[str, str] | str
+HANG = 2  # cells a wrapped line's continuation sits deeper than the line's own start (``hanging``)
 one_line = preview_line  # a single-line preview of an entry, as the CLI's budget advice makes it
 
 
@@ -53,6 +54,26 @@ def wrapped(text: str, width: int, lines: int, style: str = "") -> list[Content]
     if cell_len(last) >= width and " " in last:
         last = last.rsplit(" ", 1)[0]
     return [*kept[: lines - 1], Content.styled(cut_cells(last + "…", width), style)]
+
+
+def hanging(text: str, width: int) -> list[Content]:
+    """``text`` wrapped to ``width`` cells, line by line, each line's continuation ``HANG`` cells deeper than
+    its own start (its leading spaces), so an item of a list that wraps reads as one, as a CLI listing's
+    does (``fit_row``'s indent): never back at the left edge under the item's id or bullet."""
+    lines: list[Content] = []
+    for line in visible(text).split("\n"):
+        body = line.lstrip(" ")
+        lead = len(line) - len(body)
+        first = Content(body).wrap(max(width - lead, 1))[0].plain.rstrip() if body else ""
+        rest = body[len(first) :].lstrip(" ")
+        lines.append(Content(" " * lead + first))
+        deeper = min(lead + HANG, max(width - 1, 0))
+        lines += (
+            [Content(" " * deeper + part.plain.rstrip()) for part in Content(rest).wrap(max(width - deeper, 1))]
+            if rest
+            else []
+        )
+    return lines
 
 
 def tail(text: str | None, limit: int) -> str:

@@ -35,6 +35,7 @@ from engine.kept_files import DRAFT
 from engine.memory.budget import Budget
 from engine.textsafety import clipped
 from widgets.gauge import CapacityGauge
+from widgets.hanging_text import HangingText
 from widgets.literal import assemble, literal, visible
 from widgets.symbol_editor import SymbolTextArea
 from widgets.textual_fixes import DismissOnce
@@ -127,7 +128,7 @@ class ConfirmDialog(Dialog[bool]):
             yield Static(literal(self.question, "bold"), classes="dialog-title")
             if self.detail:
                 with VerticalScroll(classes="dialog-detail"):
-                    yield Static(literal(clipped(self.detail)))
+                    yield HangingText(clipped(self.detail))  # (a wrapped item's lines hang under it)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Yes (y)", variant="error", id="yes")
                 yield Button("No (n)", id="no")

@@ -19,7 +19,8 @@ from textual.widgets import Static
 from engine.doctor import render, run_doctor
 from engine.errors import WorkbenchError
 from engine.home import Home
-from widgets.literal import assemble, literal
+from widgets.hanging_text import HangingText
+from widgets.literal import assemble
 
 from ..settings import drafts_dir
 from .dialogs import Dialog
@@ -45,7 +46,7 @@ class DoctorDialog(Dialog[None]):
         with Vertical(classes="dialog dialog-wide help"):
             yield Static(assemble(("Doctor", "bold"), ("   esc closes", "$text-muted")), classes="dialog-title")
             with VerticalScroll():
-                yield Static(literal(CHECKING), id="doctor-report")
+                yield HangingText(CHECKING, id="doctor-report")
 
     def on_mount(self) -> None:
         self.check()
@@ -60,7 +61,7 @@ class DoctorDialog(Dialog[None]):
 
     @on(Checked)
     def _checked(self, message: Checked) -> None:
-        self.query_one("#doctor-report", Static).update(literal(message.report))
+        self.query_one("#doctor-report", HangingText).show(message.report)
 
     async def action_dismiss(self, result=None) -> None:
         self.dismiss(None)

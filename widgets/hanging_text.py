@@ -1,0 +1,27 @@
+"""Literal text whose lines wrap with a hanging indent, for a dialog listing items one to a line."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from .literal import hanging
+
+
+class HangingText(Static):
+    """Literal text, a list's items one to a line, wrapped to the widget's width with a hanging indent
+    (``hanging``); ``show`` replaces it."""
+
+    def __init__(self, text: str = "", **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.text = text
+
+    def show(self, text: str) -> None:
+        self.text = text
+        self.refresh(layout=True)
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return len(hanging(self.text, width))
+
+    def render(self) -> Content:
+        return Content("\n").join(hanging(self.text, self.content_size.width or self.size.width))
