@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 
@@ -301,6 +302,7 @@ async def test_enter_reads_off_the_ui_thread_and_a_late_answer_for_a_row_left_op
 
 HERMES_ARCHIVES_THEN_MAKES_AGAIN = """
 import json
+import sqlite3
 from tools.skill_usage import archive_skill
 from tools.skill_manager_tool import skill_manage
 import sys
@@ -1073,3 +1075,32 @@ async def test_at_60_columns_the_year_and_the_session_column_give_way_to_the_sum
         await pilot.resize_terminal(100, 20)  # room enough: the year and the session are back
         await settle(pilot)
         assert row_line().startswith("│ 2026-11-30 12:00  agent  …120000_4f9a2c  MEMORY + 'The deploy runbook")
+
+
+async def test_a_commit_to_workbench_db_that_leaves_the_journal_as_shown_redraws_nothing(home, tmp_path, monkeypatch):
+    """The watcher follows workbench.db's commits (another process's credit), the TUI's own index upkeep's too,
+    every 2 s while it builds: each redrew the whole list for nothing (review19: 65 ms of CPU a time)."""
+    for text in ("One note", "Two notes", "Three notes"):
+        home.memory.add("memory", text)
+    live_pages, drawn = [], []
+    page, show = Timeline.page, TimelineList.show
+    monkeypatch.setattr(Timeline, "page", lambda self, **kw: (live_pages.append(kw["after_id"]), page(self, **kw))[1])
+    monkeypatch.setattr(TimelineList, "show", lambda self, *a, **kw: (drawn.append(a[0]), show(self, *a, **kw))[1])
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: any("Three notes" in what for what in shown(screen)), what="the rows")
+        await settle(pilot)
+        live_pages.clear()
+        before = len(drawn)
+        other = sqlite3.connect(home.journal.path)  # (another connection: its commit moves data_version)
+        with other:
+            other.execute("CREATE TABLE scratch (x)")
+        with other:
+            other.execute("DROP TABLE scratch")
+        other.close()
+        await wait_for(pilot, lambda: any(after is not None for after in live_pages), what="the live reload")
+        await settle(pilot)
+        assert len(drawn) == before
+        home.memory.add("memory", "Four notes")  # a change still shows
+        await wait_for(pilot, lambda: any("Four notes" in what for what in shown(screen)), what="the new row")

@@ -255,6 +255,7 @@ class TimelineScreen(WorkbenchScreen):
         if message.query != self.search:
             return  # typed on since: a newer load is coming
         self.group_sizes = message.sizes if message.where == "first" else {**self.group_sizes, **message.sizes}
+        shown = self.rows
         if message.where == "older":
             self.rows = self.rows + message.rows
             self.exhausted = len(message.rows) < PAGE and message.reach is None
@@ -280,6 +281,8 @@ class TimelineScreen(WorkbenchScreen):
             self.table.border_subtitle = f"read down to row {reach.oldest_id:,} · m reads on" if reach else ""
         seen: set = set()  # a page read while newer changes arrived overlaps the rows already shown
         self.rows = [row for row in self.rows if not (row.id in seen or seen.add(row.id))]
+        if message.where == "newer" and self.rows == shown:
+            return  # (a commit to workbench.db that left the journal as shown: the index upkeep's, every 2 s)
         self._retitle()
         self.table.show(self.rows, self.titles, self.collapsed, arrived=message.where == "newer", heads=self.heads)
         stopped = f"{self.reach.note(len(message.rows))} m reads on." if self.reach is not None else None
