@@ -195,6 +195,9 @@ def test_a_turn_is_refused_before_it_starts_naming_workbench_db(damaged):
 async def test_the_run_screen_refuses_a_turn_and_keeps_the_message_in_the_box(damaged, tmp_path):
     from textual.widgets import Input
 
+    from widgets.transcript import Transcript
+    from workbench.screens.run import TURN_FAILED_SEE_TRANSCRIPT
+
     home = open_home(damaged)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -203,7 +206,15 @@ async def test_the_run_screen_refuses_a_turn_and_keeps_the_message_in_the_box(da
         await pilot.press(*"hello there", "enter")
         box = app.screen.query_one("#run-input", Input)
         await wait_for(pilot, lambda: not app.screen.running and box.value == "hello there", what="the message back")
-        await wait_for(pilot, lambda: any("workbench.db" in n.message for n in app._notifications), what="the refusal")
+        transcript = app.screen.query_one(Transcript)
+        await wait_for(
+            pilot,
+            lambda: any(
+                item.content.startswith("turn error: ") and "workbench.db" in item.content for item in transcript.items
+            ),
+            what="the refusal, whole in the transcript",
+        )
+        assert TURN_FAILED_SEE_TRANSCRIPT in [n.message for n in app._notifications]
     home.close()
 
 
