@@ -1461,3 +1461,31 @@ async def test_saving_an_unchanged_entry_another_writer_removed_says_it_is_gone(
         status = str(app.screen.query_one("#status").render())
         assert status.startswith("No change to save, and the entry was removed or rewritten since you opened it")
         assert home.memory.entries("memory") == ["CI has 2 cores"]
+
+
+async def test_a_change_elsewhere_while_the_cursor_moves_reloads_the_entry_under_it(home, tmp_path, monkeypatch):
+    """state.db or workbench.db changed by another process reloads the detail pane: it reloaded the entry shown,
+    and that load (one at a time) cancelled the one the cursor had just asked for, so the pane stayed on the
+    entry left (CI: a credit's test read 'present before' for the entry it had moved to)."""
+    from engine.events import JournalChanged
+    from engine.memory import history
+    from tests.tui_support import LateFirstAnswer
+
+    home.memory.add("memory", "Alpha note")
+    home.memory.add("memory", "Beta note")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("1")
+        await settle(pilot)
+        screen = app.screen
+        live = screen.query_one("#live-list", EntryList)
+        live.focus()
+        await settle(pilot)
+        live.highlighted = 0
+        await wait_for(pilot, lambda: screen.detail is not None and screen.detail.entry == "Alpha note", what="Alpha")
+        late = LateFirstAnswer(monkeypatch, history, "story")
+        live.highlighted = 1  # Beta's story is read, and held
+        await wait_for(pilot, late.started.is_set, what="Beta's read")
+        screen.engine_event(JournalChanged())
+        await late.release(pilot, "memory-detail")
+        await wait_for(pilot, lambda: screen.detail is not None and screen.detail.entry == "Beta note", what="Beta")

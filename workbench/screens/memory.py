@@ -223,8 +223,10 @@ class MemoryScreen(WorkbenchScreen):
             and self.detail is not None
         ):
             # state.db changed: the entry's origin message may be stored now; workbench.db: another process
-            # may have credited its row to Hermes's call
-            self.load_detail(self.detail.entry)
+            # may have credited its row to Hermes's call. The entry under the cursor: the one shown may be the
+            # last one's, the cursor's own still loading (this load, exclusive, would cancel it)
+            focused = self.focused
+            self.load_detail(self._entry_under(focused) if isinstance(focused, EntryList) else self.detail.entry)
 
     @work(thread=True, exclusive=True, group="memory-load", exit_on_error=False)
     def reload(self) -> None:
