@@ -47,7 +47,8 @@ async def test_p_names_what_a_prune_takes_and_deletes_it_on_yes(home, clock, tmp
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_mode(pilot, "2", SessionsScreen)
         await one_asked_about(pilot)
-        text = " ".join(str(said.render()) for said in app.screen.query(Static))  # (the question's, unwrapped)
+        # the question's words, unwrapped (a wrapped line hangs under its first words: ``widgets.literal.hanging``)
+        text = " ".join(" ".join(str(said.render()) for said in app.screen.query(Static)).split())
         assert "started more than 90 days ago, with their messages: old_a (Kettle talk)." in text
         assert "old_b has not ended (live)" in text and "new_c" not in text  # (prune_warnings: it stays)
         assert "cannot be undone" in text
