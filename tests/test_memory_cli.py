@@ -385,12 +385,13 @@ def test_an_entry_written_by_hand_past_any_limit_is_shown_cut_with_its_length(cl
     users = tmp_path / "home" / "memories" / "USER.md"
     users.parent.mkdir(parents=True, exist_ok=True)
     users.write_text(f"Prefers tea\n§\n{huge}", encoding="utf-8")
-    shown = cli("memory", "show", "--target", "user")
-    assert shown.returncode == 0 and len(shown.stdout) < 6_000
-    assert "     ⋯ cut: 50,004 characters in all (`--json` prints it whole)" in shown.stdout.splitlines()
+    shown = cli("memory", "show", "--target", "user")  # cut as every other screen cuts a text (``clipped``)
+    lines = shown.stdout.splitlines()
+    assert shown.returncode == 0 and len(shown.stdout) < 8_000
+    assert f"  2. {huge[:6_000]}" in lines and "     … (44,004 more characters)" in lines
     assert huge in json.loads(cli("--json", "memory", "show", "--target", "user").stdout)["entries"]
     refused = cli("memory", "add", "--target", "user", "tiny")
-    assert refused.returncode == 1 and len(refused.stderr) < 8_000 and "⋯ cut: 50,004 characters" in refused.stderr
+    assert refused.returncode == 1 and len(refused.stderr) < 8_000 and "… (44,004 more characters)" in refused.stderr
 
 
 def _adding_in_background(home, text: str) -> subprocess.Popen:

@@ -17,7 +17,7 @@ from engine.memory.credit import credited_note
 from engine.memory.format import BOM, LISTED, far_over_note, has_crlf, line_endings, listed
 from engine.memory.targets import HEADINGS
 from engine.memory.threats import prompt_note
-from engine.textsafety import apart, inline, one_line
+from engine.textsafety import apart, clipped, inline, one_line
 from engine.tools import ToolContext
 from engine.values import iso_time
 
@@ -147,19 +147,14 @@ def _entries(count: int) -> str:
     return f"{count:,} entr{'y' if count == 1 else 'ies'}"
 
 
-ENTRY_SHOWN = 4_000  # characters of one entry the text form prints; a longer one (written by hand) is cut
-
-
 def _numbered(entries: list[str], notes: list[str] | None = None, flags: list[str | None] | None = None) -> list[str]:
     lines = []
     width = len(str(len(entries)))
     indent = " " * (width + 4)
     for i, entry in enumerate(entries, 1):
-        first, *rest = entry[:ENTRY_SHOWN].split("\n")  # (not splitlines: U+2028 and kin are characters)
+        first, *rest = clipped(entry).split("\n")  # (not splitlines: U+2028 and kin are characters)
         lines.append(f"  {i:>{width}}. {first}")
         lines.extend(indent + line for line in rest)
-        if len(entry) > ENTRY_SHOWN:
-            lines.append(f"{indent}⋯ cut: {len(entry):,} characters in all (`--json` prints it whole)")
         if notes:
             lines.append(indent + "↳ " + notes[i - 1])
         if flags and flags[i - 1]:
