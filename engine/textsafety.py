@@ -207,6 +207,27 @@ def cut(text: str, width: int) -> str:
     return text if len(text) <= width else cut_end(text[: width - 1], text[width - 1 :]) + "…"
 
 
+def word_end(kept: str, rest: str) -> str:
+    """``cut_end``, but a cut inside a word, or inside a short aside in parentheses, moves back to before it
+    when that keeps two thirds of ``kept``: a summary read ``(146 c…`` where it said ``(146 chars)``. A
+    word longer than that (a path, a CJK run with no spaces) is cut where it is, ending in … as before."""
+    kept, rest = _whole(kept, rest)
+    start = len(kept)
+    if kept and rest and not kept[-1].isspace() and not rest[0].isspace():
+        start = kept.rfind(" ") + 1
+    aside = kept.rfind("(")
+    if aside > kept.rfind(")") and ")" in rest[:_REACH]:
+        start = min(start, aside)
+    if len(kept) * 2 // 3 <= start < len(kept):
+        return kept[:start].rstrip()
+    return cut_end(kept, rest).rstrip()
+
+
+def cut_words(text: str, width: int) -> str:
+    """``cut``, ending before a word it would split (``word_end``): for a sentence read as prose."""
+    return text if len(text) <= width else word_end(text[: width - 1], text[width - 1 :]) + "…"
+
+
 APART_CONTEXT = 20  # characters of two versions' shared text kept before where they differ
 
 

@@ -104,6 +104,21 @@ def test_a_patch_summary_counts_the_lines_its_diff_shows(home):
     assert home.approvals.get(pid).summary == "patch 'brew' SKILL.md (+1/-0 lines)"
 
 
+def test_a_long_description_in_a_create_summary_ends_before_a_word_and_says_it_goes_on(home):
+    """Hermes's gist keeps a description's first 140 characters, cut inside a word and with nothing to
+    say so: ``…mail the finance te (188 chars)`` read as the whole description."""
+    approval_on(home)
+    about = (
+        "Re-render each invoice PDF of a billing period after a template fix, then check the totals "
+        "against the ledger export and mail the finance team"
+    )
+    content = f"---\nname: brew\ndescription: {about}\n---\n\nBoil water.\n"
+    pid = staged(home, action="create", name="brew", content=content)
+    summary = home.approvals.get(pid).summary
+    assert summary == f"create 'brew' — {about[:137]}… ({len(content)} chars)", summary
+    assert summary.endswith("mail the finance… (188 chars)")
+
+
 def test_a_skill_approved_from_a_review_is_the_users_and_names_its_proposer(home):
     """Approving replays the write as the user's, as Hermes's approve does (its curator leaves the skill
     alone): the listing said `user` and nothing else, as if the user had written it, edited or not."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import regex
 
-from engine.textsafety import clipped, visible
+from engine.textsafety import clipped, cut_words, visible
 from engine.textsafety import cut as engine_cut
 from widgets.literal import cut_cells as tui_cut
 from workbench.cli.fit import cut_cells as cli_cut
@@ -31,7 +31,13 @@ def wholes(shown: str) -> set[int]:
     return ends - inside
 
 
-@pytest.mark.parametrize("cut", [cli_cut, tui_cut, engine_cut], ids=["cli", "tui", "engine"])
+def tui_word_cut(text: str, width: int) -> str:
+    return tui_cut(text, width, words=True)
+
+
+@pytest.mark.parametrize(
+    "cut", [cli_cut, tui_cut, engine_cut, cut_words, tui_word_cut], ids=["cli", "tui", "engine", "words", "tui-words"]
+)
 @pytest.mark.parametrize("text", HOSTILE)
 def test_a_cut_never_ends_inside_a_symbol_or_a_grapheme(cut, text):
     shown = visible(text)

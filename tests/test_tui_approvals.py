@@ -454,6 +454,30 @@ async def test_a_staged_skill_shows_its_file_and_diff(home, tmp_path):
         assert [s.name for s in home.skills.list()] == ["tidy-logs"]
 
 
+@pytest.mark.parametrize("size", [(120, 40), (60, 20)])
+async def test_a_skill_proposals_summary_is_cut_before_a_word_not_inside_its_size(home, tmp_path, size):
+    """The queue cut a create's summary at 120 cells inside its size, leaving ``(170 c…`` at the end of
+    the row; the approve-all question cut it at 70 characters inside a word."""
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    about = "Re-render each invoice PDF of one billing period after a template fix, totals checked"
+    content = f"---\nname: rerender-period\ndescription: {about}\n---\n# Re-render a period\n1. Pick the period.\n"
+    staged = skill_manage_tool(home, {"action": "create", "name": "rerender-period", "content": content}, AGENT)
+    assert staged.get("staged"), staged
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=size) as pilot:
+        question = await asked(pilot, "A")
+        listed = question.detail.splitlines()[0]
+        assert (
+            listed == f"{staged['pending_id']}  create 'rerender-period' — Re-render each invoice PDF of one billing…"
+        )
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is not question, what="the question closed")
+        row = str(app.screen.query_one("#queue", OptionList).get_option_at_index(0).prompt)
+        assert row.endswith("— Re-render each invoice PDF of one billing period after a template fix, totals checked…")
+        assert "checked…" in screen_text(app)  # (the header above the diff says it whole)
+
+
 async def test_approve_all_says_a_skill_patch_after_its_create_may_apply_then(home, tmp_path):
     """A create of a skill queued before a patch of it: approve all's question said the patch "Would be
     refused now", judged against no skill at all, though approving all creates it first (review)."""

@@ -910,7 +910,10 @@ def _queue_row(record: PendingRecord, now: float):
         ("⚠ not what it says · " if record.claim_problem else "", "bold $error"),  # (its file's claims lie)
         (f"{record.origin_label} · ", "$text-muted"),
         ("Hermes · " if record.by_hermes else "", "$secondary"),
-        (cut_cells(summary_line(record.summary), 120), ""),  # (cells: in CJK, 120 characters filled the queue)
+        (
+            cut_cells(summary_line(record.summary), 120, words=True),
+            "",
+        ),  # (cells: in CJK, 120 characters filled the queue)
     )
 
 
