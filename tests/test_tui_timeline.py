@@ -14,7 +14,7 @@ from engine.approvals.records import PendingStore
 from engine.diffs import WHITESPACE_ONLY
 from engine.journal import Journal
 from engine.skills.manage import skill_manage_tool
-from engine.timeline import Timeline, summarize
+from engine.timeline import Timeline, detail_lines, summarize
 from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
 from tests.screens_seed import open_mode, screen_text
@@ -23,10 +23,11 @@ from tests.test_curator_consolidate import staged_plan
 from tests.test_skills_support import write_skill
 from tests.test_timeline import REVIEW, found_after_a_pin, found_in_order, learn
 from tests.tui_support import LateFirstAnswer, footer_keys, footer_labels, make_app, settle, wait_for
+from widgets.hanging_text import HangingText
 from widgets.timeline_list import TimelineList
 from workbench.screens import timeline as timeline_screen
 from workbench.screens.approvals import ApprovalsScreen
-from workbench.screens.dialogs import ConfirmDialog
+from workbench.screens.dialogs import ConfirmDialog, ReadDialog
 from workbench.screens.memory import MemoryScreen
 from workbench.screens.skills import SkillsScreen
 from workbench.screens.timeline import TimelineScreen
@@ -1026,6 +1027,30 @@ async def test_at_60x20_the_list_keeps_its_rows_beside_a_long_detail_and_a_statu
         await settle(pilot)
         assert screen.query_one("#status", Static).size.height == 4
         assert listed_rows(pilot.app) >= 4
+
+
+async def test_v_reads_a_detail_its_short_pane_cuts_whole_and_is_offered_only_then(home, tmp_path):
+    """At 60x20 the detail keeps 4 lines: an outside edit's ``why:`` (how the workbench found it) was cut
+    away behind a …, and no key there read the rest."""
+    memory = home.memories_dir / "MEMORY.md"
+    memory.write_text("Hand note 0", encoding="utf-8")
+    assert home.memory.record_external_change("memory")  # (the file's first look)
+    memory.write_text("Hand note 0\n§\nThe release train leaves on Thursdays; " + "a hand-written note, " * 6)
+    assert home.memory.record_external_change("memory")
+    async with make_app(home, tmp_path).run_test(size=(60, 20)) as pilot:
+        screen, _ = await focused_table(pilot)
+        row, _ = screen.table.current
+        whole = "\n".join(detail_lines(row, opens=" · g opens it"))
+        assert "\nwhy: " in whole and "why:" not in screen_text(pilot.app)  # (cut away here)
+        assert await footer_labels(pilot, "v") == {"v": "Detail"}
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReadDialog), what="the whole detail")
+        assert pilot.app.screen.query_one(HangingText).text == whole
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: pilot.app.screen is screen, what="the Timeline again")
+        await pilot.resize_terminal(120, 40)  # room for all of it: nothing to offer
+        await settle(pilot)
+        assert "why:" in screen_text(pilot.app) and await footer_labels(pilot, "v") == {}
 
 
 async def test_a_filtered_timeline_watches_only_the_newest_outside_rows_for_a_credit(home, tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""Modal dialogs shared by the screens: confirm, one line of text, and edit-with-validation.
+"""Modal dialogs shared by the screens: confirm, read a text, one line of text, and edit-with-validation.
 
 ``EditDialog`` runs its ``submit`` callable (an engine call) in a thread worker. The
 callable returns ``None`` when the write is done, an error message to show in place
@@ -167,6 +167,32 @@ class ConfirmDialog(Dialog[bool]):
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         self.dismiss(LATER if event.button.id == LATER else event.button.id == "yes")
+
+
+class ReadDialog(Dialog[None]):
+    """A text to read whole, scrolling where the terminal is short; escape or q closes it."""
+
+    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
+
+    def __init__(self, heading: str, text: str, text_id: str = "read-text"):
+        super().__init__()
+        self.heading = heading
+        self.text = text
+        self.text_id = text_id
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog dialog-wide help"):
+            yield Static(assemble((self.heading, "bold"), ("   esc closes", "$text-muted")), classes="dialog-title")
+            with VerticalScroll():
+                yield HangingText(self.text, id=self.text_id)
+
+    def show(self, text: str) -> None:
+        """Read ``text`` instead (a worker's answer)."""
+        self.text = text
+        self.query_one(f"#{self.text_id}", HangingText).show(text)
+
+    async def action_dismiss(self, result=None) -> None:
+        self.dismiss(None)
 
 
 LATER = "later"  # ``QuitLaterDialog``'s third answer

@@ -10,20 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual import on, work
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Static
 
 from engine.doctor import render, run_doctor
 from engine.errors import WorkbenchError
 from engine.home import Home
-from widgets.hanging_text import HangingText
-from widgets.literal import assemble
 
 from ..settings import drafts_dir
-from .dialogs import Dialog
+from .dialogs import ReadDialog
 
 CHECKING = "Checking the home as `workbench doctor` does…"
 
@@ -33,20 +27,12 @@ class Checked(Message):
     report: str
 
 
-class DoctorDialog(Dialog[None]):
+class DoctorDialog(ReadDialog):
     """The doctor's report, scrollable; escape or q closes it."""
 
-    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
-
     def __init__(self, home: Home):
-        super().__init__()
+        super().__init__("Doctor", CHECKING, text_id="doctor-report")
         self.home = home
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog dialog-wide help"):
-            yield Static(assemble(("Doctor", "bold"), ("   esc closes", "$text-muted")), classes="dialog-title")
-            with VerticalScroll():
-                yield HangingText(CHECKING, id="doctor-report")
 
     def on_mount(self) -> None:
         self.check()
@@ -61,7 +47,4 @@ class DoctorDialog(Dialog[None]):
 
     @on(Checked)
     def _checked(self, message: Checked) -> None:
-        self.query_one("#doctor-report", HangingText).show(message.report)
-
-    async def action_dismiss(self, result=None) -> None:
-        self.dismiss(None)
+        self.show(message.report)

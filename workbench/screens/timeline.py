@@ -4,7 +4,8 @@ Rows come from ``engine.timeline`` a page at a time (older pages load as the cur
 nears the end), so a journal of any length opens at once. The search box filters as
 you type: free text, plus ``actor:``, ``subsystem:``, ``target:``, ``session:`` and
 ``group:`` terms. Groups (a review, a Curator pass, a consolidation, an outside edit, a revert) collapse with
-space. ``enter`` opens the row's source; ``r`` reverts the row or the group under the
+space. ``enter`` opens the row's source; ``v`` reads a row's detail whole where its pane cuts it (a
+short terminal keeps it 4 lines); ``r`` reverts the row or the group under the
 cursor after a confirmation listing exactly what would change and what would be
 refused. Engine events reload the first page, so the view follows live.
 """
@@ -25,7 +26,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event
 from engine.memory.archive_writes import HERMES_SLACK_S
 from engine.memory.targets import TARGETS
-from engine.textsafety import quoted
+from engine.textsafety import clipped, quoted
 from engine.timeline import (
     UNCREDITED_MOST,
     Reach,
@@ -53,7 +54,7 @@ from widgets.timeline_list import TimelineList
 
 from ..messages import JumpToMessage, ShowEntry, ShowProposal, ShowSkill
 from .base import WorkbenchScreen, clauses
-from .dialogs import ConfirmDialog
+from .dialogs import ConfirmDialog, ReadDialog
 
 PAGE = 200
 
@@ -121,7 +122,8 @@ class TimelineScreen(WorkbenchScreen):
         "pass, consolidation, outside edit (Hermes or an editor changing several entries at once) or revert of a "
         "group form a group (space folds it). "
         "Type in the search box to filter: words, or actor:, subsystem:, target:, session:, group:. "
-        "enter opens the source; r reverts the row or group after showing exactly what would change."
+        "enter opens the source; v reads the row's detail whole where its pane cuts it (ending in …); "
+        "r reverts the row or group after showing exactly what would change."
     )
     BINDINGS = [
         Binding("slash", "focus_search", "Search", key_display="/", priority=True),
@@ -132,7 +134,9 @@ class TimelineScreen(WorkbenchScreen):
         Binding("g", "open_message", "Message", tooltip="Open the session message the row came from"),
         Binding("r", "revert", "Revert", tooltip="Revert the row or whole group (asks first)"),
         Binding("m", "more", "More", tooltip="Read on past where an actor filter stopped reading"),
+        Binding("v", "read_detail", "Detail", tooltip="Read the row's whole detail, which its pane cuts"),
     ]
+    FOOTER_FIRST = ("v",)  # where the footer is narrow (60 columns), as the detail is cut most there
     # below 24 rows the detail and a skill diff yield lines to the list: at 60x20 it keeps 8 rows, and 4 under a
     # status line of 4 (the detail's 8 left it 4, and none under the status)
     VERTICAL_BREAKPOINTS = [(0, "-short"), (24, "-tall")]
@@ -160,6 +164,7 @@ class TimelineScreen(WorkbenchScreen):
         # under a filter, the outside memory rows of the span shown, listed or not: one credited may match it now
         # (the newest ``UNCREDITED_MOST`` of them, however long the screen stays open)
         self.uncredited: set[int] = set()
+        self.detail_cut = False  # the selected row's detail needs more lines than its pane has (v reads it)
 
     def compose_body(self) -> Iterable[Widget]:
         yield SearchBox(
@@ -369,13 +374,20 @@ class TimelineScreen(WorkbenchScreen):
 
     def _show_detail(self, row: Row) -> None:
         """The row's detail in the lines its pane has (its CSS max-height), ending in … where it needs more."""
-        lines = detail_lines(row, self._source_of(row), opens=" · g opens it")  # (as `timeline show` prints it)
+        text = self._detail(row)
         detail = self.query_one("#timeline-detail", Static)
         room = int(detail.styles.max_height.value)  # (its CSS max-height: 4 below 24 rows)
         width = detail.content_size.width or self.size.width - 2
-        shown = literal("\n".join(lines))  # (whole where it fits: its own wrapping, by the pane's width)
+        shown = literal(text)  # (whole where it fits: its own wrapping, by the pane's width)
         cut = len(shown.wrap(width)) > room
-        detail.update(Content("\n").join(wrapped("\n".join(lines), width, room)) if cut else shown)
+        detail.update(Content("\n").join(wrapped(text, width, room)) if cut else shown)
+        if cut != self.detail_cut:
+            self.detail_cut = cut
+            self.refresh_bindings()
+
+    def _detail(self, row: Row) -> str:
+        """The row's detail as `timeline show` prints it, with where ``g`` opens the message it came from."""
+        return "\n".join(detail_lines(row, self._source_of(row), opens=" · g opens it"))
 
     def on_resize(self) -> None:
         """The detail is fitted again to the width and lines the new size gives it (once its CSS applies)."""
@@ -438,6 +450,8 @@ class TimelineScreen(WorkbenchScreen):
         folded group, Fold on any other row."""
         if action == "more":
             return self.reach is not None  # (only when a page stopped short: hidden otherwise)
+        if action == "read_detail":
+            return self.detail_cut and self.table.current[0] is not None  # (hidden where the pane holds it all)
         if action in ("fold", "unfold", "open_source", "open_message", "revert") and not self.rows:
             return False  # (an empty list, a page that stopped short among them: nothing for them to act on)
         if action not in ("fold", "unfold", "open_message") or not self.is_mounted:
@@ -560,6 +574,13 @@ class TimelineScreen(WorkbenchScreen):
             self.app.screen.post_message(message)
 
         self.app.call_later(go)
+
+    def action_read_detail(self) -> None:
+        """The selected row's detail whole, in a dialog that scrolls: the pane keeps what fits (4 lines in
+        a short terminal), and a long ``why`` or summary ended in … with no way to read the rest here."""
+        row, _ = self.table.current
+        if row is not None:
+            self.app.push_screen(ReadDialog(f"Row {row.id}", clipped(self._detail(row))))
 
     def action_open_message(self) -> None:
         row, _ = self.table.current
