@@ -203,6 +203,18 @@ def test_an_approved_proposal_row_names_its_proposer(home):
     assert (write.actor, write.summary) == ("user", "MEMORY + 'Deploys go through staging' (proposed by review)")
 
 
+def test_a_staged_proposals_row_cuts_its_summary_before_a_word_not_inside_its_size(home):
+    """The row of a skill create staged for approval read ``… planning meeting (130 char…``: its summary
+    cut at 90 characters inside the size, where the Approvals queue now cuts before it."""
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    about = "How to brew tea for everyone before the Monday planning meeting"
+    content = f"---\nname: brew\ndescription: {about}\n---\n\nBoil water.\nSteep for 3 minutes.\n"
+    staged = skill_manage_tool(home, {"action": "create", "name": "brew", "content": content}, AGENT)
+    [row] = Timeline(home).page(subsystem="approvals", limit=1)
+    assert row.summary == f"staged skills proposal {staged['pending_id']}: create 'brew' — {about}…", row.summary
+
+
 def test_an_approval_that_changed_nothing_says_so_and_offers_no_revert(home):
     """A duplicate add approved journaled only its approval, whose revert then said to revert 'the
     change it led to', though there was none."""
