@@ -189,17 +189,28 @@ def cut_end(kept: str, rest: str) -> str:
 def _whole(kept: str, rest: str) -> tuple[str, str]:
     """The cut moved back to the start of the symbol or grapheme it splits, if any: half of ``<U+202E>``
     read as another character (``<U+202…``), and half of 👩🏽‍💻 left its joiner to join the … to it."""
-    text = kept + rest[:_REACH]
-    split = [
-        found.start()
-        for pattern in (_SYMBOL, _GRAPHEME)
-        for found in pattern.finditer(text)
-        if found.start() < len(kept) < found.end()
-    ]
+    split = _split_at(kept + rest[:_REACH], len(kept))
     if not split:
         return kept, rest
-    start = min(split)
+    start = min(start for start, _ in split)
     return kept[:start], kept[start:] + rest
+
+
+def tail_start(text: str, at: int) -> int:
+    """``at``, where a tail of ``text`` (its end, after a …) begins, moved on past the symbol or grapheme
+    it splits, if any: a tail never starts with half of one (``202E>``, a skin tone without its hand)."""
+    return max((end for _, end in _split_at(text, at)), default=at)
+
+
+def _split_at(text: str, at: int) -> list[tuple[int, int]]:
+    """Where each symbol or grapheme of ``text`` that a cut at ``at`` splits starts and ends."""
+    near = text[: at + _REACH]
+    return [
+        found.span()
+        for pattern in (_SYMBOL, _GRAPHEME)
+        for found in pattern.finditer(near)
+        if found.start() < at < found.end()
+    ]
 
 
 def cut(text: str, width: int) -> str:

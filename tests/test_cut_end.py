@@ -1,19 +1,23 @@
 """A cut to fit (the CLI's ``fit.cut_cells``, the TUI lists' ``widgets.literal.cut_cells``, the engine's
 ``cut`` for fixed-width summaries, all ending with ``engine.textsafety.cut_end``) never ends inside what
 a reader sees as one thing: a control character's symbol (``ab<U+202…`` read as U+0202, ``\\x9…`` as
-another byte) or a grapheme (half of 👩🏽‍💻 left its joiner before the …)."""
+another byte) or a grapheme (half of 👩🏽‍💻 left its joiner before the …); nor does a tail (``widgets.literal.tail``,
+an id's end) start inside one."""
 
 from __future__ import annotations
 
 import pytest
 import regex
+from rich.cells import cell_len
 
 from engine.textsafety import clipped, cut_words, visible
 from engine.textsafety import cut as engine_cut
 from widgets.literal import cut_cells as tui_cut
+from widgets.literal import tail
 from workbench.cli.fit import cut_cells as cli_cut
 
 HOSTILE = [
+    "x" * 5 + "\x1b[31m" + "数据库迁移" * 3,
     "ab\u202ecdefghijklmnop qrst",
     "Loop note 186\u202e: the deploy script",
     "x\x9bxxxxxxxxxx 1234567 and more",
@@ -55,3 +59,15 @@ def test_a_huge_text_shown_cut_ends_whole_and_counts_the_rest(text):
         kept, _, note = clipped(shown, limit).partition("\n… (")
         assert shown.startswith(kept) and len(kept) in wholes(shown), (limit, kept)
         assert note == f"{len(shown) - len(kept):,} more characters)"
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_a_tail_fits_its_cells_and_starts_whole(text):
+    """``tail`` (an id's end, a word too wide for the Run bar) counted characters of the text as shown: a
+    CJK tail took twice its room, and one could start inside a symbol (``202E>…``)."""
+    shown = visible(text)
+    for cells in range(2, len(shown) + 2):
+        ending = tail(text, cells)
+        rest = ending.removeprefix("…")
+        assert cell_len(ending) <= cells and shown.endswith(rest), (cells, ending)
+        assert len(shown) - len(rest) in wholes(shown), (cells, ending)

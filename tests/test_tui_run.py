@@ -9,6 +9,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from rich.cells import cell_len
 from textual.app import App
 from textual.widgets import Footer, Input, OptionList, Select, Static
 
@@ -568,6 +569,23 @@ async def test_an_id_in_the_run_status_state_shows_its_tail_never_pieces():
         await pilot.pause()
         drawn = [line.strip() for line in screen_text(app).splitlines() if line.strip()]
         assert drawn == ["ending session", "…207_011218_c0ccf5…", "…1207_011300_9a1b2c"]
+
+
+@pytest.mark.parametrize("bar", [21, 30])  # the status's width at 60 and 80 columns
+async def test_a_failure_holding_controls_and_cjk_keeps_to_the_bars_lines(bar):
+    """The state's long word was measured in characters before it was shown: an escape's symbols and
+    CJK's two cells made it wider than the bar, so it wrapped mid-word and pushed the session line out."""
+    reason = "x" * 30 + "\x1b[31m" + "数据库迁移" * 20
+    app = StatusApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        status = app.query_one(RunStatus)
+        status.styles.width = bar
+        status.show("failed: " + reason, "", "20261207_011300_9a1b2c")
+        await pilot.pause()
+        drawn = [line.rstrip() for line in screen_text(app).splitlines()[:3]]
+        assert drawn[0].strip() == "failed:" and drawn[2].strip().endswith("_011300_9a1b2c"), drawn
+        assert drawn[1].strip().startswith("…") and drawn[1].strip().endswith("迁移"), drawn
+        assert all(cell_len(line) <= bar - 1 for line in drawn), drawn  # (a padding cell each side)
 
 
 class TranscriptApp(App):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.cells import cell_len
 from textual.content import Content
 
-from engine.textsafety import cut_end, preview_line, visible, word_end
+from engine.textsafety import cut_end, preview_line, tail_start, visible, word_end
 
 Part = tuple[str, str] | str
 HANG = 2  # cells a wrapped line's continuation sits deeper than the line's own start (``hanging``)
@@ -76,11 +76,19 @@ def hanging(text: str, width: int) -> list[Content]:
     return lines
 
 
-def tail(text: str | None, limit: int) -> str:
-    """The end of ``text`` in ``limit`` characters, … where it was cut: an id's distinct part
-    (a Hermes session id is a date, a time and a random suffix)."""
+def tail(text: str | None, cells: int) -> str:
+    """The end of ``text`` as shown (``visible``) in ``cells`` terminal cells, … where it was cut: an id's
+    distinct part (a Hermes session id is a date, a time and a random suffix). Cells, not characters: a
+    control character shows as a symbol of several, a CJK character takes two; and never from inside a
+    symbol or grapheme (``tail_start``)."""
     shown = visible(text)
-    return shown if len(shown) <= limit else "…" + shown[len(shown) - limit + 1 :]
+    if cell_len(shown) <= cells:
+        return shown
+    start, used = len(shown), 1  # the ellipsis
+    while start and used + cell_len(shown[start - 1]) <= cells:
+        start -= 1
+        used += cell_len(shown[start])
+    return "…" + shown[tail_start(shown, start) :]
 
 
 def age(seconds: float) -> str:

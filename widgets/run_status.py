@@ -31,7 +31,7 @@ class RunStatus(Static):
     def render(self) -> Content:
         width = max(1, self.content_size.width)
         text, style = self._state
-        state = " ".join(word if len(word) <= width else tail(word, width) for word in text.split(" "))
+        state = " ".join(tail(word, width) for word in text.split(" "))  # (cells of the word as shown)
         lines = wrapped(state, width, LINES - 1, style)
         if self._session is None:
             lines += wrapped("new session on first message", width, LINES - len(lines))
