@@ -8,6 +8,7 @@ session, catches SIGHUP and waits for its child, the workbench.
 
 from __future__ import annotations
 
+import errno
 import os
 import pty
 import select
@@ -16,6 +17,7 @@ import threading
 import time
 from contextlib import closing
 
+import pytest
 from textual.drivers._writer_thread import MAX_QUEUED_WRITES, WriterThread
 
 from engine import open_home
@@ -174,3 +176,71 @@ def test_what_is_drawn_after_the_terminal_went_away_never_holds_the_quit():
     threading.Thread(target=frames, daemon=True).start()
     assert done.wait(30), "the writes after the hang-up, or the stop, waited for ever"
     assert not writer.is_alive()
+
+
+class FailingOnce:
+    """A terminal whose first write fails with ``code``; it keeps what it is given after. Its descriptor is a
+    pipe's, made non-blocking, as another program sharing a terminal may leave it."""
+
+    def __init__(self, code: int):
+        self.code, self.failed, self.written = code, False, []
+        self.read_end, self.fd = os.pipe()
+        os.set_blocking(self.fd, False)
+
+    def write(self, text: str) -> None:
+        if not self.failed:
+            self.failed = True
+            raise OSError(self.code, os.strerror(self.code))
+        self.written.append(text)
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def close(self) -> None:
+        os.close(self.read_end)
+        os.close(self.fd)
+
+
+def _frames_then_stop(writer: WriterThread) -> bool:
+    """More frames than the writer's queue holds, then its stop: whether they all returned (never waited for ever)."""
+    done = threading.Event()
+
+    def frames() -> None:
+        for n in range(MAX_QUEUED_WRITES * 3):
+            writer.write(f"frame {n}")
+        writer.stop()
+        done.set()
+
+    threading.Thread(target=frames, daemon=True).start()
+    return done.wait(30)
+
+
+@pytest.mark.parametrize("code", [errno.EIO, errno.EPIPE, errno.EBADF, errno.ENXIO], ids=errno.errorcode.get)
+def test_a_terminal_gone_is_written_to_no_more_and_never_holds_the_quit(code):
+    import workbench.app  # noqa: F401  (importing the app applies widgets.textual_fixes)
+
+    terminal = FailingOnce(code)
+    writer = WriterThread(terminal)
+    writer.start()
+    assert _frames_then_stop(writer), "the writes after the failure, or the stop, waited for ever"
+    assert terminal.written == [] and not writer.is_alive()
+    terminal.close()
+
+
+@pytest.mark.parametrize("code", [errno.EAGAIN, errno.EINTR], ids=errno.errorcode.get)
+def test_a_write_that_would_block_or_was_interrupted_is_not_the_end_of_the_screen(code):
+    """After any OSError the output thread wrote nothing more, so a terminal another program had made
+    non-blocking (EAGAIN) froze the screen while the app ran on. The frames after it are written, and the
+    terminal is made blocking again (a write then waits for room)."""
+    import workbench.app  # noqa: F401
+
+    terminal = FailingOnce(code)
+    writer = WriterThread(terminal)
+    writer.start()
+    assert _frames_then_stop(writer), "the writes after the failure, or the stop, waited for ever"
+    assert terminal.written == [f"frame {n}" for n in range(1, MAX_QUEUED_WRITES * 3)]
+    assert os.get_blocking(terminal.fd)
+    terminal.close()

@@ -55,12 +55,17 @@ Textual's output thread (``WriterThread``) ends when a write to a terminal that 
 (EIO on a closed pty), while its queue holds 30 writes at most: the frames drawn after that filled
 it, and the quit's ``stop`` then waited for ever to queue its end mark. A workbench whose tmux was
 killed while it was busy lived on at 0% CPU. ``_drains_after_hangup`` keeps the thread taking what
-is queued, written nowhere, until that end mark.
+is queued, written nowhere, until that end mark. Only a terminal that cannot be written to is given up
+so: a write that would block (EAGAIN: another program sharing the terminal made it non-blocking) or
+was interrupted (EINTR) is tried again, with the terminal made blocking, rather than leaving the screen
+frozen with the app running on under it.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import time
 from typing import Any, cast
 
 import textual.screen
@@ -85,15 +90,36 @@ def _guarded_move_page(self: OptionList, direction) -> None:
         _move_page(self, direction)
 
 
+# Errors a later write may not meet: the write would have blocked, or a signal cut it short.
+TRANSIENT = frozenset({errno.EAGAIN, errno.EWOULDBLOCK, errno.EINTR})
+RETRY_PAUSE = 0.05  # seconds before a write that would have blocked is tried again on a file with no descriptor
+
+
 def _drains_after_hangup(run):
     def guarded(self: WriterThread) -> None:
-        try:
-            run(self)
-        except OSError:  # the terminal is gone: nothing can be written, but a put must never wait
-            while self._queue.get() is not None:
-                pass
+        while True:
+            try:
+                run(self)
+                return
+            except OSError as exc:
+                if exc.errno in TRANSIENT:  # what that write held may be lost: the next frames go on
+                    _blocking(self._file)
+                    continue
+                # the terminal is gone (EIO, EPIPE, EBADF, ENXIO) or takes nothing more (ENOSPC): no write can
+                # succeed, and ending the thread as Textual does would leave a put waiting for ever
+                while self._queue.get() is not None:
+                    pass
+                return
 
     return guarded
+
+
+def _blocking(file) -> None:
+    """``file``'s descriptor made blocking again, so that the next write waits for room instead of failing."""
+    try:
+        os.set_blocking(file.fileno(), True)
+    except (OSError, ValueError):  # no descriptor, or one closed meanwhile: a moment, not a spin, before the next
+        time.sleep(RETRY_PAUSE)
 
 
 def _keys_in_order(on_key):
