@@ -342,7 +342,9 @@ def test_a_write_commits_its_rows_after_the_rename_in_one_statement(tmp_path):
     assert home.memory.add("memory", "first", ctx)["success"]
     conn.set_trace_callback(statements.append)
     assert home.memory.add("memory", "second", ctx)["success"]
-    assert [s.split(" (")[0].split(" WHERE")[0] for s in statements] == [
+    traced = [s.split(" (")[0].split(" WHERE")[0] for s in statements]
+    # (SQLite's trace says an UPDATE again as it enters the journal's trigger, whose WHEN then writes nothing)
+    assert [s for i, s in enumerate(traced) if not i or s != traced[i - 1]] == [
         "BEGIN IMMEDIATE",
         "PRAGMA data_version",
         "INSERT INTO journal",

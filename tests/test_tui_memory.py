@@ -1489,3 +1489,41 @@ async def test_a_change_elsewhere_while_the_cursor_moves_reloads_the_entry_under
         screen.engine_event(JournalChanged())
         await late.release(pilot, "memory-detail")
         await wait_for(pilot, lambda: screen.detail is not None and screen.detail.entry == "Beta note", what="Beta")
+
+
+async def test_the_index_upkeep_s_commits_leave_the_entry_history_unread(home, tmp_path, monkeypatch, wb):
+    """Index upkeep commits to workbench.db every 2 s while the index builds, and the watcher took each commit
+    for another process's journal write: the Memory screen read the shown entry's history again every time."""
+    from engine.memory import history
+    from workbench.watch import _FileStamps
+
+    home.memory.add("memory", "Alpha note")
+    home.archive.create_session("cjk", source="cli", model="m")
+    home.archive.append_messages("cjk", [{"role": "user", "content": f"記憶の索引 {i} 番目"} for i in range(40)])
+    stories, looks = [], []
+    story, changed = history.story, _FileStamps.changed
+    monkeypatch.setattr(history, "story", lambda *a, **kw: (stories.append(a[2]), story(*a, **kw))[1])
+    monkeypatch.setattr(  # the watcher's looks at workbench.db, whatever they found
+        _FileStamps,
+        "changed",
+        lambda self: (looks.append(self.commits.path.name) if self.commits else None, changed(self))[1],
+    )
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("1")
+        live = app.screen.query_one("#live-list", EntryList)
+        live.focus()
+        live.highlighted = 0
+        await wait_for(pilot, lambda: app.screen.detail is not None, what="the entry's history")
+        await wait_for(pilot, lambda: looks.count("workbench.db") >= 2, what="the watcher's looks")
+        await settle(pilot)
+        read = len(stories)
+        indexer = threading.Thread(target=home.archive.bigram_index.refresh)  # (this process, its own connection)
+        indexer.start()
+        indexer.join()
+        seen = looks.count("workbench.db")
+        await wait_for(pilot, lambda: looks.count("workbench.db") >= seen + 2, what="the watcher's looks since")
+        await settle(pilot)
+        assert len(stories) == read
+        assert wb("memory", "add", "Beta note").returncode == 0  # another process's write still shows
+        await wait_for(pilot, lambda: len(stories) > read, what="the history read again")

@@ -4,9 +4,9 @@ A real Hermes agent or an editor may change memory files, skills, pending record
 state.db or config.yaml behind our back. ``HomeWatcher.run`` (meant for a thread worker)
 watches those paths with watchfiles and reports each batch as a set of kinds (memory
 targets, "skills", "pending", "sessions", "config", "journal"). Our own lock and temp files are ignored.
-workbench.db counts by its commits only ("journal": another workbench process journaled a row or credited
-one to Hermes's call, which no file of the home shows; this process's own commits count too, a reload
-more for a screen that heard of them already).
+workbench.db counts by the commits that change its journal ("journal": another workbench process journaled a
+row or credited one to Hermes's call, which no file of the home shows; this process's own journal writes count
+too, a reload more for a screen that heard of them already, but not the index upkeep's commits beside them).
 Whether a reported memory change is news (another process wrote it) or this
 process's own write is for the store to decide (``MemoryStore.record_external_change``
 compares with what this process last wrote or saw). The first report, before any
@@ -31,6 +31,7 @@ from engine.db import connect, is_busy
 from engine.errors import WorkbenchError
 from engine.fileio import UnsafePath
 from engine.home import Home
+from engine.journal import CHANGES as JOURNAL_CHANGES
 from engine.memory.targets import FILE_NAMES, TARGETS
 
 log = logging.getLogger(__name__)
@@ -116,7 +117,9 @@ class HomeWatcher:
                 [self.home.root / name for name in sorted(SESSION_FILES)], database=self.home.root / "state.db"
             ),
             "config": _FileStamps([self.home.config_path], settled=True),
-            "journal": _FileStamps([], database=self.home.journal.path),  # (a linked workbench.db: where it is)
+            "journal": _FileStamps(
+                [], database=self.home.journal.path, changes=JOURNAL_CHANGES
+            ),  # (linked: where it is)
         }
         try:
             self._watch(paths, stamped)
@@ -164,15 +167,17 @@ class _FileStamps:
     """state.db and config.yaml live in the home root, which may hold big unrelated trees (a
     Hermes checkout, logs), so they are checked by size and mtime instead of watched recursively."""
 
-    def __init__(self, paths: list[Path], *, settled: bool = False, database: Path | None = None):
+    def __init__(
+        self, paths: list[Path], *, settled: bool = False, database: Path | None = None, changes: str | None = None
+    ):
         """``settled``: report a change only once two looks in a row agree, so a file caught part
         way through being written (an editor that truncates, then writes) is never reported.
         ``database``: a SQLite database whose commits count too (``_Commits``). Size and mtime alone
         missed a second commit: after a checkpoint the WAL is written again from its start (same
-        size), and two commits can fall in one mtime tick."""
+        size), and two commits can fall in one mtime tick. ``changes``: as ``_Commits``'s."""
         self.paths = paths
         self.settled = settled
-        self.commits = _Commits(database) if database is not None else None
+        self.commits = _Commits(database, changes) if database is not None else None
         self.last = self._stamp()
         self._moving: tuple | None = None
 
@@ -214,16 +219,24 @@ class _Commits:
     them, and a Hermes that opened state.db then found the -shm unlocked, took itself for its only
     user and truncated it under our connections' map of it (the process died of SIGBUS). SQLite
     keeps its locks across its own connections' closes, and a read-only connection's close never
-    checkpoints."""
+    checkpoints.
 
-    def __init__(self, path: Path):
+    ``changes``: a query of what the screens show, asked only when data_version moved, whose answer counts
+    instead, so a commit that leaves it as it was is no change (workbench.db: the index upkeep's, every 2 s
+    while it builds, reloaded the Memory screen's entry history each time). Until it can be asked (a
+    workbench.db an older version made, not yet opened for writing by this one) every commit counts."""
+
+    def __init__(self, path: Path, changes: str | None = None):
         self.path = path
+        self.changes = changes
         self._conn: sqlite3.Connection | None = None
         self._inode: int | None = None
-        self._last: tuple[int, int] | None = None  # the last count read: what a busy file still is at
+        self._seen: tuple[int, object] | None = None  # (data_version, what counts at it)
+        self._last: tuple[int, object] | None = None  # the last count read: what a busy file still is at
 
-    def count(self) -> tuple[int, int] | None:
-        """(the file's inode, its data_version), or None while it cannot be read (not there yet)."""
+    def count(self) -> tuple[int, object] | None:
+        """(the file's inode, its data_version or the answer of ``changes``), or None while it cannot be read
+        (not there yet)."""
         try:
             inode = self.path.stat().st_ino
         except OSError:
@@ -235,7 +248,10 @@ class _Commits:
                 self._conn = connect(self.path, read_only=True)
                 self._conn.execute("PRAGMA busy_timeout=0")  # (never wait on a writer: the thread answers every change)
                 self._inode = inode
-            self._last = (inode, self._conn.execute("PRAGMA data_version").fetchone()[0])
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            if self._seen is None or self._seen[0] != version:
+                self._seen = (version, self._counted(self._conn, version))
+            self._last = (inode, self._seen[1])
             return self._last
         except (sqlite3.Error, WorkbenchError) as exc:
             if is_busy(exc) and self._inode == inode:  # (held for a moment: no change to report for it)
@@ -243,8 +259,18 @@ class _Commits:
             self.close()
             return None
 
+    def _counted(self, conn: sqlite3.Connection, version: int) -> object:
+        if self.changes is None:
+            return version
+        try:
+            return tuple(conn.execute(self.changes).fetchone())
+        except sqlite3.OperationalError as exc:
+            if is_busy(exc):
+                raise
+            return ("each commit", version)  # (its tables are not there yet: no such table)
+
     def close(self) -> None:
         if self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
-            self._conn, self._inode, self._last = None, None, None
+            self._conn, self._inode, self._seen, self._last = None, None, None, None
