@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from engine.archive import schema
@@ -113,3 +115,14 @@ def copy_database(source: Path, target: Path) -> None:
     finally:
         src.close()
         dst.close()
+
+
+_RETITLE = (
+    "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+    "c.execute('UPDATE sessions SET title = ?', (sys.argv[2],)); c.commit()"
+)
+
+
+def retitle_in_another_process(state_db: Path, title: str = "Renamed") -> None:
+    """Every session of ``state_db`` renamed by a separate process: a change no process of ours made."""
+    subprocess.run([sys.executable, "-c", _RETITLE, str(state_db), title], check=True)

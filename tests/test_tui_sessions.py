@@ -7,6 +7,7 @@ import random
 import re
 import sqlite3
 import subprocess
+import threading
 
 import pytest
 from rich.cells import cell_len
@@ -16,6 +17,7 @@ from textual.widgets import ContentSwitcher, Input
 from engine import open_home
 from engine.db import in_app_words
 from engine.tools import ToolContext
+from tests.archive_support import retitle_in_another_process
 from tests.hermes_support import workbench_cmd
 from tests.lock_support import holding_write_lock
 from tests.screens_seed import (
@@ -2340,3 +2342,41 @@ async def test_role_and_sort_words_filter_the_search_as_the_clis_flags_do(home, 
         await wait_for(pilot, lambda: results.query == "sort:newest tomatoes" and results.hits, what="search hits")
         newest = [hit.message_id for hit in results.best.values()]
         assert len(oldest) == 2 and oldest == sorted(oldest) and newest == sorted(newest, reverse=True)
+
+
+async def test_the_idle_merges_of_state_db_leave_the_tree_unread(home, tmp_path, monkeypatch):
+    """The TUI's idle upkeep merges state.db's message index, a commit every 2 s while it has merges to do,
+    and the watcher took each for another process's change: the Sessions screen read its tree again each
+    time (a home of 100,000 messages: 27 times a minute, 15 s of CPU a minute against 4 on another screen)."""
+    import workbench.app
+    from engine.archive.lineage import LineageMixin
+
+    home.archive.create_session("s", source="cli", model="m")
+    home.archive.conn().execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0)")
+    for i in range(12):  # one segment each: merges to do
+        home.archive.append_messages("s", [{"role": "user", "content": f"deploy step {i} word{j}"} for j in range(20)])
+    home.archive.bigram_index.refresh()  # (workbench.db's own index, built: only state.db's merges are left)
+    assert home.archive.merge_work()
+    reads, ready = [], threading.Event()
+    chains, upkeep = LineageMixin.root_chains, home.archive.upkeep
+    monkeypatch.setattr(LineageMixin, "root_chains", lambda self, **kw: (reads.append(1), chains(self, **kw))[1])
+    monkeypatch.setattr(home.archive, "upkeep", lambda **kw: (ready.wait(), upkeep(**kw))[1])  # once all is shown
+    monkeypatch.setattr(workbench.app, "UPKEEP_SECONDS", 0.05)
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await open_sessions(pilot)
+        await wait_for(pilot, lambda: app._watcher.witness("sessions") is not None, what="the watch")
+        stamps = app._watcher.witness("sessions")
+        looks, changed = [], stamps.changed
+        monkeypatch.setattr(stamps, "changed", lambda: (looks.append(1), changed())[1])
+        await wait_for(pilot, lambda: len(looks) >= 2, what="the watcher's first looks")
+        await settle(pilot)
+        before = len(reads)
+        ready.set()
+        await wait_for(pilot, lambda: not home.archive.merge_work(), what="the merges", timeout=30)
+        seen = len(looks)
+        await wait_for(pilot, lambda: len(looks) >= seen + 2, what="the watcher's looks since")
+        await settle(pilot)
+        assert len(reads) == before
+        retitle_in_another_process(home.state_db_path)
+        await wait_for(pilot, lambda: len(reads) > before, what="the tree read again")

@@ -992,7 +992,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
         if self.home.archive.vet() is not None:  # damaged: said (a warning), and nothing is written to it
             return
         while not worker.is_cancelled and not self._stopping.wait(UPKEEP_SECONDS):
-            self.home.archive.upkeep()
+            # (the watcher leaves state.db's merges out: they change no session or message)
+            self.home.archive.upkeep(witness=self._watcher.witness("sessions") if self._watcher else None)
 
     # -- demo ---------------------------------------------------------------------
     @work(thread=True, group="demo", exit_on_error=False)

@@ -7,6 +7,7 @@ targets, "skills", "pending", "sessions", "config", "journal"). Our own lock and
 workbench.db counts by the commits that change its journal ("journal": another workbench process journaled a
 row or credited one to Hermes's call, which no file of the home shows; this process's own journal writes count
 too, a reload more for a screen that heard of them already, but not the index upkeep's commits beside them).
+state.db's idle index merges, this process's, are left out as they tell of them (``HomeWatcher.witness``).
 Whether a reported memory change is news (another process wrote it) or this
 process's own write is for the store to decide (``MemoryStore.record_external_change``
 compares with what this process last wrote or saw). The first report, before any
@@ -101,6 +102,12 @@ class HomeWatcher:
         self.home = home
         self.on_change = on_change
         self._stop = threading.Event()
+        self._stamped: dict[str, _FileStamps] = {}  # while ``run`` runs
+
+    def witness(self, kind: str) -> _FileStamps | None:
+        """What follows ``kind``'s database, for a writer of this process to tell of its own commits
+        (``engine.archive.upkeep.CommitWitness``); None while the watch is not running."""
+        return self._stamped.get(kind)
 
     def watched_paths(self) -> list[Path]:
         """memories/, skills/, pending/, the folders linked memory files live in, and the home (for state.db)."""
@@ -121,9 +128,11 @@ class HomeWatcher:
                 [], database=self.home.journal.path, changes=JOURNAL_CHANGES
             ),  # (linked: where it is)
         }
+        self._stamped = stamped
         try:
             self._watch(paths, stamped)
         finally:
+            self._stamped = {}
             for files in stamped.values():
                 files.close()
 
@@ -178,6 +187,7 @@ class _FileStamps:
         self.paths = paths
         self.settled = settled
         self.commits = _Commits(database, changes) if database is not None else None
+        self._lock = threading.Lock()  # (a writer's thread may look too: ``before``, ``after``)
         self.last = self._stamp()
         self._moving: tuple | None = None
 
@@ -194,19 +204,35 @@ class _FileStamps:
         return tuple(stamps)
 
     def changed(self) -> bool:
-        now = self._stamp()
-        if now == self.last:
-            self._moving = None
-            return False
-        if self.settled and now != self._moving:  # still moving: look again at the next poll
-            self._moving = now
-            return False
-        self.last, self._moving = now, None
-        return True
+        with self._lock:
+            now = self._stamp()
+            if now == self.last:
+                self._moving = None
+                return False
+            if self.settled and now != self._moving:  # still moving: look again at the next poll
+                self._moving = now
+                return False
+            self.last, self._moving = now, None
+            return True
+
+    def before(self) -> tuple | None:
+        """A writer of this process, under its write lock, before it writes: what is seen now, or None
+        when that holds a change not reported yet (``engine.archive.upkeep.CommitWitness``)."""
+        with self._lock:
+            now = self._stamp()
+            return now if now == self.last else None
+
+    def after(self, seen: object) -> None:
+        """That writer's commits since ``before`` are all there is: what is seen now is no change, unless
+        a look reported them meanwhile (the last report is no longer ``seen``)."""
+        with self._lock:
+            if self.last == seen:
+                self.last = self._stamp()
 
     def close(self) -> None:
-        if self.commits is not None:
-            self.commits.close()
+        with self._lock:
+            if self.commits is not None:
+                self.commits.close()
 
 
 class _Commits:

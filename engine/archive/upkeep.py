@@ -18,7 +18,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..db import busy_wait, is_corrupt
 from ..errors import WorkbenchError
@@ -40,6 +40,21 @@ QUICK_BUSY_MS = 20
 
 
 SEARCH_STEP_S = 0.5  # a search the upgrade does not concern waits this long at most for its steps
+
+
+class CommitWitness(Protocol):
+    """Whoever follows state.db's commits (the TUI's watcher), told of the merges' own so it can leave them
+    out: a merge changes no session or message, and each one reloaded the Sessions screen's tree.
+
+    ``before`` is asked inside the merge's transaction, before it writes: what the witness sees now, or None
+    when it has a change not yet reported (nothing may then be left out). ``after(seen)`` is called once no
+    other connection can have committed since (SQLite's ``data_version`` on the merge's own connection moves
+    only with other connections' commits, and it is read again under the write lock): the witness may take
+    what it sees then as seen, if it is still at ``seen``."""
+
+    def before(self) -> object | None: ...
+
+    def after(self, seen: object) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -83,17 +98,18 @@ class UpkeepMixin(SearchMixin):
             if (levels := structure(conn, table)) is not None
         }
 
-    def upkeep(self, budget_s: float = BUDGET_S) -> dict[str, int]:
+    def upkeep(self, budget_s: float = BUDGET_S, witness: CommitWitness | None = None) -> dict[str, int]:
         """Bounded index work for idle time; returns the steps run per index (empty: nothing left to do).
 
         Never waits for a lock: a busy database ends the step, and the next call resumes. Never
         writes to a damaged state.db (``vet``: SQLite's check of it runs before the first step), nor
-        creates one: a home gets its archive from its first session.
+        creates one: a home gets its archive from its first session. ``witness``: told of each merge
+        of state.db's own (``CommitWitness``).
         """
         if self.read_only or not self.home.state_db_path.exists() or self.vet() is not None:
             return {}
         try:
-            return self._upkeep_steps(budget_s)
+            return self._upkeep_steps(budget_s, witness)
         except sqlite3.DatabaseError as exc:  # damage the check could not see yet (it came since)
             self.noticed(exc)
             raise
@@ -129,7 +145,7 @@ class UpkeepMixin(SearchMixin):
         step = SEARCH_STEP_S if most_s is None else min(most_s, SEARCH_STEP_S)
         return SearchUpgrade(whole, self.upgrade_index(most_s if whole else step))
 
-    def _upkeep_steps(self, budget_s: float) -> dict[str, int]:
+    def _upkeep_steps(self, budget_s: float, witness: CommitWitness | None) -> dict[str, int]:
         deadline = time.monotonic() + budget_s
         steps: dict[str, int] = {}
         index = self.bigram_index
@@ -142,24 +158,35 @@ class UpkeepMixin(SearchMixin):
         for conn, table in self._fts_indexes():
             while merge_due(structure(conn, table)):  # at least one step per index, so every call progresses
                 started = time.perf_counter()
-                if not _merge_step(conn, table):
+                told = witness if conn is archive else None
+                merged, before = _merge_step(conn, table, told)
+                if not merged:
                     break
                 if conn is archive:
                     self._wrote(conn, time.perf_counter() - started)
+                    if told is not None and before is not None:
+                        _alone_since(conn, before, told)
                 steps[table] = steps.get(table, 0) + 1
                 if time.monotonic() >= deadline:
                     break
         return steps
 
 
-def _merge_step(conn: sqlite3.Connection, table: str) -> bool:
-    """One ``merge`` of MERGE_PAGES pages in its own transaction; False when busy or nothing was done."""
+def _merge_step(
+    conn: sqlite3.Connection, table: str, witness: CommitWitness | None
+) -> tuple[bool, tuple[int, object] | None]:
+    """One ``merge`` of MERGE_PAGES pages in its own transaction; False when busy or nothing was done. With
+    it, the connection's ``data_version`` and what ``witness`` saw before the merge wrote (None: nothing to
+    leave out)."""
     try:
         with busy_wait(conn, QUICK_BUSY_MS):
             conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError:
-        return False
+        return False, None
     try:
+        before = None
+        if witness is not None and (seen := witness.before()) is not None:
+            before = (conn.execute("PRAGMA data_version").fetchone()[0], seen)
         merged = merge_due(structure(conn, table)) and _carry(conn, table)  # read inside: no writer comes between
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
@@ -167,8 +194,25 @@ def _merge_step(conn: sqlite3.Connection, table: str) -> bool:
             conn.execute("ROLLBACK")
         if is_corrupt(exc):
             raise  # the file is damaged: said, and no step follows (``upkeep``)
-        return False
-    return merged
+        return False, None
+    return merged, before
+
+
+def _alone_since(conn: sqlite3.Connection, before: tuple[int, object], witness: CommitWitness) -> None:
+    """Tell ``witness`` its view now holds this connection's commits only, if it does: under the write lock
+    again, ``data_version`` as the merge found it means no other connection committed since."""
+    version, seen = before
+    try:
+        with busy_wait(conn, QUICK_BUSY_MS):
+            conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError:
+        return  # (another writer holds it: its commit, if any, is reported with the merge's)
+    try:
+        if conn.execute("PRAGMA data_version").fetchone()[0] == version:
+            witness.after(seen)
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
 
 
 def _carry(conn: sqlite3.Connection, table: str) -> bool:

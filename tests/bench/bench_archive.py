@@ -329,7 +329,7 @@ def _rebuilt_then_merged(report, root) -> None:
             for conn, table in archive._fts_indexes():
                 while upkeep.merge_due(upkeep.structure(conn, table)):
                     with timed() as step:
-                        if not upkeep._merge_step(conn, table):
+                        if not upkeep._merge_step(conn, table, None)[0]:
                             break
                     durations.append(step[0])
             while archive.upkeep():

@@ -1,5 +1,6 @@
-"""The watcher's look at workbench.db counts the commits that change the journal, whoever makes them,
-and not the index upkeep's beside them (which reloaded the Memory screen's entry history every 2 s)."""
+"""The watcher's looks leave out the index upkeep's own commits, which reloaded the Memory screen's entry
+history and the Sessions screen's tree every 2 s: at workbench.db it counts the commits that change the
+journal, whoever makes them; at state.db the merges tell it of theirs (``CommitWitness``)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import contextlib
 import sqlite3
 
 from engine import open_home
+from engine.archive import upkeep
 from engine.journal import CHANGES
-from workbench.watch import _Commits
+from tests.archive_support import retitle_in_another_process
+from workbench.watch import SESSION_FILES, _Commits, _FileStamps
 
 
 def _messages(home, count: int) -> None:
@@ -82,3 +85,62 @@ def test_a_workbench_db_created_after_the_watch_began_is_counted(tmp_path, clock
             home.close()
     finally:
         journal.close()
+
+
+def _fragmented(home) -> None:
+    """A state.db whose message index the upkeep has merges to do: one segment per transaction."""
+    home.archive.create_session("s", source="cli", model="m")
+    home.archive.conn().execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0)")
+    for i in range(12):
+        home.archive.append_messages("s", [{"role": "user", "content": f"deploy step {i} word{j}"} for j in range(20)])
+
+
+def _sessions_stamps(home) -> _FileStamps:
+    return _FileStamps([home.root / name for name in sorted(SESSION_FILES)], database=home.state_db_path)
+
+
+def test_the_merges_of_state_db_are_left_out_and_another_process_s_change_is_not(home):
+    _fragmented(home)
+    home.archive.bigram_index.refresh()  # (workbench.db's own index: only state.db's merges are left)
+    every, stamps = _Commits(home.state_db_path), _sessions_stamps(home)
+    try:
+        before = every.count()
+        steps = home.archive.upkeep(budget_s=1.0, witness=stamps)
+        assert steps.get("messages_fts"), steps
+        assert every.count() != before, "the merges did commit to state.db"
+        assert stamps.changed() is False
+        retitle_in_another_process(home.state_db_path)
+        assert stamps.changed() is True
+    finally:
+        every.close()
+        stamps.close()
+
+
+def test_a_commit_after_the_merge_s_is_reported(home):
+    """Another connection's commit between the merge's and the watcher's next look is never taken for the
+    merge's own: the merge's connection sees it under the write lock, and nothing is left out."""
+    _fragmented(home)
+    stamps = _sessions_stamps(home)
+    conn = home.archive.conn()
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        version, seen = conn.execute("PRAGMA data_version").fetchone()[0], stamps.before()
+        assert seen is not None
+        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('merge', 8)")
+        conn.execute("COMMIT")
+        retitle_in_another_process(home.state_db_path)
+        upkeep._alone_since(conn, (version, seen), stamps)
+        assert stamps.changed() is True
+    finally:
+        stamps.close()
+
+
+def test_a_change_not_yet_reported_is_never_left_out(home):
+    _fragmented(home)
+    stamps = _sessions_stamps(home)
+    try:
+        retitle_in_another_process(home.state_db_path)
+        home.archive.upkeep(budget_s=1.0, witness=stamps)
+        assert stamps.changed() is True
+    finally:
+        stamps.close()
