@@ -211,3 +211,18 @@ def test_a_remove_hermes_made_before_a_note_of_ours_never_takes_that_note(hermes
     printed("memory", "add", ours, "--home", str(root))
     assert history(root) == [("user", "add", None, ours, None)]
     assert ours in path.read_text(encoding="utf-8")
+
+
+def test_the_first_look_weighs_the_calls_that_wrote_the_file_it_saw(hermes, tmp_path):
+    """A user trial: Hermes wrote a note and reworded it, and the workbench first looked within the minute.
+    The first look saw the reworded note only, as present before; the next look replayed both calls on it
+    anyway, so the journal said Hermes added the old wording again and an outside edit removed it."""
+    root = tmp_path / "home"
+    root.mkdir()
+    reworded = "Loop note 7 about the build cache, kept a week"
+    hermes_turns(hermes, root, [ADD, ("reword", {"action": "replace", "old_text": "Loop note 7", "content": reworded})])
+    assert history(root) == []
+    later = "Loop note 8 about the test shards"
+    ids = hermes_turns(hermes, root, [("later", {"action": "add", "content": later})])
+    assert history(root) == [("agent", "add", None, later, ids["later"])]
+    assert (root / "memories" / "MEMORY.md").read_text(encoding="utf-8") == f"{reworded}\n§\n{later}"

@@ -1304,13 +1304,15 @@ class MemoryStore:
         """A first look at a store with no entries (no file yet, or an empty one): journal that as an
         empty ``seen`` baseline, so the entries Hermes writes next are outside adds, not "present before",
         and take no lock (none is needed to note an absence: no lock file left behind). False when the
-        file holds entries (or cannot be read): those are seen under the lock."""
+        file holds entries (or cannot be read): those are seen under the lock. Hermes's calls are weighed
+        before the file is read: with no lock, one stored after that read may have written it since."""
+        weighed = self.archive_writes.newest_result()
         state = self.read(target)
         if state.error or state.entries:
             return False
         with self.home.journal.transaction():  # another process's first look or write may come first
             if left_of(self.home.journal.connection(), target) is None:
-                self._journal_external(target, state, None, empty=True)
+                self._journal_first_look(target, state, weighed)
         return True
 
     def journaled_entries(self, target: str) -> list[str] | None:
@@ -1368,16 +1370,27 @@ class MemoryStore:
         a change of the mark alone, a repair in another process, must still reach the screens)."""
         return {}
 
+    def _journal_first_look(self, target: str, state: FileState, weighed: int | None) -> None:
+        """The first time any workbench process sees a file: its entries recorded as ``seen`` (present before
+        that moment), not as an edit, with the newest memory tool result stored by then (``weighed``, as a
+        look's ``calls_read``). The file already holds what every call stored by then wrote, so no later look
+        replays those calls on it: replayed, Hermes's add of a note it reworded before the first look wrote
+        the old wording again, and the look after journaled an outside edit removing it."""
+        detail: dict[str, Any] = {"file_sha": state.sha, "entries": state.entries}
+        if weighed is not None:
+            detail["calls_read"] = weighed
+        self.home.journal.append(SUBSYSTEM, "seen", target, actor="external", snapshot=state.raw, detail=detail)
+
     def _journal_external(
-        self, target: str, state: FileState, left: Left | None, *, empty: bool = False, looking: bool = True
+        self, target: str, state: FileState, left: Left | None, *, looking: bool = True
     ) -> MemoryChanged | None:
         """With the lock held: journal, entry by entry, how the file differs from what the journal last left:
         first each Hermes memory call stored since, replayed on that file (``replay``: the agent's rows), then
         what the replay does not explain, as ``external`` rows.
 
-        The first time any workbench process sees a file, its entries are recorded as
-        ``seen`` (present before that moment), not as an edit; a store with none is recorded
-        so only when ``empty`` (a first look; a write's own rows are its baseline).
+        The first time any workbench process sees a file holding entries, that is its baseline
+        (``_journal_first_look``, under the lock: a call stored by then wrote the file first); a store
+        with none is seen without the lock (``_first_look_at_nothing``; a write's own rows are its baseline).
 
         Hermes's calls are read for a file as the journal left it only on a look (``looking``), never
         under a write: that read costs milliseconds in an archive the agent is busy in, and a write
@@ -1386,15 +1399,8 @@ class MemoryStore:
         if state.error:
             return None
         if left is None:
-            if state.entries or empty:
-                self.home.journal.append(
-                    SUBSYSTEM,
-                    "seen",
-                    target,
-                    actor="external",
-                    snapshot=state.raw,
-                    detail={"file_sha": state.sha, "entries": state.entries},
-                )
+            if state.entries:
+                self._journal_first_look(target, state, self.archive_writes.newest_result())
             return None
         same = left.sha == state.sha
         if same and not (looking and self._calls_stored_since(target, left)):
