@@ -160,10 +160,10 @@ SHOWN_CHARS = 6000  # a longer text is cut where a screen shows it (the file or 
 def clipped(text: str, limit: int = SHOWN_CHARS) -> str:
     """``text``, or its first ``limit`` characters and how many more there are: laying out megabytes (one
     memory entry pasted with no delimiter, a tool's output) would hold a screen for minutes. Never cut
-    inside a symbol or a grapheme (``_whole``); a number may be (the note under it says the text goes on)."""
+    inside a symbol or a grapheme (``whole``); a number may be (the note under it says the text goes on)."""
     if len(text) <= limit:
         return text
-    kept, _ = _whole(text[:limit], text[limit:])
+    kept, _ = whole(text[:limit], text[limit:])
     return kept + f"\n… ({len(text) - len(kept):,} more characters)"
 
 
@@ -179,14 +179,14 @@ def cut_end(kept: str, rest: str) -> str:
     """``kept``, a text's start that a cut parts from ``rest``, without the part of a number the cut splits
     (the … follows): `Loop note 18…` read as note 18 where the text said 186, and `1…` as 1 where it said
     1,234. A cut elsewhere stays where it is (a cut word ends in …, and reads as cut), but never inside a
-    symbol or a grapheme (``_whole``)."""
-    kept, rest = _whole(kept, rest)
+    symbol or a grapheme (``whole``)."""
+    kept, rest = whole(kept, rest)
     if _SPLIT_BEFORE.search(kept) and _SPLIT_AFTER.match(rest):
         return _NUMBER_END.sub("", kept).rstrip()
     return kept
 
 
-def _whole(kept: str, rest: str) -> tuple[str, str]:
+def whole(kept: str, rest: str) -> tuple[str, str]:
     """The cut moved back to the start of the symbol or grapheme it splits, if any: half of ``<U+202E>``
     read as another character (``<U+202…``), and half of 👩🏽‍💻 left its joiner to join the … to it."""
     split = _split_at(kept + rest[:_REACH], len(kept))
@@ -222,7 +222,7 @@ def word_end(kept: str, rest: str) -> str:
     """``cut_end``, but a cut inside a word, or inside a short aside in parentheses, moves back to before it
     when that keeps two thirds of ``kept``: a summary read ``(146 c…`` where it said ``(146 chars)``. A
     word longer than that (a path, a CJK run with no spaces) is cut where it is, ending in … as before."""
-    kept, rest = _whole(kept, rest)
+    kept, rest = whole(kept, rest)
     start = len(kept)
     if kept and rest and not kept[-1].isspace() and not rest[0].isspace():
         start = kept.rfind(" ") + 1

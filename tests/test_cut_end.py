@@ -12,8 +12,10 @@ from rich.cells import cell_len
 
 from engine.textsafety import clipped, cut_words, visible
 from engine.textsafety import cut as engine_cut
+from widgets.diff_view import diff_content
+from widgets.entry_list import EntryRow, row_lines
 from widgets.literal import cut_cells as tui_cut
-from widgets.literal import tail
+from widgets.literal import literal, tail, wrapped
 from workbench.cli.fit import cut_cells as cli_cut
 
 HOSTILE = [
@@ -71,3 +73,33 @@ def test_a_tail_fits_its_cells_and_starts_whole(text):
         rest = ending.removeprefix("…")
         assert cell_len(ending) <= cells and shown.endswith(rest), (cells, ending)
         assert len(shown) - len(rest) in wholes(shown), (cells, ending)
+
+
+def line_starts(shown: str, lines: list[str]) -> list[int]:
+    """Where each of ``lines`` (``shown`` wrapped: in order, the spaces at a break dropped) starts in it."""
+    starts, at = [], 0
+    for line in lines:
+        at = shown.index(line.strip(), at)
+        starts.append(at)
+        at += len(line.strip())
+    return starts
+
+
+WRAPS = {
+    "entry row": lambda text, width: [line.plain[2:] for line in row_lines(EntryRow(text), width)],
+    "wrapped": lambda text, width: [line.plain for line in wrapped(text, width, 10_000)],
+    "diff": lambda text, width: [line[2:] for line in diff_content([("+", text)], width=width + 2).plain.split("\n")],
+}
+
+
+@pytest.mark.parametrize("wrap", WRAPS.values(), ids=WRAPS)
+@pytest.mark.parametrize("text", ["ビルド→テスト→ステージング→本番。ﾃﾞﾌﾟﾛｲは金曜日に禁止。", *HOSTILE])
+def test_a_wrapped_line_never_starts_inside_a_symbol_or_a_grapheme(wrap, text):
+    """A user trial: a memory entry Hermes wrote in Japanese, half-width ﾃﾞﾌﾟﾛｲ in it, wrapped on the Memory
+    screen at 80 columns as `…本番。ﾃ` and `ﾞﾌﾟﾛｲは…`: Textual folds a long word by cells, and the voiced
+    mark started a line on its own."""
+    shown = visible(text)
+    for width in range(8, literal(shown).cell_length + 2):
+        lines = wrap(text, width)
+        assert "".join(lines).replace(" ", "") == shown.replace(" ", ""), width
+        assert set(line_starts(shown, lines)) <= wholes(shown), (width, lines)

@@ -14,7 +14,7 @@ from textual.widgets import Static
 from engine.diffs import WHITESPACE_ONLY, shown_diff, whitespace_only
 from engine.textsafety import clipped
 
-from .literal import assemble
+from .literal import assemble, wrap
 
 STYLES = {"+": ("+ ", "$mark-added"), "-": ("- ", "$mark-removed"), " ": ("  ", "")}
 
@@ -34,7 +34,7 @@ def diff_content(lines: Iterable[tuple[str, str]], *, context: int = 2, width: i
         kind, line = diff_line
         prefix, style = STYLES.get(kind, STYLES[" "])
         text = assemble((clipped(line), style))
-        rows = text.wrap(width - len(prefix)) if width and width > len(prefix) + 1 else [text]
+        rows = wrap(text, width - len(prefix)) if width and width > len(prefix) + 1 else [text]
         out.append(Content.assemble((prefix, f"bold {style}" if style else ""), rows[0]))
         out += [Content.assemble(" " * len(prefix), row) for row in rows[1:]]
     return Content("\n").join(out)

@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 from engine.textsafety import clipped
 
 from .cursor_in_view import CursorInView
-from .literal import assemble
+from .literal import assemble, wrap
 
 MARKS = {
     "+": ("+", "bold $mark-added"),
@@ -62,8 +62,8 @@ def row_lines(row: EntryRow, width: int | None = None) -> list[Content]:
     flag = Content.styled("⚠ threat: " + ", ".join(row.threats), "bold $text-error") if row.threats else None
     if width is None or width < 8:
         return [mark + body + (Content(" ") + flag if flag else Content(""))]
-    first, *rest = body.wrap(width) or [Content("")]
-    flagged = flag.wrap(width) if flag else []
+    first, *rest = wrap(body, width) or [Content("")]
+    flagged = wrap(flag, width) if flag else []
     return [mark + first, *(Content("  ") + line for line in [*rest, *flagged])]
 
 

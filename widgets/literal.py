@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.cells import cell_len
 from textual.content import Content
 
-from engine.textsafety import cut_end, preview_line, tail_start, visible, word_end
+from engine.textsafety import cut_end, preview_line, tail_start, visible, whole, word_end
 
 Part = tuple[str, str] | str
 HANG = 2  # cells a wrapped line's continuation sits deeper than the line's own start (``hanging``)
@@ -43,11 +43,33 @@ def cut_cells(text: str, cells: int, words: bool = False) -> str:
     return (word_end if words else cut_end)(text[:kept], text[kept:]) + "…"
 
 
+def wrap(content: Content, width: int) -> list[Content]:
+    """``content.wrap(width)``, never breaking a line inside a grapheme or a shown symbol (``whole``): Textual
+    folds a long word by cells, so half-width ﾃﾞ (a letter and its voiced mark, one character to a reader)
+    was parted, the mark starting the next line on its own, and ``<U+202E>`` read as two symbols."""
+    done: list[Content] = []
+    while True:
+        lines = content.wrap(width)
+        plain, at = content.plain, 0
+        for index, line in enumerate(lines[:-1]):
+            start = plain.find(line.plain, at)
+            if start < 0:  # (a line wrap rewrote, such as an expanded tab: as wrapped)
+                return done + lines
+            at = start + len(line.plain)
+            kept, _ = whole(plain[start:at], plain[at:])
+            if 0 < len(kept) < at - start:  # the fold parts a grapheme: it starts the next line whole
+                done += [*lines[:index], content[start : start + len(kept)]]
+                content = content[start + len(kept) :]
+                break
+        else:
+            return done + lines
+
+
 def wrapped(text: str, width: int, lines: int, style: str = "") -> list[Content]:
     """``text`` wrapped to ``width`` cells in at most ``lines`` lines: where it needs more, the last ends
     in … (after a whole word where one fits), so a cut never passes for the end."""
     width = max(width, 1)
-    kept = [line.rstrip() for line in literal(text, style).wrap(width)]
+    kept = [line.rstrip() for line in wrap(literal(text, style), width)]
     if len(kept) <= lines or lines < 1:
         return kept[: max(lines, 0)]
     last = kept[lines - 1].plain
@@ -64,12 +86,12 @@ def hanging(text: str, width: int) -> list[Content]:
     for line in visible(text).split("\n"):
         body = line.lstrip(" ")
         lead = len(line) - len(body)
-        first = Content(body).wrap(max(width - lead, 1))[0].plain.rstrip() if body else ""
+        first = wrap(Content(body), max(width - lead, 1))[0].plain.rstrip() if body else ""
         rest = body[len(first) :].lstrip(" ")
         lines.append(Content(" " * lead + first))
         deeper = min(lead + HANG, max(width - 1, 0))
         lines += (
-            [Content(" " * deeper + part.plain.rstrip()) for part in Content(rest).wrap(max(width - deeper, 1))]
+            [Content(" " * deeper + part.plain.rstrip()) for part in wrap(Content(rest), max(width - deeper, 1))]
             if rest
             else []
         )

@@ -39,7 +39,7 @@ from textual.widgets.option_list import Option
 from engine.textsafety import one_line, quoted, visible
 
 from .cursor_in_view import CursorInView
-from .literal import literal
+from .literal import literal, wrap
 from .transcript import sanitize
 
 MATCH_STYLE = "bold $text-warning underline"
@@ -231,7 +231,7 @@ def header_prompt(hit: Hit, count: int | None, cap: int, expanded: bool, width: 
 
 def _wrapped(text: Content, width: int) -> Content:
     """A sentence in a list that never wraps, broken into lines of ``width`` (whole until a width is known)."""
-    return Content("\n").join(text.wrap(width)) if width > 0 else text
+    return Content("\n").join(wrap(text, width)) if width > 0 else text
 
 
 def _nothing_matches(query: str, width: int) -> Content:
