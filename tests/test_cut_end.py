@@ -15,7 +15,7 @@ from engine.textsafety import cut as engine_cut
 from widgets.diff_view import diff_content
 from widgets.entry_list import EntryRow, row_lines
 from widgets.literal import cut_cells as tui_cut
-from widgets.literal import literal, tail, wrapped
+from widgets.literal import hanging, literal, tail, wrapped
 from workbench.cli.fit import cut_cells as cli_cut
 
 HOSTILE = [
@@ -88,6 +88,7 @@ def line_starts(shown: str, lines: list[str]) -> list[int]:
 WRAPS = {
     "entry row": lambda text, width: [line.plain[2:] for line in row_lines(EntryRow(text), width)],
     "wrapped": lambda text, width: [line.plain for line in wrapped(text, width, 10_000)],
+    "hanging": lambda text, width: [line.plain for line in hanging(text, width + 2)],  # (its lines after the first)
     "diff": lambda text, width: [line[2:] for line in diff_content([("+", text)], width=width + 2).plain.split("\n")],
 }
 
