@@ -487,13 +487,24 @@ class ThreadConnections:
     A connection is closed only by its own thread, or once that thread has ended: closing one while
     its thread is inside a statement crashes the process inside SQLite (Python's sqlite3 does not guard
     it). ``close_all`` therefore closes what it may at once and leaves the rest to their threads, which
-    close them at their next ``get``; every thread then gets a fresh connection."""
+    close them at their next ``get``; every thread then gets a fresh connection.
+
+    ``follow``: a thread's connection gives way to a new one once another file stands at the path (a
+    backup of workbench.db restored over it): it went on reading the old file, and its writes went to the
+    old file, which nobody would read again. The old one is closed with the others. (state.db's are not
+    followed so: its opening looks at a file read-only before anything writes to it, ``SessionArchive._open``.)"""
 
     def __init__(
-        self, path: Path, read_only: bool = False, on_connect: Callable[[sqlite3.Connection], object] | None = None
+        self,
+        path: Path,
+        read_only: bool = False,
+        on_connect: Callable[[sqlite3.Connection], object] | None = None,
+        *,
+        follow: bool = False,
     ):
         self.path = path
         self.read_only = read_only
+        self.follow = follow
         self._on_connect = on_connect
         self._local = threading.local()
         self._all: list[tuple[sqlite3.Connection, threading.Thread, int]] = []  # with its thread and process
@@ -505,6 +516,8 @@ class ThreadConnections:
         conn = getattr(self._local, "conn", None)
         if conn is not None and getattr(self._local, "pid", None) != os.getpid():
             conn = None  # inherited across fork: SQLite handles must never be shared with a parent
+        elif conn is not None and self.follow and not conn.in_transaction and self._replaced():
+            conn = None  # (the old one stays in ``_all``: a cursor of it may still be read)
         while conn is None:
             if self._left:
                 with self._lock:
@@ -524,8 +537,14 @@ class ThreadConnections:
                     continue
                 self._local.conn = conn
                 self._local.pid = os.getpid()
+                self._local.file = _file_id(self.path)
                 self._all.append((conn, threading.current_thread(), os.getpid()))
         return conn
+
+    def _replaced(self) -> bool:
+        """Whether another file stands at the path than this thread's connection opened (none: not replaced)."""
+        now = _file_id(self.path)
+        return now is not None and now != getattr(self._local, "file", None)
 
     def close_all(self) -> None:
         """Close every connection no thread is using; the others close at their thread's next ``get``."""
@@ -550,6 +569,15 @@ class ThreadConnections:
             else:
                 busy.append((conn, thread, opened_in))
         return busy
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """The file at ``path`` (device and inode), or None when there is none (``:memory:``, not there)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _db_path(conn: sqlite3.Connection) -> Path:

@@ -283,7 +283,9 @@ class Journal:
         self._checked: tuple[tuple, str | None] | None = None  # (the files' stamp, ``problem``'s verdict then)
         self.clock = clock
         self.read_only = read_only
-        self._conns = ThreadConnections(path, read_only, on_connect=None if read_only else self._ensure_schema)
+        self._conns = ThreadConnections(
+            path, read_only, on_connect=None if read_only else self._ensure_schema, follow=True
+        )
         self._table_seen = not read_only
         self._wal_path = f"{path}-wal"
         self._checkpointed_at = 0  # the WAL file's size when ``checkpoint_if_due`` last ran one

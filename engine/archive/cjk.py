@@ -72,7 +72,9 @@ class BigramIndex:
 
     def __init__(self, archive: ArchiveCore):
         self.archive = archive
-        self._conns = ThreadConnections(archive.home.workbench_db_path, archive.read_only, on_connect=self._setup)
+        self._conns = ThreadConnections(
+            archive.home.workbench_db_path, archive.read_only, on_connect=self._setup, follow=True
+        )
 
     @staticmethod
     def _setup(conn: sqlite3.Connection) -> None:
