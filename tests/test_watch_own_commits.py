@@ -144,3 +144,13 @@ def test_a_change_not_yet_reported_is_never_left_out(home):
         assert stamps.changed() is True
     finally:
         stamps.close()
+
+
+def test_a_merge_after_the_watch_ended_opens_nothing(home):
+    """The upkeep may still hold the watcher's stamps as the watch ends: asking them then reopened the
+    watcher's connection to state.db, which nothing closed again."""
+    _fragmented(home)
+    stamps = _sessions_stamps(home)
+    stamps.close()
+    home.archive.upkeep(budget_s=1.0, witness=stamps)
+    assert stamps.commits._conn is None

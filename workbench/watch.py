@@ -188,6 +188,7 @@ class _FileStamps:
         self.settled = settled
         self.commits = _Commits(database, changes) if database is not None else None
         self._lock = threading.Lock()  # (a writer's thread may look too: ``before``, ``after``)
+        self._closed = False  # (that writer may still hold these after the watch ended)
         self.last = self._stamp()
         self._moving: tuple | None = None
 
@@ -219,6 +220,8 @@ class _FileStamps:
         """A writer of this process, under its write lock, before it writes: what is seen now, or None
         when that holds a change not reported yet (``engine.archive.upkeep.CommitWitness``)."""
         with self._lock:
+            if self._closed:
+                return None
             now = self._stamp()
             return now if now == self.last else None
 
@@ -226,11 +229,12 @@ class _FileStamps:
         """That writer's commits since ``before`` are all there is: what is seen now is no change, unless
         a look reported them meanwhile (the last report is no longer ``seen``)."""
         with self._lock:
-            if self.last == seen:
+            if self.last == seen and not self._closed:
                 self.last = self._stamp()
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self.commits is not None:
                 self.commits.close()
 
