@@ -118,6 +118,8 @@ class Hermes:
 # Hermes's memory tool and SessionDB as its agent loop uses them, for scripts run in its venv:
 # ``turn`` stores a user message, the assistant message with one ``memory`` call, the tool's
 # own result and a reply, in order; ``ids`` maps each turn's name to its assistant message.
+# With ``between`` (a function) it stores them as Hermes 0.19.0's loop does: the tool runs first,
+# then ``between`` (a look, say), then the call and its result, each stamped as it is stored.
 MEMORY_TURNS = r"""
 import json
 from hermes_state import SessionDB
@@ -128,12 +130,16 @@ store.load_from_disk()
 db = SessionDB()
 ids = {}
 
-def turn(session, name, arguments, user=None):
+def turn(session, name, arguments, user=None, between=None):
     db.append_message(session, "user", name if user is None else user)
     call = {"id": "call_" + name, "type": "function",
             "function": {"name": "memory", "arguments": json.dumps(arguments)}}
+    if between is not None:
+        result = memory_tool(store=store, **arguments)
+        between()
     ids[name] = db.append_message(session, "assistant", None, tool_calls=[call])
-    result = memory_tool(store=store, **arguments)
+    if between is None:
+        result = memory_tool(store=store, **arguments)
     db.append_message(session, "tool", result, tool_name="memory", tool_call_id=call["id"])
     db.append_message(session, "assistant", "Done.")
     assert json.loads(result)["success"], result
