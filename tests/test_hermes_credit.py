@@ -27,9 +27,9 @@ from engine.events import MemoryChanged
 from engine.memory.format import read_as_hermes
 from engine.tools import ToolContext
 from tests.cli_support import printed
-from tests.hermes_support import workbench_cmd, write_from_another_process
+from tests.hermes_support import MEMORY_TURNS, workbench_cmd, write_from_another_process
 from tests.screens_seed import open_mode
-from tests.test_hermes_replay import ADD, LATE, NOTE, SEED, history, looked_at_seed
+from tests.test_hermes_replay import ADD, DROP, LATE, NOTE, SEED, history, looked_at_seed
 from tests.test_tui_timeline import cursor_to
 from tests.tui_support import make_app, settle, wait_for
 from widgets.entry_list import EntryList
@@ -38,6 +38,8 @@ from workbench.screens.memory import MemoryScreen
 from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.slow  # Hermes's code runs in its own processes
+
+DROP_SEED = {"action": "remove", "old_text": "Deploys on"}
 
 
 def rows(root: Path) -> list[tuple]:
@@ -582,4 +584,94 @@ def test_two_identical_removes_are_each_credited_with_the_row_it_made(hermes, tm
         ("agent", "remove", NOTE, first),
         ("external", "add", None, None),
         ("agent", "remove", typed, second),
+    ]
+
+
+# Hermes's turns stored as its 0.19.0 loop stores them (``MEMORY_TURNS``'s ``between``): each tool runs,
+# then the workbench looks (``LOOK``, another process), and only then are the call and its result stored,
+# stamped then, after the row the look journaled. EDITS: the texts a person saves MEMORY.md as, each seen
+# by a look, after each tool ran and before its turn was stored (BEFORE: before the first turn).
+LOOKED_LATE = (
+    MEMORY_TURNS
+    + r"""
+import pathlib, subprocess
+path = pathlib.Path(store._path_for("memory"))
+
+def edit_and_look(edits):
+    def run():
+        subprocess.run(LOOK, check=True, stdout=subprocess.DEVNULL)
+        for text in edits:
+            path.write_text(text, encoding="utf-8")
+            subprocess.run(LOOK, check=True, stdout=subprocess.DEVNULL)
+    return run
+
+db.create_session("s-live", source="cli", model="m")
+edit_and_look(BEFORE)()
+for name, arguments in TURNS:
+    turn("s-live", name, arguments, between=edit_and_look(EDITS))
+print(json.dumps(ids))
+"""
+)
+
+
+def hermes_stores_late(hermes, root: Path, turns, edits=(), before=()) -> dict:
+    """Hermes runs ``turns``, each stored after a look at the tool's write (and ``edits``): their message ids."""
+    look = workbench_cmd("memory", "history", "--home", str(root))
+    return hermes.json(
+        root,
+        f"LOOK, TURNS, EDITS, BEFORE = {look!r}, {list(turns)!r}, {list(edits)!r}, {list(before)!r}\n" + LOOKED_LATE,
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [ADD[1], {"action": "replace", "old_text": "Fridays", "content": "Deploys on Mondays"}, DROP_SEED],
+    ids=["add", "replace", "remove"],
+)
+def test_a_call_hermes_stored_after_a_look_at_its_write_is_credited(hermes, tmp_path, call):
+    """Hermes 0.19.0 stamps a call's message when it stores it, after its tool wrote the file: a look in
+    between journaled the change as an outside edit dated before the call, and it stayed `external` with no
+    session for good, while the Timeline and `memory show` named the call."""
+    root = looked_at_seed(tmp_path)
+    ids = hermes_stores_late(hermes, root, [("late", call)])
+    ((row_id, *outside),) = rows(root)
+    assert outside == ["external", call["action"], None, None, False]
+    with sqlite3.connect(root / "workbench.db") as db:
+        (made_at,) = db.execute("SELECT at FROM journal WHERE id = ?", (row_id,)).fetchone()
+    with sqlite3.connect(root / "state.db") as db:
+        (stamped,) = db.execute("SELECT timestamp FROM messages WHERE id = ?", (ids["late"],)).fetchone()
+    assert made_at < stamped  # (the order of the report: the row is dated before its call)
+    history(root)
+    assert rows(root) == [(row_id, "agent", call["action"], "s-live", ids["late"], True)]
+    shown = json.loads(printed("memory", "history", "--home", str(root), "--json"))["events"][0]
+    assert (shown["actor"], shown["session_id"], shown["message_id"]) == ("agent", "s-live", ids["late"])
+
+
+def test_hermess_identical_adds_stored_late_are_each_credited_with_their_own_row(hermes, tmp_path):
+    """Hermes adds a note, removes it and adds it again, each turn stored after a look: each row is its
+    call's, the second add's too (the first add's row, already the agent's, is not a second candidate)."""
+    root = looked_at_seed(tmp_path)
+    ids = hermes_stores_late(hermes, root, [ADD, ("drop", DROP[1]), ("again", ADD[1])])
+    history(root)
+    assert [row[1:] for row in rows(root)] == [
+        ("agent", "add", "s-live", ids["add"], True),
+        ("agent", "remove", "s-live", ids["drop"], True),
+        ("agent", "add", "s-live", ids["again"], True),
+    ]
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_persons_identical_add_near_a_call_stored_late_is_never_credited_to_it(hermes, tmp_path, when):
+    """A person typed Hermes's note by hand and took it out again within the minute of Hermes's add, before
+    its tool ran or after (before its turn was stored); a look saw each change. Which add row was Hermes's is
+    a guess: none is credited, and the person's rows stay theirs."""
+    root = looked_at_seed(tmp_path)
+    typed = [SEED + "\n§\n" + NOTE, SEED] if when == "before" else [SEED, SEED + "\n§\n" + NOTE]
+    ids = hermes_stores_late(hermes, root, [ADD], **({"before": typed} if when == "before" else {"edits": typed}))
+    assert ids["add"]
+    history(root)
+    assert [row[1:] for row in rows(root)] == [
+        ("external", "add", None, None, False),
+        ("external", "remove", None, None, False),
+        ("external", "add", None, None, False),
     ]

@@ -50,6 +50,7 @@ TAKING_ACTIONS = (REMOVE, "replace")  # the actions that take out the entry hold
 LOOK_MESSAGES = 2_000  # the archive's newest messages a look at an outside edit reads Hermes's calls from
 LOOK_CALLS = 200  # of those, the newest messages with memory calls it reads
 STAMPED_BEFORE_S = 60.0  # how long before its tool ran Hermes may have stamped a call's message (then its tools run)
+STAMPED_AFTER_S = 60.0  # how long after its tool ran Hermes may stamp the call's message (0.19.0 stores it then)
 HERMES_SLACK_S = 600.0  # how long after a file change Hermes may still store the turn that made it
 
 

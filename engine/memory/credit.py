@@ -1,9 +1,9 @@
 """An outside row credited to the Hermes call that made it, once Hermes stores its turn.
 
-Hermes's memory tool writes MEMORY.md at once, but Hermes stores the call's result only later (Hermes
-0.19.0 stores the assistant message before its tools run, their results at its next store, at the latest
-when the turn ends), and a call counts only with its result: a look in between (the TUI's watcher, any
-command) journals the change as ``external``, with no session. When the result is stored, a look that
+Hermes's memory tool writes MEMORY.md at once, but Hermes stores the call only later (Hermes 0.19.0
+stores the assistant message and its result once the tool has run, each stamped as stored), and a call
+counts only with its result: a look in between (the TUI's watcher, any command) journals the change as
+``external``, with no session, dated before the call's message. When the result is stored, a look that
 finds the row is exactly the call's change (``replay._made_by``)
 rewrites that row as the agent's, in the call's session and message, rather than adding a row that
 links the two: the row is the change, and what keys on it (undo and revert, its place in the Timeline,
@@ -11,7 +11,7 @@ the rebuild of the file, a call replayed once) keeps working on it, while a link
 that changed nothing, for every reader to join or pass over. Nothing is lost: the detail keeps all it
 held (an outside group's ``edit`` too, though only ``external`` rows make that group, so its revert no
 longer takes Hermes's change back), and ``credited`` says when. Its time stays: the file's, when the
-change reached the disk, nearer it than the message's (stamped before its tools ran).
+change reached the disk, nearer it than the message's.
 """
 
 from __future__ import annotations

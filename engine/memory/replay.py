@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .archive_writes import REMOVE, STAMPED_BEFORE_S, ArchiveWrite
+from .archive_writes import REMOVE, STAMPED_AFTER_S, STAMPED_BEFORE_S, ArchiveWrite
 from .ops import follows_key, preceding, succeeding
 from .rebuild import SUBSYSTEM
 
@@ -143,8 +143,9 @@ def recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | N
     first not replayed that is dated a minute before it (a replayed row is dated by its call, the others,
     ours too, about when made; an older look read no call made since): how far the newest look among them
     read state.db (its last row's ``calls_read``: a write of ours since notes none, and a call that look
-    skipped, read again, was applied to the write's file), the ``external`` rows dated since (one credited
-    to its call is the agent's), and when each entry they wrote was written (the newest row writing it)."""
+    skipped, read again, was applied to the write's file), the ``external`` rows dated since, or as long
+    before as Hermes may stamp a call after its tool ran (``STAMPED_AFTER_S``; one credited to its call is
+    the agent's), and when each entry they wrote was written (the newest row writing it)."""
     read_to: int | None = None
     outside: list[Outside] = []
     born: dict[str, float] = {}
@@ -158,9 +159,9 @@ def recent(conn: sqlite3.Connection, target: str, since: float) -> tuple[int | N
     ):
         if read_to is None and isinstance(read, int):
             read_to = read
-        if not isinstance(at, (int, float)) or (not replayed and at < since - STAMPED_BEFORE_S):
+        if not isinstance(at, (int, float)) or (not replayed and at < since - max(STAMPED_BEFORE_S, STAMPED_AFTER_S)):
             break
-        if actor == "external" and at >= since:
+        if actor == "external" and at >= since - STAMPED_AFTER_S:
             bound = not_before if isinstance(not_before, (int, float)) else None
             outside.append(Outside(row_id, at, action, before, after, bound, edit if isinstance(edit, str) else None))
         if isinstance(after, str):
@@ -176,14 +177,13 @@ def _done_outside(
     an outside edit, and the call, stored since, must not do it again. A row answers one call: the entry
     it wrote is the one an add or replace wrote, the entry it took out holds a remove's ``old_text``, or a
     replace's whose text was an entry already (``_kept``). The rows that are exactly the call's change, made
-    while the call ran, are credited to it (``_made_by``)."""
+    while the call ran, are credited to it (``_made_by``). A row dated before the call (``_stamped_after``)
+    answers it only when it is the one such row left."""
     rows = list(outside)
     left, credits = [], []
     for call in calls:
-        found = next(
-            (row for row in reversed(rows) if row.at >= call.at and _did(call, row, _kept(call, row, born, entries))),
-            None,
-        )
+        doing = [row for row in reversed(rows) if _did(call, row, _kept(call, row, born, entries))]
+        found = next((row for row in doing if row.at >= call.at), None) or _stamped_after(call, doing)
         if found is None:
             left.append(call)
             continue
@@ -193,6 +193,16 @@ def _done_outside(
         if made:
             credits.append(Credit(made, call))
     return left, credits
+
+
+def _stamped_after(call: ArchiveWrite, doing: Sequence[Outside]) -> Outside | None:
+    """The row among ``doing`` (the rows left that did ``call``'s work, oldest first) that a call Hermes
+    stamped after its tool ran made: Hermes 0.19.0 stores a call with its result, once its tool wrote the
+    file, so a look in between dated the row before the call. Only when it is the one such row dated within
+    ``STAMPED_AFTER_S`` before the call: with two (a person's identical change and Hermes's, a minute
+    apart), which was Hermes's is a guess, and a person's change must never be the agent's."""
+    near = [row for row in doing if call.at - STAMPED_AFTER_S <= row.at < call.at]
+    return near[0] if len(near) == 1 else None
 
 
 def _did(call: ArchiveWrite, row: Outside, kept: bool) -> bool:
