@@ -48,9 +48,9 @@ def hermes_skill_call(home: Home, entry: JournalEntry) -> SkillCall | None:
     """The applied call behind an outside skill row (``_behind`` says which), if state.db has it (None as well when
     state.db cannot be read: the row is then listed as before, never failed): naming the row's skill
     and file (``file_path``; none for SKILL.md), of an action that makes its change, stored between
-    the look before the row (less ``HERMES_SLACK_S``: Hermes stamps the message before its tools run)
-    and the row (plus that slack: it may store the turn after the look), and no source of an earlier
-    outside row of the skill nor a call of the workbench's own agent: with that slack, a hand edit
+    the look before the row (less ``HERMES_SLACK_S``) and the row (plus that slack: Hermes stamps a call's
+    message when it stores it, after its tools ran, so after the look that saw their change), and no
+    source of an earlier outside row of the skill nor a call of the workbench's own agent: with that slack, a hand edit
     minutes after the agent's edit would otherwise get the agent's call too."""
     if _actions(entry) is None or entry.subsystem != "skills" or not ascii_terms(entry.target):
         return None
