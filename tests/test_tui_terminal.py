@@ -244,3 +244,32 @@ def test_a_write_that_would_block_or_was_interrupted_is_not_the_end_of_the_scree
     assert terminal.written == [f"frame {n}" for n in range(1, MAX_QUEUED_WRITES * 3)]
     assert os.get_blocking(terminal.fd)
     terminal.close()
+
+
+class FlushFailingOnce(FailingOnce):
+    """A terminal whose first flush fails with ``code``: with no frame queued, the flush after the stop's end mark."""
+
+    def write(self, text: str) -> None:
+        self.written.append(text)
+
+    def flush(self) -> None:
+        if not self.failed:
+            self.failed = True
+            raise OSError(self.code, os.strerror(self.code))
+
+
+@pytest.mark.parametrize("code", [errno.EIO, errno.EAGAIN], ids=errno.errorcode.get)
+def test_a_failure_of_the_last_flush_never_holds_the_quit(code):
+    """The stop's end mark is taken before that flush: the guard waited for another (given up) or ran the
+    writer again (tried again), and the quit's join waited for ever."""
+    import workbench.app  # noqa: F401  (importing the app applies widgets.textual_fixes)
+
+    terminal = FlushFailingOnce(code)
+    writer = WriterThread(terminal)
+    writer.start()
+    stopped = threading.Thread(target=writer.stop, daemon=True)
+    stopped.start()
+    stopped.join(30)
+    assert not stopped.is_alive(), "the stop waited for ever"
+    assert terminal.failed and not writer.is_alive()
+    terminal.close()

@@ -55,7 +55,8 @@ Textual's output thread (``WriterThread``) ends when a write to a terminal that 
 (EIO on a closed pty), while its queue holds 30 writes at most: the frames drawn after that filled
 it, and the quit's ``stop`` then waited for ever to queue its end mark. A workbench whose tmux was
 killed while it was busy lived on at 0% CPU. ``_drains_after_hangup`` keeps the thread taking what
-is queued, written nowhere, until that end mark. Only a terminal that cannot be written to is given up
+is queued, written nowhere, until that end mark (a failure of the flush after it, which the stop waits
+for, just ends the thread). Only a terminal that cannot be written to is given up
 so: a write that would block (EAGAIN: another program sharing the terminal made it non-blocking) or
 was interrupted (EINTR) is tried again, with the terminal made blocking, rather than leaving the screen
 frozen with the app running on under it.
@@ -65,6 +66,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 import time
 from typing import Any, cast
 
@@ -97,17 +99,28 @@ RETRY_PAUSE = 0.05  # seconds before a write that would have blocked is tried ag
 
 def _drains_after_hangup(run):
     def guarded(self: WriterThread) -> None:
+        get, ended = self._queue.get, threading.Event()
+
+        def taking() -> str | None:
+            text = get()
+            if text is None:
+                ended.set()
+            return text
+
+        self._queue.get = taking  # type: ignore[method-assign]  # (what ``run`` reads its queue with)
         while True:
             try:
                 run(self)
                 return
             except OSError as exc:
+                if ended.is_set():  # the last flush, after the stop's end mark: nothing more comes, and the stop waits
+                    return
                 if exc.errno in TRANSIENT:  # what that write held may be lost: the next frames go on
                     _blocking(self._file)
                     continue
                 # the terminal is gone (EIO, EPIPE, EBADF, ENXIO) or takes nothing more (ENOSPC): no write can
                 # succeed, and ending the thread as Textual does would leave a put waiting for ever
-                while self._queue.get() is not None:
+                while get() is not None:
                     pass
                 return
 
