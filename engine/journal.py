@@ -124,17 +124,20 @@ DROP INDEX IF EXISTS idx_journal_session;
 CREATE INDEX IF NOT EXISTS idx_journal_pending ON journal(subsystem, target) WHERE status = 'pending';
 CREATE INDEX IF NOT EXISTS idx_journal_undo_of ON journal({_UNDO_OF}) WHERE {_UNDOES};
 CREATE TABLE IF NOT EXISTS journal_files (sha TEXT PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID;
+BEGIN;
 CREATE TABLE IF NOT EXISTS journal_changes (one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL);
 CREATE TRIGGER IF NOT EXISTS journal_row_changed AFTER UPDATE ON journal
 WHEN OLD.status IS NOT 'pending' OR NEW.status IS 'pending' BEGIN {_BUMP} END;
 CREATE TRIGGER IF NOT EXISTS journal_row_deleted AFTER DELETE ON journal BEGIN {_BUMP} END;
+COMMIT;
 """
 
 # What the journal's rows are at, for the TUI's watcher (``workbench/watch.py``), read without a write of its
 # own on the hot path: an insert moves the table's AUTOINCREMENT sequence, a row settled (pending to done or
 # abandoned) leaves the pending index, and every other change (a credit, a delete) bumps ``journal_changes`` by
 # trigger. A memory write (its insert, then its settle) so writes no page more; a counter bumped on every change
-# cost it a page a commit.
+# cost it a page a commit. The counter and its triggers come in one transaction (above): a credit committed
+# between them, on a workbench.db an older version made, bumped a counter the watcher already read.
 CHANGES = (
     "SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'journal'), (SELECT n FROM journal_changes), "
     "(SELECT count(*) || ' ' || total(id) FROM journal WHERE status = 'pending')"

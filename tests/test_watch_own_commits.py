@@ -154,3 +154,44 @@ def test_a_merge_after_the_watch_ended_opens_nothing(home):
     stamps.close()
     home.archive.upkeep(budget_s=1.0, witness=stamps)
     assert stamps.commits._conn is None
+
+
+def test_a_credit_while_an_older_journal_gains_its_counter_is_counted(tmp_path, clock):
+    """A workbench.db an older version made gets the counter and its triggers on this version's first open for
+    writing: a credit committed between the two (the watcher looking then) bumped no counter it could see."""
+    from engine.journal import Journal
+
+    home = open_home(tmp_path, clock=clock)
+    home.memory.add("memory", "First note")
+    path = home.journal.path
+    home.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:  # (as an older version left it)
+        conn.executescript(
+            "DROP TRIGGER journal_row_changed; DROP TRIGGER journal_row_deleted; DROP TABLE journal_changes;"
+        )
+    journal, looked, credited = _Commits(path, CHANGES), [], []
+
+    def credit() -> bool:
+        with contextlib.closing(sqlite3.connect(path, timeout=0)) as other:
+            try:
+                with other:
+                    other.execute("UPDATE journal SET actor = 'agent', session_id = 's1' WHERE id = 1")
+            except sqlite3.OperationalError:  # (the migration holds the write lock: it comes after)
+                return False
+        return True
+
+    def between(statement: str) -> None:  # the watcher's look, then another process's credit, before a trigger
+        if statement.lstrip().startswith("CREATE TRIGGER") and not looked:
+            looked.append(journal.count())
+            credited.append(credit())
+
+    try:
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as migrating:
+            migrating.set_trace_callback(between)
+            Journal._ensure_schema(migrating)
+        assert looked, "the migration created the triggers"
+        if not credited[0]:
+            assert credit()
+        assert journal.count() != looked[0]
+    finally:
+        journal.close()
