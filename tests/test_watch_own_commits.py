@@ -5,12 +5,13 @@ journal, whoever makes them; at state.db the merges tell it of theirs (``CommitW
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 
 from engine import open_home
 from engine.archive import upkeep
 from engine.journal import CHANGES
-from tests.archive_support import retitle_in_another_process
+from tests.archive_support import copy_database, retitle_in_another_process
 from workbench.watch import SESSION_FILES, _Commits, _FileStamps
 
 
@@ -129,6 +130,27 @@ def test_a_commit_after_the_merge_s_is_reported(home):
         conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('merge', 8)")
         conn.execute("COMMIT")
         retitle_in_another_process(home.state_db_path)
+        upkeep._alone_since(conn, (version, seen), stamps)
+        assert stamps.changed() is True
+    finally:
+        stamps.close()
+
+
+def test_a_state_db_put_in_its_place_after_the_merge_s_commit_is_reported(home, tmp_path):
+    """The merge's connection stays on the file it opened, whose data_version no other writer moves once
+    another file is put in its place (a backup restored): that file is not the merge's to leave out."""
+    _fragmented(home)
+    stamps = _sessions_stamps(home)
+    conn = home.archive.conn()
+    restored = home.root / "restored.db"
+    copy_database(home.state_db_path, restored)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        version, seen = conn.execute("PRAGMA data_version").fetchone()[0], stamps.before()
+        assert seen is not None
+        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('merge', 8)")
+        conn.execute("COMMIT")
+        os.replace(restored, home.state_db_path)  # (another process's rename: no lock of the old file's held)
         upkeep._alone_since(conn, (version, seen), stamps)
         assert stamps.changed() is True
     finally:

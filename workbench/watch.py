@@ -227,10 +227,20 @@ class _FileStamps:
 
     def after(self, seen: object) -> None:
         """That writer's commits since ``before`` are all there is: what is seen now is no change, unless
-        a look reported them meanwhile (the last report is no longer ``seen``)."""
+        a look reported them meanwhile (the last report is no longer ``seen``) or the database is another
+        file now (one put in its place, whose commits the writer's connection, on the old one, never sees)."""
         with self._lock:
-            if self.last == seen and not self._closed:
-                self.last = self._stamp()
+            if self.last != seen or self._closed:
+                return
+            now = self._stamp()
+            if self._database(now) is not None and self._database(now) == self._database(seen):
+                self.last = now
+
+    def _database(self, stamp: object) -> int | None:
+        """The inode of the database file ``stamp`` read (its last part, ``_Commits.count``), if it read one."""
+        if self.commits is None or not isinstance(stamp, tuple) or stamp[-1] is None:
+            return None
+        return stamp[-1][0]
 
     def close(self) -> None:
         with self._lock:
