@@ -226,3 +226,20 @@ def test_the_first_look_weighs_the_calls_that_wrote_the_file_it_saw(hermes, tmp_
     ids = hermes_turns(hermes, root, [("later", {"action": "add", "content": later})])
     assert history(root) == [("agent", "add", None, later, ids["later"])]
     assert (root / "memories" / "MEMORY.md").read_text(encoding="utf-8") == f"{reworded}\n§\n{later}"
+
+
+def test_a_first_look_at_a_file_hermes_emptied_weighs_the_calls_that_emptied_it(hermes, tmp_path):
+    """The same for a store the first look finds empty (seen without the lock): Hermes's add and remove
+    before it were replayed on the empty baseline, as an add and a remove no look could have missed."""
+    root = tmp_path / "home"
+    root.mkdir()
+    hermes_turns(hermes, root, [ADD, DROP])
+
+    def rows() -> list[tuple]:  # (a look at an empty store: its seen row names no entry, so none is listed)
+        events = json.loads(printed("memory", "history", "--home", str(root), "--json"))["events"]
+        return [(e["actor"], e["action"], e["before"], e["after"], e["message_id"]) for e in reversed(events)]
+
+    assert rows() == []
+    later = "Loop note 8 about the test shards"
+    ids = hermes_turns(hermes, root, [("later", {"action": "add", "content": later})])
+    assert rows() == [("agent", "add", None, later, ids["later"])]
