@@ -24,7 +24,7 @@ from engine import FixedClock, open_home
 from engine.demo import seed_demo_home
 from workbench.cli import build_parser, main
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "100"))
 # The TUI, and the model backend that would reach for the network, are not fuzzed here.
 SKIPPED = {("demo",), ("tui",)}
 NETWORK_OPTIONS = {"--base-url", "--model-name", "--api-key-env", "--stream"}

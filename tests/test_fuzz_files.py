@@ -34,7 +34,7 @@ from engine.skills.manage import skill_manage_tool
 from engine.tools import ToolContext
 from workbench.cli import main
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "100"))
 HANG_SECONDS = 60
 
 
