@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from engine.db import describe_error
+from tests.cli_support import ran
 from tests.hermes_support import workbench_cmd
 
 
@@ -428,9 +429,9 @@ def test_a_home_this_command_created_is_said_once_on_stderr(tmp_path):
 def test_a_command_on_what_a_home_holds_never_creates_one(tmp_path, command):
     """`sessions search` at a mistyped --home made a new home (and a workbench.db without its journal)."""
     typo = tmp_path / "hermse"
-    done = _run(workbench_cmd("--home", str(typo), "--json", *command), text=True)
-    assert done.returncode == 1 and not typo.exists()
-    assert json.loads(done.stdout)["error"] == (
+    status, out, _ = ran("--home", str(typo), "--json", *command)
+    assert status == 1 and not typo.exists()
+    assert json.loads(out)["error"] == (
         f"{typo} does not exist; this command works on an existing home only. Check --home."
     )
 
@@ -438,20 +439,18 @@ def test_a_command_on_what_a_home_holds_never_creates_one(tmp_path, command):
 def test_a_malformed_since_or_purge_bound_is_a_usage_error(tmp_path):
     """`timeline --since yesterday` exited 1 where every other usage error exits 2, and `curator purge
     --days 0` passed the parser's 0-36,500 only to be refused by the engine's 1."""
-    home = tmp_path / "h"
-    assert _run(workbench_cmd("--home", str(home), "memory", "add", "a fact"), text=True).returncode == 0
-    since = _run(workbench_cmd("--home", str(home), "timeline", "--since", "yesterday"), text=True)
-    assert since.returncode == 2 and since.stderr.startswith("usage: workbench timeline")
+    home = str(tmp_path / "h")
+    assert ran("--home", home, "memory", "add", "a fact")[0] == 0
+    status, _, err = ran("--home", home, "timeline", "--since", "yesterday")
+    assert status == 2 and err.startswith("usage: workbench timeline")
     for days in ("36501", "99999999999999999999", "-1"):
-        purge = _run(workbench_cmd("--home", str(home), "curator", "purge", "--days", days, "--dry-run"), text=True)
-        assert purge.returncode == 2 and "must be a whole number from 1 to 36,500" in purge.stderr
+        status, _, err = ran("--home", home, "curator", "purge", "--days", days, "--dry-run")
+        assert status == 2 and "must be a whole number from 1 to 36,500" in err
     # 0 is no "everything" here (as `sessions prune --days 0` is): Hermes reads it as purging turned off
-    purge = _run(workbench_cmd("--home", str(home), "curator", "purge", "--days", "0", "--dry-run"), text=True)
-    assert purge.returncode == 2 and "argument --days: 0 days is refused: Hermes reads a purge's 0 as purging " in (
-        purge.stderr
-    )
-    assert "give 1 to purge every skill archived a day or more ago." in purge.stderr
-    assert _run(workbench_cmd("--home", str(home), "curator", "purge", "--days", "36500", "--dry-run")).returncode == 0
+    status, _, err = ran("--home", home, "curator", "purge", "--days", "0", "--dry-run")
+    assert status == 2 and "argument --days: 0 days is refused: Hermes reads a purge's 0 as purging " in err
+    assert "give 1 to purge every skill archived a day or more ago." in err
+    assert ran("--home", home, "curator", "purge", "--days", "36500", "--dry-run")[0] == 0
 
 
 def test_listing_the_built_in_scenarios_needs_no_home(tmp_path):
@@ -463,12 +462,12 @@ def test_listing_the_built_in_scenarios_needs_no_home(tmp_path):
 
 def test_a_malformed_revert_reference_is_a_usage_error_and_a_missing_one_is_not(tmp_path):
     """`revert abc` exited 1 where `memory undo abc` exits 2: a reference of no known form is usage."""
-    home = tmp_path / "h"
-    assert _run(workbench_cmd("--home", str(home), "memory", "add", "a fact"), text=True).returncode == 0
-    malformed = _run(workbench_cmd("--home", str(home), "revert", "abc", "--dry-run"), text=True)
-    assert malformed.returncode == 2 and malformed.stderr.startswith("usage: workbench revert")
+    home = str(tmp_path / "h")
+    assert ran("--home", home, "memory", "add", "a fact")[0] == 0
+    status, _, err = ran("--home", home, "revert", "abc", "--dry-run")
+    assert status == 2 and err.startswith("usage: workbench revert")
     for missing in ("99999", "review:nobody:1"):
-        assert _run(workbench_cmd("--home", str(home), "revert", missing, "--dry-run"), text=True).returncode == 1
+        assert ran("--home", home, "revert", missing, "--dry-run")[0] == 1
 
 
 def test_a_warning_the_engine_logs_is_one_visible_line_and_its_traceback_a_file(tmp_path):
