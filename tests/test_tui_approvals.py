@@ -122,6 +122,25 @@ async def test_approve_and_reject(gated, tmp_path):
         assert "u Unreject" in footer and "? Help" in footer
 
 
+async def test_a_highlight_that_arrives_after_the_queue_emptied_shows_nothing(gated, tmp_path):
+    """Seen in a full run: the queue's highlight of its last proposal reached the screen after a reload had
+    emptied it (Hermes decided it meanwhile), and reading its row raised IndexError into the app."""
+    pid = stage(gated, "The only proposal")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        queue = app.screen.query_one("#queue", OptionList)
+        option = queue.get_option_at_index(0)
+        assert option.id == pid
+        (gated.pending_dir / "memory" / f"{pid}.json").unlink()  # decided elsewhere
+        app.screen.reload()
+        await wait_for(pilot, lambda: not app.screen.records, what="the queue emptied")
+        queue.post_message(OptionList.OptionHighlighted(queue, option, 0))
+        await settle(pilot)
+        assert app.is_running and isinstance(app.screen, ApprovalsScreen)
+        assert app.screen.current is None and app.screen.current_problem is None
+
+
 async def test_after_a_decision_the_cursor_stays_on_its_row(gated, tmp_path):
     """Deciding row 2 of 3 leaves the cursor on row 2, now the next proposal (it went back to row 1)."""
     for text in ("First proposal", "Second proposal", "Third proposal"):

@@ -222,15 +222,16 @@ class ApprovalsScreen(WorkbenchScreen):
 
     def _show_row(self, index: int) -> None:
         """The pane for the queue's row ``index``: a proposal's preview, or what an unreadable file is."""
-        if index >= len(self.records) or self.records[index].id != self._ask_when_shown:
-            problem = self.problems[index - len(self.records)] if index >= len(self.records) else None
+        record = self.records[index] if index < len(self.records) else None
+        problem = self._problem_at(index)
+        if record is None or record.id != self._ask_when_shown:
             if problem is not None and problem.id == self._ask_when_shown:  # (its file broke meanwhile)
                 self.show_status(_cannot_read(problem.id, problem.error, problem.reject_refusal), error=True)
             self._ask_when_shown = None  # (the cursor moved on: `a` was for the row it left)
-        if index < len(self.records):
-            self.load_preview(self.records[index].id)
-        elif index - len(self.records) < len(self.problems):
-            self._show_problem(self.problems[index - len(self.records)])
+        if record is not None:
+            self.load_preview(record.id)
+        elif problem is not None:
+            self._show_problem(problem)
 
     @on(ShowProposal)
     def _show_proposal(self, message: ShowProposal) -> None:
@@ -246,7 +247,11 @@ class ApprovalsScreen(WorkbenchScreen):
     @property
     def current_problem(self) -> RecordProblem | None:
         """The unreadable record file highlighted, if the highlighted row is one."""
-        index = self.query_one("#queue", OptionList).highlighted
+        return self._problem_at(self.query_one("#queue", OptionList).highlighted)
+
+    def _problem_at(self, index: int | None) -> RecordProblem | None:
+        """The unreadable record file at the queue's row ``index``, if that row is one (None past the end:
+        a highlight posted before the queue was emptied may still name a row it no longer has)."""
         if index is None or not len(self.records) <= index < len(self.records) + len(self.problems):
             return None
         return self.problems[index - len(self.records)]
