@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import unicodedata
 
 import regex
 
@@ -232,6 +233,60 @@ def word_end(kept: str, rest: str) -> str:
     if len(kept) * 2 // 3 <= start < len(kept):
         return kept[:start].rstrip()
     return cut_end(kept, rest).rstrip()
+
+
+_NO_CELL = {"Mn", "Me", "Mc", "Cc", "Cf", "Zl", "Zp"}  # marks drawn on the character before, and controls
+
+
+def char_cells(ch: str) -> int:
+    """Terminal cells ``ch`` takes: two for a wide (CJK, emoji) character, none for a mark, a control, a
+    Hangul vowel or final (drawn into its syllable) or a skin tone (drawn into its hand), else one; the rule
+    Rich and Textual draw by, which the engine may not import."""
+    code = ord(ch)
+    if unicodedata.category(ch) in _NO_CELL or 0x1160 <= code <= 0x11FF or 0xD7B0 <= code <= 0xD7FF:
+        return 0
+    if 0x1F3FB <= code <= 0x1F3FF:
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+
+
+def _widths(text: str):
+    """Each character's cells in ``text`` (``char_cells``), as Rich counts them in context: what follows
+    a zero-width joiner is drawn into the character before it (👩‍💻 takes two), and VS16 widens a
+    narrow symbol to an emoji (❤️)."""
+    joined = False
+    before = ""
+    for ch in text:
+        if ch == "\u200d" or joined:
+            width, joined = 0, ch == "\u200d"
+        elif ch == "\ufe0f":
+            width = int(bool(before) and char_cells(before) == 1 and unicodedata.category(before) == "So")
+            before = ""
+        else:
+            width = char_cells(ch)
+            before = ch if width else before
+        yield width
+
+
+def cells(text: str) -> int:
+    """Terminal cells ``text`` takes on one line (``char_cells``, in context)."""
+    return sum(_widths(text))
+
+
+def cut_cells(text: str, width: int, words: bool = False) -> str:
+    """``text`` in at most ``width`` terminal cells, ending in … when cut (a wide character is never
+    halved), never inside a number (``cut_end``), nor a word with ``words`` (``word_end``: prose, such as
+    a summary). The one cut both skins make of a line of a known width."""
+    if cells(text) <= width:
+        return text
+    kept, used = 0, 1  # the ellipsis
+    for cell in _widths(text):
+        used += cell
+        if used > width:
+            break
+        kept += 1
+    start = text[:kept].rstrip()
+    return (word_end if words else cut_end)(start, text[len(start) :]) + "…"
 
 
 def cut_words(text: str, width: int) -> str:

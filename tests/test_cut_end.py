@@ -1,5 +1,5 @@
-"""A cut to fit (the CLI's ``fit.cut_cells``, the TUI lists' ``widgets.literal.cut_cells``, the engine's
-``cut`` for fixed-width summaries, all ending with ``engine.textsafety.cut_end``) never ends inside what
+"""A cut to fit (``engine.textsafety.cut_cells``, which the CLI's rows and the TUI's lists both make, the
+engine's ``cut`` for fixed-width summaries, all ending with ``engine.textsafety.cut_end``) never ends inside what
 a reader sees as one thing: a control character's symbol (``ab<U+202…`` read as U+0202, ``\\x9…`` as
 another byte) or a grapheme (half of 👩🏽‍💻 left its joiner before the …); nor does a tail (``widgets.literal.tail``,
 an id's end) start inside one."""
@@ -10,13 +10,12 @@ import pytest
 import regex
 from rich.cells import cell_len
 
-from engine.textsafety import clipped, cut_words, visible
+from engine.textsafety import cells as engine_cells
+from engine.textsafety import clipped, cut_cells, cut_words, visible
 from engine.textsafety import cut as engine_cut
 from widgets.diff_view import diff_content
 from widgets.entry_list import EntryRow, row_lines
-from widgets.literal import cut_cells as tui_cut
 from widgets.literal import hanging, literal, tail, wrapped
-from workbench.cli.fit import cut_cells as cli_cut
 
 HOSTILE = [
     "x" * 5 + "\x1b[31m" + "数据库迁移" * 3,
@@ -37,12 +36,12 @@ def wholes(shown: str) -> set[int]:
     return ends - inside
 
 
-def tui_word_cut(text: str, width: int) -> str:
-    return tui_cut(text, width, words=True)
+def cells_word_cut(text: str, width: int) -> str:
+    return cut_cells(text, width, words=True)
 
 
 @pytest.mark.parametrize(
-    "cut", [cli_cut, tui_cut, engine_cut, cut_words, tui_word_cut], ids=["cli", "tui", "engine", "words", "tui-words"]
+    "cut", [cut_cells, engine_cut, cut_words, cells_word_cut], ids=["cells", "engine", "words", "cells-words"]
 )
 @pytest.mark.parametrize("text", HOSTILE)
 def test_a_cut_never_ends_inside_a_symbol_or_a_grapheme(cut, text):
@@ -50,6 +49,16 @@ def test_a_cut_never_ends_inside_a_symbol_or_a_grapheme(cut, text):
     for width in range(2, len(shown) + 2):
         kept = cut(shown, width).removesuffix("…")
         assert shown.startswith(kept) and len(kept) in wholes(shown), (width, kept)
+
+
+@pytest.mark.parametrize("text", [*HOSTILE, "ﾃﾞﾌﾟﾛｲ ｽﾃｰｼﾞ", "한글 조합", "漢字 かな ｶﾅ", "é ȅ ñ"])
+def test_the_engine_counts_cells_as_the_terminal_draws_them(text):
+    """The engine may not import Rich, so it has its own count of cells (``engine_cells``): it must agree with
+    the one Rich and Textual draw by, or a cut line would overrun a row or leave a gap."""
+    shown = visible(text)
+    assert engine_cells(shown) == cell_len(shown)
+    for width in range(2, cell_len(shown) + 2):
+        assert cell_len(cut_cells(shown, width)) <= width
 
 
 @pytest.mark.parametrize("text", HOSTILE)

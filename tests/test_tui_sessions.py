@@ -1443,7 +1443,7 @@ def test_a_label_fits_its_width_cutting_the_title_then_the_date_then_the_size():
 
     node = SessionNode(id="a", title="Postgres 16 upgrade plan for the ledger", message_count=4, started_at=1795000000)
     assert session_label(node).plain == "● Postgres 16 upgrade plan for the ledger  4 msgs · 2026-11-18"
-    assert session_label(node, width=44).plain == "● Postgres 16 upgrade …  4 msgs · 2026-11-18"
+    assert session_label(node, width=44).plain == "● Postgres 16 upgrade…  4 msgs · 2026-11-18"
     assert session_label(node, width=28).plain == "● Postgres 16 upgra…  4 msgs"  # the date gives way first
     assert session_label(node, width=16).plain == "● Postgres 16 u…"  # then the size
     live = SessionNode(id="a", title="Postgres 16 upgrade plan for the ledger", message_count=4, state="live")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.cells import cell_len
 from textual.content import Content
 
-from engine.textsafety import cut_end, preview_line, tail_start, visible, whole, word_end
+from engine.textsafety import cut_cells, preview_line, tail_start, visible, whole
 
 Part = tuple[str, str] | str
 HANG = 2  # cells a wrapped line's continuation sits deeper than the line's own start (``hanging``)
@@ -26,21 +26,6 @@ def literal(text: str | None, style: str = "") -> Content:
 def assemble(*parts: Part) -> Content:
     """Join literal pieces, each optionally styled: ``assemble(("+ ", "$mark-added"), entry)``."""
     return Content.assemble(*[(visible(p[0]), p[1]) if isinstance(p, tuple) else visible(p) for p in parts])
-
-
-def cut_cells(text: str, cells: int, words: bool = False) -> str:
-    """``text`` in at most ``cells`` terminal cells, ending in … when cut (CJK takes two cells, and a
-    wide character is never halved), never inside a number (``cut_end``), nor a word with ``words``
-    (``word_end``: prose, such as a summary). For a title or name in a pane of a known width."""
-    if cell_len(text) <= cells:
-        return text
-    kept, used = 0, 1  # the ellipsis
-    for ch in text:
-        used += cell_len(ch)
-        if used > cells:
-            break
-        kept += 1
-    return (word_end if words else cut_end)(text[:kept], text[kept:]) + "…"
 
 
 def wrap(content: Content, width: int) -> list[Content]:

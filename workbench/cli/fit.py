@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import shutil
 
-from rich.cells import cell_len, chop_cells, set_cell_size
+from rich.cells import chop_cells
 
-from engine.textsafety import cut_end, visible
+from engine.textsafety import cells, cut_cells, visible
 
 MIN_FREE = 12  # cells a row's free text keeps however narrow the terminal: below that, the line is cut at its end
 
@@ -22,15 +22,6 @@ MIN_FREE = 12  # cells a row's free text keeps however narrow the terminal: belo
 def terminal_width() -> int:
     """``COLUMNS``, else the terminal's width, else 80 (a pipe with no ``COLUMNS``)."""
     return max(20, shutil.get_terminal_size().columns)
-
-
-def cut_cells(text: str, width: int) -> str:
-    """``text`` in at most ``width`` cells (a CJK character takes two), ending in … when cut, never inside
-    a number (``cut_end``)."""
-    if cell_len(text) <= width:
-        return text
-    kept = set_cell_size(text, max(0, width - 1)).rstrip()  # (a wide character it would halve: a space there)
-    return cut_end(kept, text[len(kept) :]) + "…"
 
 
 def fit_row(head: str, free: str, tail: str, width: int, indent: str, free_first: bool = False) -> list[str]:
@@ -41,23 +32,23 @@ def fit_row(head: str, free: str, tail: str, width: int, indent: str, free_first
     (the timeline's at 40 columns) has it on the next line, after ``indent``, where it has more: cut at the
     head's end, it showed nothing of it."""
     head, free, tail = visible(head), visible(free), visible(tail)
-    if free and width - cell_len(head) < MIN_FREE <= width - cell_len(indent):
+    if free and width - cells(head) < MIN_FREE <= width - cells(indent):
         return [cut_cells(head.rstrip(), width), *fit_row(indent, free, tail, width, indent, free_first)]
-    room = width - cell_len(head) - cell_len(tail)
-    if not tail or (room >= MIN_FREE and not (free_first and cell_len(free) > room)):
+    room = width - cells(head) - cells(tail)
+    if not tail or (room >= MIN_FREE and not (free_first and cells(free) > room)):
         return [cut_cells(head + cut_cells(free, max(room, MIN_FREE)), width) + tail]
     ids = tail.strip()
-    return [cut_cells(head + free, width), indent + ids if cell_len(indent + ids) <= width else ids]
+    return [cut_cells(head + free, width), indent + ids if cells(indent + ids) <= width else ids]
 
 
 def wrapped(text: str, width: int, indent: str = "") -> list[str]:
     """A sentence on as many lines of ``width`` cells as it takes, each after ``indent``, broken at
     spaces (a word wider than a line, at the line's end)."""
-    room = max(1, width - cell_len(indent))
+    room = max(1, width - cells(indent))
     lines: list[str] = []
     for word in visible(text).split():
         for piece in chop_cells(word, room):
-            if lines and cell_len(lines[-1]) + 1 + cell_len(piece) <= room:
+            if lines and cells(lines[-1]) + 1 + cells(piece) <= room:
                 lines[-1] += " " + piece
             else:
                 lines.append(piece)
