@@ -14,8 +14,10 @@ from unittest import mock
 from rich.cells import cell_len
 
 from engine import open_home
+from engine.textsafety import visible
 from engine.tools import ToolContext
 from tests.cli_support import ran
+from tests.test_cut_end import wholes
 
 TITLE = "Planning the 東京 trip: ramen in 新宿, a day in Kamakura, and the train back to Osaka"
 NOTE = "The user keeps a long list of every ramen shop in Shinjuku they liked, with the noodles they ordered"
@@ -91,7 +93,7 @@ def test_a_timeline_row_at_30_columns_keeps_its_time_actor_and_a_cut_summary(tmp
     assert status == 0
     head, summary = out.splitlines()[:2]
     assert re.fullmatch(r" {6}1  \d\d-\d\d \d\d:\d\d  agent", head), out
-    assert summary.startswith(" " * 9 + "MEMORY +") and summary.endswith("…") and cell_len(summary) == 30
+    assert summary == " " * 9 + "MEMORY + 'The user…"  # (cut before the word it would split: 28 of 30 cells)
 
 
 def test_a_cut_summary_never_ends_inside_a_number(tmp_path, monkeypatch):
@@ -130,5 +132,46 @@ def test_a_timeline_summary_gets_the_room_before_its_session_id(tmp_path, monkey
     home.close()
     lines = workbench(tmp_path / "h", 80, "timeline").splitlines()
     assert lines[0].endswith("  agent    MEMORY + 'short one'  (session s-live)")
-    assert lines[1].endswith("  agent    MEMORY + 'Loop note 186: the deploy scri…") and len(lines[1]) == 80
+    assert lines[1].endswith("  agent    MEMORY + 'Loop note 186: the deploy…") and len(lines[1]) <= 80
     assert lines[2] == " " * 9 + "(session s-live)"
+
+
+WORDY = [  # each starts with a word of its own, to find its row by
+    "Alpha deploy \u202e\x1b[31m the staging servers ﾃﾞﾌﾟﾛｲ ｽﾃｰｼﾞ then restart every worker in the eastern region",
+    "Bravo 数据库迁移 first then 東京 the cafe\u0301 migration, e\u0301\u0301 marks kept whole across many more words",
+    "Charlie " + "ﾃﾞﾌﾟﾛｲ" * 12,
+    "Delta notes " + "\u2066\u202e" * 8 + " words after",
+]
+
+
+def test_a_cut_row_ends_before_a_word_and_never_inside_a_symbol_or_grapheme(tmp_path):
+    """`COLUMNS=80 workbench pending list` printed long proposals as wide as they were (the terminal wrapped
+    them into what read as the next row), and `timeline` and `sessions list` cut their text inside a word
+    (`the stag…`). Every listing row now fits, and its free text ends before the word it would split where
+    a space in its last third allows, never inside a grapheme (ﾃﾞ, é) or a shown symbol (``<U+202E>``)."""
+    home = open_home(tmp_path / "h")
+    for n, text in enumerate(WORDY):
+        session = home.archive.create_session(f"20261201_00000{n}_aaaaaa", source="cli")
+        home.archive.append_message(session.id, "user", text)  # (untitled: its first message shows)
+        home.approvals.stage(
+            subsystem="memory", action="add", summary=text, origin="foreground",
+            payload={"action": "add", "target": "memory", "content": text},
+        )  # fmt: skip
+        if "\u202e" not in text and "\u2066" not in text:  # (the memory refuses invisible characters)
+            home.memory.add("memory", text, ToolContext(actor="user"))
+    home.close()
+    shown = [visible(text) for text in WORDY]
+    for columns in (60, 80):
+        cut = 0
+        for command in (("pending", "list"), ("timeline",), ("sessions", "list")):
+            for line in workbench(tmp_path / "h", columns, *command, process=True).splitlines():
+                assert cell_len(line) <= columns, (command, columns, line)
+                full = next((s for s in shown if s.split()[0] in line), None)
+                if full is None or not line.endswith("…"):
+                    continue
+                cut += 1
+                kept = line[line.index(full.split()[0]) : -1]
+                assert full.startswith(kept) and len(kept) in wholes(full), (command, columns, line)
+                if full[len(kept)] != " " and " " in kept[len(kept) * 2 // 3 :]:
+                    raise AssertionError(f"cut inside a word: {command} {columns} {line!r}")
+        assert cut >= 8, columns

@@ -2,7 +2,8 @@
 
 A row keeps its fixed columns and the ids after its free text (a group, a session: on a line of their
 own when the row has no room), and the free text (a title, a summary) gives way, ending in … when cut,
-as every cut the CLI makes does; ``--json`` and the commands that show one item (``timeline show``,
+as every cut the CLI makes does, and before a word it would split where that keeps most of it (``cut_cells``
+with ``words``, as the TUI cuts prose); ``--json`` and the commands that show one item (``timeline show``,
 ``sessions show``) keep it whole. Sentences wrap; a command to copy is never cut. Text is measured
 as it prints: its control characters and bidi overrides as the symbols ``visible`` makes of them
 (a raw one takes no cell, its symbol up to eight).
@@ -36,9 +37,9 @@ def fit_row(head: str, free: str, tail: str, width: int, indent: str, free_first
         return [cut_cells(head.rstrip(), width), *fit_row(indent, free, tail, width, indent, free_first)]
     room = width - cells(head) - cells(tail)
     if not tail or (room >= MIN_FREE and not (free_first and cells(free) > room)):
-        return [cut_cells(head + cut_cells(free, max(room, MIN_FREE)), width) + tail]
+        return [cut_cells(head + cut_cells(free, max(room, MIN_FREE), words=True), width, words=True) + tail]
     ids = tail.strip()
-    return [cut_cells(head + free, width), indent + ids if cells(indent + ids) <= width else ids]
+    return [cut_cells(head + free, width, words=True), indent + ids if cells(indent + ids) <= width else ids]
 
 
 def wrapped(text: str, width: int, indent: str = "") -> list[str]:
@@ -53,3 +54,10 @@ def wrapped(text: str, width: int, indent: str = "") -> list[str]:
             else:
                 lines.append(piece)
     return [indent + line for line in lines] or [indent.rstrip()]
+
+
+def commands(parts: list[str], width: int) -> list[str]:
+    """Commands to copy on one line three spaces apart where it fits ``width``, else one a line: never cut."""
+    parts = [part for part in parts if part]
+    joined = "   ".join(parts)
+    return [joined] if cells(joined) <= width else parts

@@ -14,6 +14,7 @@ from engine.textsafety import clipped, cut, inline
 
 from . import Output, UsageError, add_command
 from .catching_up import catch_up, catch_up_if_journaled
+from .fit import commands, fit_row, terminal_width, wrapped
 
 
 def register(subparsers, common) -> None:
@@ -95,14 +96,20 @@ def list_pending(home: Home, args) -> Output:
     lines = [f"Pending writes ({len(rows)}):" if rows else home.approvals.empty_note(args.subsystem)]
     origins = [record.origin_label + (" (Hermes)" if record.by_hermes else "") for record in scan.records]
     width = max(map(len, origins), default=0)
+    columns = terminal_width()
     for row, origin in zip(rows, origins, strict=True):
         summary = summary_line(row["summary"])  # (a file name in it may hold a line break)
-        lines.append(f"  {row['id']}  {row['subsystem']:<6}  {origin:<{width}}  {row['age']:>8}  {summary}")
-        lines += [f"      ⚠ {reason}" for reason in filter(None, [row["claim_problem"], *row["flags"]])]
+        head = f"  {row['id']}  {row['subsystem']:<6}  {origin:<{width}}  {row['age']:>8}  "
+        lines += fit_row(head, summary, "", columns, " " * 6)
+        for reason in filter(None, [row["claim_problem"], *row["flags"]]):  # (sentences: wrapped, never cut)
+            lines += wrapped(f"⚠ {reason}", columns, " " * 6)
     if rows:
-        lines.append(
-            "Show: workbench pending show ID   Apply: workbench pending approve ID   Drop: workbench pending reject ID"
-        )
+        shown = [
+            "Show: workbench pending show ID",
+            "Apply: workbench pending approve ID",
+            "Drop: workbench pending reject ID",
+        ]
+        lines += commands(shown, columns)
     lines += [f"warning: skipped {p['path']}: {p['error']}" for p in problems]
     return Output({"pending": rows, "problems": problems}, text="\n".join(lines))
 

@@ -30,7 +30,7 @@ from engine.timeline import (
 
 from . import Output, UsageError, add_command
 from .catching_up import catch_up
-from .fit import fit_row, terminal_width, wrapped
+from .fit import commands, fit_row, terminal_width, wrapped
 from .numbers import ID, whole
 
 LIMIT = 50  # rows per page unless --limit says otherwise
@@ -135,8 +135,7 @@ def show_timeline(home: Home, args) -> Output:
             f"Older: {older(args, below)}" if below is not None else "",
             "Undo: workbench revert ROW_OR_GROUP" * bool(rows),
         ]
-        joined = "   ".join(filter(None, ends))
-        lines += [joined] if cell_len(joined) <= columns else [end for end in ends if end]  # (commands: whole)
+        lines += commands(ends, columns)
         return "\n".join(lines)
 
     def listing() -> list[str]:
