@@ -83,6 +83,12 @@ def quoted(value: object) -> str:
     return f"'{inline(value)}'" if isinstance(value, str) else inline(repr(value))
 
 
+def quote_ending(text: str) -> str:
+    """``text`` in curly quotes at a sentence's end: a full stop after the closing quote, unless ``text``
+    ends a sentence itself (``.``, ``!`` or ``?``), which a second stop would only repeat (``“to stage.”.``)."""
+    return f"“{text}”" + ("" if text.rstrip().endswith((".", "!", "?")) else ".")
+
+
 # A terminal escape sequence whole: CSI (ESC [ … final), OSC and the other strings (ESC ] … BEL or
 # ST), or ESC and one character; dropping only its ESC would leave "[34m" in a pasted title.
 _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]")

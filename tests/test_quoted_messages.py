@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from engine.textsafety import quoted
+from engine.textsafety import quote_ending, quoted
 from tests.cli_support import ran
 
 HOSTILE = "\x1b[31mred\u202e"
@@ -20,6 +20,13 @@ def test_a_quoted_value_shows_symbols_and_keeps_its_own_quotes_and_backslashes()
     assert quoted("C:\\Users\\sam") == "'C:\\Users\\sam'"  # (repr doubled each backslash)
     assert quoted("two\nlines\tand a tab") == "'two⏎lines⇥and a tab'"
     assert quoted(5) == "5" and quoted(None) == "None"  # (a number read is told from a typed '5')
+
+
+def test_a_quoted_sentence_ending_in_its_own_stop_takes_no_second():
+    """The editor's note read `…changed this entry to “Deploys to stage.”.`: two full stops."""
+    assert quote_ending("Deploys to stage") == "“Deploys to stage”."
+    for said in ("Deploys to stage.", "Deploys to stage!", "Deploys to stage?"):
+        assert quote_ending(said) == f"“{said}”"
 
 
 def _said(*argv: str) -> str:

@@ -114,7 +114,7 @@ async def test_approve_all_never_applies_what_its_question_showed_refused(home, 
 
 
 async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, tmp_path, clock):
-    for entry in ("User likes tea", "Project uses uv"):
+    for entry in ("User likes tea!", "Project uses uv"):
         home.memory.add("memory", entry, ToolContext(actor="user"))
     hermes_record(
         home,
@@ -126,7 +126,8 @@ async def test_edit_then_approve_a_hermes_replace_budgets_it_as_a_replace(home, 
     async with app.run_test(size=(120, 40)) as pilot:
         dialog = await edit_proposal(pilot, "+ User likes coffee")
         assert dialog.query_one(TextArea).text == "User likes coffee"
-        assert dialog.hint.startswith("It replaces “User likes tea”.")  # (the box shows only the new text)
+        # (the box shows only the new text; a quoted sentence with its own stop takes no second: “tea!”.)
+        assert dialog.hint.startswith("It replaces “User likes tea!” ")
         assert str(dialog.query_one("#save", Button).label) == "Approve (ctrl+s)"  # (it said Save)
         assert dialog.query_one("#draft-budget", CapacityGauge).used == len("User likes coffee\n§\nProject uses uv")
         dialog.query_one(TextArea).text = "User likes black coffee"

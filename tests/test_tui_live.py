@@ -87,13 +87,14 @@ async def test_another_process_writing_reaches_memory_approvals_and_the_open_edi
         dialog = app.screen
         note = dialog.query_one("#on-disk", Static)
         assert not note.display
-        other_process(home, "replace", "--old", "Fridays", "Deploys on Thursdays at noon")
+        other_process(home, "replace", "--old", "Fridays", "Deploys on Thursdays at noon.")
         await wait_for(pilot, lambda: note.display, timeout=DEADLINE, what="the editor's on-disk warning")
         assert "Changed on disk since you opened it" in str(note.content)
-        assert "Deploys on Thursdays at noon" in str(note.content)
+        # (a quoted sentence that ends in its own stop takes no second one after the quote)
+        assert "to “Deploys on Thursdays at noon.” Saving will show" in str(note.content)
         await wait_for(
             pilot,
-            lambda: "Deploys on Thursdays at noon" in live_texts(memory),
+            lambda: "Deploys on Thursdays at noon." in live_texts(memory),
             timeout=DEADLINE,
             what="the live column under the editor",
         )
@@ -101,11 +102,11 @@ async def test_another_process_writing_reaches_memory_approvals_and_the_open_edi
         gauge = dialog.query_one("#draft-budget")
         # measured as Keep mine would leave the store: the draft in place of the other writer's entry
         now = home.memory.entries("memory")
-        drafted = [("Deploys on Fridays at 1pm" if e == "Deploys on Thursdays at noon" else e) for e in now]
+        drafted = [("Deploys on Fridays at 1pm" if e == "Deploys on Thursdays at noon." else e) for e in now]
         await wait_for(pilot, lambda: gauge.used == len("\n§\n".join(drafted)), what="the gauge following the draft")
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: dialog.conflict is not None, what="the conflict instead of an overwrite")
-        assert "Deploys on Thursdays at noon" in home.memory.entries("memory")
+        assert "Deploys on Thursdays at noon." in home.memory.entries("memory")
         await pilot.press("escape")
         await settle(pilot)
 
@@ -122,7 +123,7 @@ async def test_another_process_writing_reaches_memory_approvals_and_the_open_edi
         await pilot.press("4")
         await wait_for(
             pilot,
-            lambda: budget.used == base - len("Fridays") + len("Thursdays"),
+            lambda: budget.used == base - len("Fridays") + len("Thursdays."),
             timeout=DEADLINE,
             what="the budget after the removal",
         )

@@ -37,7 +37,7 @@ from engine.memory import FILE_NAMES
 from engine.memory.budget import draft_budget
 from engine.memory.similar import closest, strongest
 from engine.memory.targets import SHORT_NAMES
-from engine.textsafety import clipped, inline
+from engine.textsafety import clipped, inline, quote_ending
 from widgets.cursor_in_view import CursorList
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
@@ -577,7 +577,7 @@ class ApprovalsScreen(WorkbenchScreen):
         refused = f"As it stands it would be refused: {opened['error']}" if opened.get("error") else None
         # (what the draft takes the place of, which the box does not show)
         hits = seen_entries(opened.get("targets") or []) if record.action == "replace" else {}
-        replaces = f"It replaces “{one_line(hits[1], 160)}”." if 1 in hits else None
+        replaces = f"It replaces {quote_ending(one_line(hits[1], 160))}" if 1 in hits else None
         self.app.push_screen(
             EditDialog(
                 f"Edit, then approve {record.subsystem} {record.action} {record.id}",

@@ -47,7 +47,7 @@ from engine.memory.snapshot import MemorySnapshot
 from engine.memory.targets import SHORT_NAMES, next_target
 from engine.memory.threats import entry_flags, prompt_note
 from engine.safety import Verdict
-from engine.textsafety import apart
+from engine.textsafety import apart, quote_ending
 from engine.tools import ToolContext
 from widgets.drift_banner import DriftBanner
 from widgets.entry_list import MARKS, EntryList, EntryRow
@@ -816,8 +816,8 @@ class _OnDisk:
         note = None
         if moved:  # (a removal leaves no version of theirs to show: what saving does then is said)
             note = (
-                f"Changed on disk since you opened it: another writer changed this entry to “{one_line(theirs, 160)}”. "
-                "Saving will show both versions first."
+                "Changed on disk since you opened it: another writer changed this entry to "
+                f"{quote_ending(one_line(theirs, 160))} Saving will show both versions first."
                 if theirs is not None
                 else "Changed on disk since you opened it: another writer removed this entry. Saving will ask "
                 "first: keep mine adds your draft back as an entry, take theirs leaves it removed."
