@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from rich.cells import cell_len
 from textual.content import Content
+from textual.css.styles import RulesMap
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import RenderOptions, Visual
 
 from engine.textsafety import cut_cells, preview_line, tail_start, visible, whole
 
@@ -48,6 +52,35 @@ def wrap(content: Content, width: int) -> list[Content]:
                 break
         else:
             return done + lines
+
+
+class WholeWrap(Visual):
+    """``content`` as a Static or a transcript draws it, folded by ``wrap`` at whatever width it gets (a
+    dialog's, a resized pane's), not by Textual's own fold, so a line never starts with a voiced mark or
+    half of ``<U+202E>``; a widget set to ``text-wrap: nowrap`` has it as it is."""
+
+    def __init__(self, content: Content) -> None:
+        self.content = content
+
+    def __str__(self) -> str:
+        return self.content.plain
+
+    def _folded(self, rules: RulesMap, width: int) -> Content:
+        if rules.get("text_wrap", "wrap") == "nowrap" or width < 1:
+            return self.content
+        return Content("\n").join(wrap(self.content, max(width - rules.get("line_pad", 0) * 2, 1)))
+
+    def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
+        return self._folded(options.rules, width).render_strips(width, height, style, options)
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return self.content.get_optimal_width(rules, container_width)
+
+    def get_minimal_width(self, rules: RulesMap) -> int:
+        return self.content.get_minimal_width(rules)
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return self._folded(rules, width).get_height(rules, width)
 
 
 def wrapped(text: str, width: int, lines: int, style: str = "") -> list[Content]:

@@ -37,7 +37,7 @@ from textual.visual import Visual
 from engine.clock import shown_time
 from engine.textsafety import clipped, readable_json
 
-from .literal import visible
+from .literal import WholeWrap, visible
 
 GUTTER = 2
 FULL_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")  # a header's time as ``when`` writes it
@@ -387,7 +387,8 @@ class Transcript(ScrollView, can_focus=True):
         strips = self._rendered[index]
         if strips is None:
             width = max(1, self._width - GUTTER)
-            strips = Visual.to_strips(self, render_item(self.items[index], width), width, None, self.visual_style)
+            shown = WholeWrap(render_item(self.items[index], width))
+            strips = Visual.to_strips(self, shown, width, None, self.visual_style)
             strips.append(Strip.blank(width))  # one blank line between messages
             self._rendered[index] = strips
             delta = len(strips) - self._heights[index]

@@ -36,7 +36,7 @@ from engine.memory.budget import Budget
 from engine.textsafety import clipped
 from widgets.gauge import CapacityGauge
 from widgets.hanging_text import HangingText
-from widgets.literal import assemble, literal, visible
+from widgets.literal import WholeWrap, assemble, literal, visible
 from widgets.symbol_editor import SymbolTextArea
 from widgets.textual_fixes import DismissOnce
 
@@ -321,7 +321,7 @@ class EditDialog(Dialog[bool]):
             yield Static(literal(self.title_text, "bold"), classes="dialog-title")
             if self.hint:  # a long one scrolls: unbounded, it pushed the draft out of view at 60x20
                 with VerticalScroll(id="hint-box"):
-                    yield Static(literal(self.hint, "$text-muted"), classes="hint")
+                    yield Static(WholeWrap(literal(self.hint, "$text-muted")), classes="hint")
             yield Static("", id="on-disk", classes="warning")
             # above the draft: below it, the draft's least height pushed it out of view at 60x20 (a refused
             # save then looked like a key that did nothing); a long refusal scrolls (tab, arrows)
@@ -369,7 +369,7 @@ class EditDialog(Dialog[bool]):
             self.conflict = replace(self.conflict, theirs=check.theirs[0])  # moved again while shown
             self._show_conflict(self.conflict)
         self.disk_note = check.note
-        self.query_one("#on-disk", Static).update(literal(check.note or ""))
+        self.query_one("#on-disk", Static).update(WholeWrap(literal(check.note or "")))
         self._show_disk_note()
 
     @on(TextArea.Changed, "#draft")

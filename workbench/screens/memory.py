@@ -53,7 +53,7 @@ from widgets.drift_banner import DriftBanner
 from widgets.entry_list import MARKS, EntryList, EntryRow
 from widgets.fact_list import FactList
 from widgets.gauge import CapacityGauge
-from widgets.literal import assemble, literal, one_line
+from widgets.literal import WholeWrap, assemble, literal, one_line
 
 from ..messages import JumpToMessage, ShowEntry
 from .base import WorkbenchScreen
@@ -450,7 +450,7 @@ class MemoryScreen(WorkbenchScreen):
                 (f" ({credited})" if credited else "", "$text-muted"),
                 ("\n", ""),
             ]
-        text.update(assemble(*parts))
+        text.update(WholeWrap(assemble(*parts)))
 
     # -- actions ------------------------------------------------------------------
     def action_column(self, side: str) -> None:

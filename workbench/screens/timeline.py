@@ -48,7 +48,7 @@ from engine.timeline import (
     unsourced,
 )
 from widgets.diff_view import DiffView
-from widgets.literal import literal, wrapped
+from widgets.literal import WholeWrap, literal, wrapped
 from widgets.search_box import SearchBox
 from widgets.timeline_list import TimelineList
 
@@ -293,7 +293,7 @@ class TimelineScreen(WorkbenchScreen):
         stopped = f"{self.reach.note(len(message.rows))} m reads on." if self.reach is not None else None
         if not self.rows:
             said = message.error or stopped or empty_state(message.query)
-            self.query_one("#timeline-detail", Static).update(literal(said, "$text-muted"))
+            self.query_one("#timeline-detail", Static).update(WholeWrap(literal(said, "$text-muted")))
         elif stopped and message.where != "newer":
             self.show_status(stopped)
 
