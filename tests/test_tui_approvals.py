@@ -1158,7 +1158,7 @@ async def test_the_refusals_of_approve_all_never_cover_a_question_asked_on_anoth
         await asked(pilot, "A")
         await pilot.press("y")
         await wait_for(pilot, lambda: app.screen.status_notice is not None, what="the refusals' notice")
-        app.notify("A warning stays.", severity="warning")
+        app.notify("A warning stays.", severity="warning", timeout=600)  # (not expired by a slow run)
         await pilot.press("2")
         await settle(pilot)
         await pilot.press("D")
