@@ -270,6 +270,8 @@ def test_a_turn_on_a_state_db_known_to_be_damaged_is_refused_before_it_starts(da
 async def test_the_run_screen_refuses_a_message_on_a_damaged_state_db_and_keeps_it_in_the_box(damaged, tmp_path):
     from textual.widgets import Input
 
+    from widgets.transcript import Transcript
+
     home = open_home(damaged)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -279,10 +281,14 @@ async def test_the_run_screen_refuses_a_message_on_a_damaged_state_db_and_keeps_
         await pilot.press(*"hello there", "enter")
         box = app.screen.query_one("#run-input", Input)
         await wait_for(pilot, lambda: not app.screen.running and box.value == "hello there", what="the message back")
-        await wait_for(
+        transcript = app.screen.query_one(Transcript)
+        await wait_for(  # (read where it stays: a notice expires, and a slow run outlived one)
             pilot,
-            lambda: any("is damaged" in n.message and n.title != "Warning" for n in app._notifications),
-            what="the refusal",
+            lambda: any(
+                item.content.startswith("turn error: ") and "state.db is damaged" in item.content
+                for item in transcript.items
+            ),
+            what="the refusal, whole in the transcript",
         )
     home.close()
 
