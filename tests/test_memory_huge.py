@@ -367,6 +367,12 @@ async def test_the_edit_dialog_of_an_entry_of_one_megabyte_line_does_not_wrap_it
         assert f"Its longest line is {len(big):,} characters, so lines are not wrapped" in app.screen.hint
         await pilot.press("end", "X", "ctrl+s")  # (one line: end is its end)
         await wait_for(pilot, lambda: home.memory.entries("memory")[0] == big + "X", timeout=30, what="the save")
+        await wait_for(
+            pilot,
+            lambda: not isinstance(app.screen, EditDialog) and live.rows[0].text == big + "X",
+            timeout=30,
+            what="the editor closed and the list showing the save",
+        )
         await pilot.press("down", "e")
         await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), timeout=30, what="the short one's editor")
         assert app.screen.query_one("#draft", TextArea).soft_wrap is True
