@@ -117,6 +117,16 @@ def test_the_merges_of_state_db_are_left_out_and_another_process_s_change_is_not
         stamps.close()
 
 
+def _merged_by_hand(conn, stamps) -> tuple:
+    """One merge step as the upkeep makes it, the watcher asked before it writes: what ``_alone_since`` takes."""
+    conn.execute("BEGIN IMMEDIATE")
+    version, seen = conn.execute("PRAGMA data_version").fetchone()[0], stamps.before()
+    assert seen is not None
+    conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('merge', 8)")
+    conn.execute("COMMIT")
+    return version, seen
+
+
 def test_a_commit_after_the_merge_s_is_reported(home):
     """Another connection's commit between the merge's and the watcher's next look is never taken for the
     merge's own: the merge's connection sees it under the write lock, and nothing is left out."""
@@ -124,11 +134,7 @@ def test_a_commit_after_the_merge_s_is_reported(home):
     stamps = _sessions_stamps(home)
     conn = home.archive.conn()
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        version, seen = conn.execute("PRAGMA data_version").fetchone()[0], stamps.before()
-        assert seen is not None
-        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('merge', 8)")
-        conn.execute("COMMIT")
+        version, seen = _merged_by_hand(conn, stamps)
         retitle_in_another_process(home.state_db_path)
         upkeep._alone_since(conn, (version, seen), stamps)
         assert stamps.changed() is True
@@ -145,11 +151,7 @@ def test_a_state_db_put_in_its_place_after_the_merge_s_commit_is_reported(home, 
     restored = home.root / "restored.db"
     copy_database(home.state_db_path, restored)
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        version, seen = conn.execute("PRAGMA data_version").fetchone()[0], stamps.before()
-        assert seen is not None
-        conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('merge', 8)")
-        conn.execute("COMMIT")
+        version, seen = _merged_by_hand(conn, stamps)
         os.replace(restored, home.state_db_path)  # (another process's rename: no lock of the old file's held)
         upkeep._alone_since(conn, (version, seen), stamps)
         assert stamps.changed() is True
