@@ -521,7 +521,9 @@ async def test_a_timeline_row_shown_before_its_hermes_turn_was_stored_gets_its_s
         message = hermes.json(root, HERMES_LATE_TURN)["message"]
         await wait_for(pilot, lambda: session_cell() == "hermes-late", timeout=10, what="its session, once stored")
         row = next(r for r in screen.rows if "Backups run at 02:00" in r.summary)
-        assert row.source == Source("hermes-late", message, "archive", "add")
+        # the row itself is credited now (Hermes stores the call after its tool ran): its own session and message
+        assert (row.actor, row.session_id, row.message_id) == ("agent", "hermes-late", message)
+        assert "credited to session hermes-late when its turn was stored" in row.found
     home.close()
 
 
