@@ -220,9 +220,12 @@ def _split_at(text: str, at: int) -> list[tuple[int, int]]:
     ]
 
 
-def cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters, ending in … when cut, never inside a number (``cut_end``)."""
-    return text if len(text) <= width else cut_end(text[: width - 1], text[width - 1 :]) + "…"
+def cut(text: str, width: int, words: bool = False) -> str:
+    """``text`` in at most ``width`` characters, ending in … when cut, never inside a number (``cut_end``),
+    nor a word with ``words`` (``word_end``: for a sentence read as prose)."""
+    if len(text) <= width:
+        return text
+    return (word_end if words else cut_end)(text[: width - 1], text[width - 1 :]) + "…"
 
 
 def word_end(kept: str, rest: str) -> str:
@@ -293,11 +296,6 @@ def cut_cells(text: str, width: int, words: bool = False) -> str:
         kept += 1
     start = text[:kept].rstrip()
     return (word_end if words else cut_end)(start, text[len(start) :]) + "…"
-
-
-def cut_words(text: str, width: int) -> str:
-    """``cut``, ending before a word it would split (``word_end``): for a sentence read as prose."""
-    return text if len(text) <= width else word_end(text[: width - 1], text[width - 1 :]) + "…"
 
 
 APART_CONTEXT = 20  # characters of two versions' shared text kept before where they differ

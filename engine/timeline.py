@@ -57,7 +57,7 @@ from .skills.archive_calls import hermes_skill_call
 from .skills.outside import ARCHIVED, CREATED, EDITED, HERMES_PASS, RECORD_ONLY, REMOVED, STATE_CHANGES
 from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
-from .textsafety import apart, cut_words, inline, one_line, quoted, visible
+from .textsafety import apart, cut, inline, one_line, quoted, visible
 from .tools import ToolContext
 from .values import half_width, iso_time, number_value, row_id, text_value, typed_number
 
@@ -428,7 +428,7 @@ def _summary(entry: JournalEntry) -> str:
         edited = " (edited before approval)" if action == "approve" and isinstance(detail.get("edited"), str) else ""
         return (
             f"{verb.get(action, action)} {detail.get('subsystem', '')} proposal {target}{where}: "
-            f"{cut_words(one_line(what), 90)}{edited}{unchanged}"  # (a summary cut as Approvals cuts it)
+            f"{cut(one_line(what), 90, words=True)}{edited}{unchanged}"  # (a summary cut as Approvals cuts it)
         )
     if entry.subsystem == "providers":
         fact = f"{target} fact {detail.get('fact_id')}"

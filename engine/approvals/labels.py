@@ -13,7 +13,7 @@ from typing import Any
 
 from ..memory.store import staged_summary
 from ..skills.frontmatter import parse_frontmatter
-from ..textsafety import cut_words, inline, one_line
+from ..textsafety import cut, inline, one_line
 
 CONSOLIDATE = "consolidate"  # a curator plan's action (``curator.consolidate``)
 
@@ -29,7 +29,7 @@ def skill_gist(action: str, name: str, label: str, *, content: str = "", added: 
         verb = "create" if action == "create" else "rewrite"
         meta, _ = parse_frontmatter(content)
         description = str(meta.get("description") or "").strip().strip("'\"").strip()
-        about = f" — {cut_words(description, 140)}" if description else ""  # (Hermes's cuts inside a word)
+        about = f" — {cut(description, 140, words=True)}" if description else ""  # (Hermes's cuts inside a word)
         return f"{verb} '{name}'{about} ({size_text(content)})"
     if action == "patch":
         return f"patch '{name}' {label} (+{added}/-{removed} lines)"
@@ -131,6 +131,6 @@ def summary_line(summary: str | None, width: int | None = None) -> str:
     """A proposal's summary on one line, as every listing, decision and header shows it: a line break
     in it shows as ``⏎`` and a tab as ``⇥`` (``inline``: a memory replace reads ``old: 乌龙茶⏎new: …``,
     never as if its two lines were one text), runs of spaces fold, cut to ``width`` when given, before a
-    word it would split (``cut_words``)."""
+    word it would split (``cut`` with ``words``)."""
     line = one_line(inline(summary or ""))
-    return line if width is None else cut_words(line, width)
+    return line if width is None else cut(line, width, words=True)
