@@ -1236,10 +1236,7 @@ async def test_an_approve_all_line_that_wraps_goes_on_under_its_own_first_words(
     assert result.get("staged"), result
     app = make_app(gated, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4")
-        await settle(pilot)
-        await pilot.press("A")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        await asked(pilot, "A")
         lines = screen_text(app).splitlines()
         assert hangs(lines, added) and hangs(lines, result["pending_id"])
         assert hangs(lines, "op 1 replace hits")
