@@ -490,9 +490,11 @@ class ThreadConnections:
     close them at their next ``get``; every thread then gets a fresh connection.
 
     ``follow``: a thread's connection gives way to a new one once another file stands at the path (a
-    backup of workbench.db restored over it): it went on reading the old file, and its writes went to the
-    old file, which nobody would read again. The old one is closed with the others. (state.db's are not
-    followed so: its opening looks at a file read-only before anything writes to it, ``SessionArchive._open``.)"""
+    backup restored over it): it went on reading the old file, and a page its write changed went into the
+    -wal beside the path, which is the new file's now, over that page of the new file. The old one is
+    closed with the others. ``look``: called before the first connection to each file that stands at the
+    path (the one there now when the set is made counts as looked at), and may raise to refuse it
+    (state.db's opening looks at a file read-only before anything writes to it, ``ArchiveCore._open``)."""
 
     def __init__(
         self,
@@ -501,11 +503,14 @@ class ThreadConnections:
         on_connect: Callable[[sqlite3.Connection], object] | None = None,
         *,
         follow: bool = False,
+        look: Callable[[], object] | None = None,
     ):
         self.path = path
         self.read_only = read_only
         self.follow = follow
         self._on_connect = on_connect
+        self._look = look
+        self._looked = _file_id(path) if look else None  # the file ``look`` was last called for
         self._local = threading.local()
         self._all: list[tuple[sqlite3.Connection, threading.Thread, int]] = []  # with its thread and process
         self._left: list[tuple[sqlite3.Connection, threading.Thread, int]] = []  # closed all, its thread still busy
@@ -523,6 +528,9 @@ class ThreadConnections:
                 with self._lock:
                     self._left = self._close_idle(self._left)
             closes = self._closes
+            if self._look is not None and (now := _file_id(self.path)) != self._looked:
+                self._look()
+                self._looked = now
             conn = connect(self.path, self.read_only)
             if self._on_connect:
                 try:
@@ -787,8 +795,11 @@ class Checkpointer:
             self._wake.set()
 
     def _run(self) -> None:
+        # (following the file at the path: one put in its place shares the -wal, and a copy of its frames
+        # into the old file marked them copied, so the WAL's next restart dropped them)
+        conns = ThreadConnections(self.path, follow=True)
         try:
-            conn = connect(self.path)
+            conns.get()
         except (WorkbenchError, sqlite3.Error):  # the next wake starts a new thread; settle() must not wait
             self._idle.set()
             return
@@ -798,8 +809,8 @@ class Checkpointer:
                 self._wake.clear()
                 if self._stop:
                     return
-                with contextlib.suppress(sqlite3.Error):  # a busy or failed checkpoint is retried next time
-                    _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                with contextlib.suppress(sqlite3.Error, WorkbenchError):  # busy or failed: retried next time
+                    _, frames, _ = conns.get().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                     self.checkpoints += 1
                     self._overgrown = frames > self.RESTART_FRAMES
                 with self._lock:
@@ -807,7 +818,7 @@ class Checkpointer:
                         self._idle.set()
         finally:
             self._idle.set()
-            conn.close()
+            conns.close_all()
 
     def settle(self, timeout: float = 30.0) -> bool:
         """Wait until the thread has made every copy asked of it (False if ``timeout`` passed

@@ -126,3 +126,16 @@ _RETITLE = (
 def retitle_in_another_process(state_db: Path, title: str = "Renamed") -> None:
     """Every session of ``state_db`` renamed by a separate process: a change no process of ours made."""
     subprocess.run([sys.executable, "-c", _RETITLE, str(state_db), title], check=True)
+
+
+# as a careful restore does it: the live file's WAL copied in and emptied first, so none of it is read
+# over the restored file, then the backup renamed into its place
+_RESTORE = (
+    "import os, sqlite3, sys; c = sqlite3.connect(sys.argv[2]); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); "
+    "c.close(); os.replace(sys.argv[1], sys.argv[2])"
+)
+
+
+def restore_in_another_process(backup: Path, database: Path) -> None:
+    """``backup`` renamed over ``database`` by a separate process, as a user's restore or a sync tool does."""
+    subprocess.run([sys.executable, "-c", _RESTORE, str(backup), str(database)], check=True)

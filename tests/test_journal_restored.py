@@ -5,18 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from engine.tools import ToolContext
-
-# as a careful restore does it: the live file's WAL copied in and emptied first, so none of it is read
-# over the restored file, then the backup renamed into its place
-_RESTORE = (
-    "import os, sqlite3, sys; c = sqlite3.connect(sys.argv[2]); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); "
-    "c.close(); os.replace(sys.argv[1], sys.argv[2])"
-)
+from tests.archive_support import restore_in_another_process
 
 
 def _rows_on_disk(path) -> list[str]:
@@ -32,7 +24,7 @@ def test_after_a_restore_every_thread_reads_and_writes_the_restored_file(home, t
     home.memory.add("memory", "Written after the backup", ToolContext(actor="user"))
     with ThreadPoolExecutor(max_workers=1) as pool:  # a pool thread that read before, idle meanwhile
         assert pool.submit(lambda: len(home.memory.history("memory"))).result() == 2
-        subprocess.run([sys.executable, "-c", _RESTORE, str(backup), str(path)], check=True)  # another program
+        restore_in_another_process(backup, path)
         assert [row.after for row in pool.submit(home.memory.history, "memory").result()] == ["Kept in the backup"]
     home.journal.append("memory", "add", "memory", actor="user", after="Written after the restore")
     assert _rows_on_disk(path) == ["Kept in the backup", "Written after the restore"]

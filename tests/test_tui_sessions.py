@@ -17,7 +17,7 @@ from textual.widgets import ContentSwitcher, Input
 from engine import open_home
 from engine.db import in_app_words
 from engine.tools import ToolContext
-from tests.archive_support import retitle_in_another_process
+from tests.archive_support import copy_database, restore_in_another_process, retitle_in_another_process
 from tests.hermes_support import workbench_cmd
 from tests.lock_support import holding_write_lock
 from tests.screens_seed import (
@@ -295,6 +295,25 @@ async def test_a_prune_by_another_process_leaves_no_more_row_and_counts_the_root
             what="count",  # (80 columns)
         )
         assert tree.root_ids == left and not tree.more_roots
+
+
+async def test_a_state_db_restored_from_a_backup_is_what_the_tree_shows_next(home, tmp_path):
+    """A backup renamed over state.db while the screen is open: the watcher's reload reads the restored file
+    (the app's pool threads' connections stayed on the old one, so the tree listed it for good)."""
+    seed_sessions(home)
+    backup, kept = tmp_path / "backup.db", home.archive.root_ids()
+    copy_database(home.state_db_path, backup)
+    home.archive.create_session("20261203_090000_abcdef", source="cli", title="Written after the backup")
+    app = make_app(home, tmp_path, watch_files=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(pilot)
+        tree = screen.query_one(LineageTree)
+        await wait_for(pilot, lambda: "20261203_090000_abcdef" in tree.root_ids, what="the session after the backup")
+        restore_in_another_process(backup, home.state_db_path)
+        await wait_for(
+            pilot, lambda: "20261203_090000_abcdef" not in tree.root_ids, timeout=10, what="the restored archive"
+        )
+        assert tree.root_ids == kept
 
 
 async def test_search_as_you_type_finds_cjk_and_highlights_the_match(home, tmp_path):

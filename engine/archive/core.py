@@ -110,7 +110,7 @@ class ArchiveCore:
             if exists:
                 self._probe()  # read-only look first: a corrupt or foreign file is never touched
             if self.damage is not None:  # known damaged: connections that cannot write or checkpoint
-                conns = ThreadConnections(self.path, True)
+                conns = self._following(True)
                 conn = conns.get()
             elif self.read_only and not exists:
                 # Nothing archived yet and we may not create files: an empty in-memory archive.
@@ -118,9 +118,7 @@ class ArchiveCore:
                 conn = conns.get()
             else:
                 self._checkpoints = None if self.read_only else Checkpointer(self.path)
-                conns = ThreadConnections(
-                    self.path, self.read_only, on_connect=self._checkpoints.adopt if self._checkpoints else None
-                )
+                conns = self._following(self.read_only, self._checkpoints.adopt if self._checkpoints else None)
                 conn = conns.get()
                 if (
                     not self.read_only
@@ -132,14 +130,35 @@ class ArchiveCore:
                     self.completed = self._complete(conn, "complete-layout")
                 if self.damage is not None:  # the check before that completion found it damaged
                     self._retired.append(conns)
-                    conns = ThreadConnections(self.path, True)
+                    conns = self._following(True)
                     conn = conns.get()
             self._read_caps(conn)
             self._conns = conns
             return conns
 
+    def _following(
+        self, read_only: bool, on_connect: Callable[[sqlite3.Connection], object] | None = None
+    ) -> ThreadConnections:
+        """Connections to state.db that follow another file put in its place (a backup restored, a file
+        renamed into place), each new file looked at first as opening looks (``_look_again``)."""
+        return ThreadConnections(self.path, read_only, on_connect, follow=True, look=self._look_again)
+
+    def _look_again(self) -> None:
+        """Before any thread connects to another state.db put in the place of the one opened: the read-only
+        look opening takes (a file that is not a usable archive is refused, never written), and its layout
+        read again (a backup from an older Hermes may lack columns)."""
+        with self._lock:
+            try:
+                exists = self.path.stat().st_size > 0
+            except OSError:
+                return  # (connecting says why, or creates it)
+            if exists and (caps := self._probe()) is not None:
+                self._take_caps(caps)
+
     def _read_caps(self, conn: sqlite3.Connection) -> None:
-        caps = schema.inspect(conn, self.path)
+        self._take_caps(schema.inspect(conn, self.path))
+
+    def _take_caps(self, caps: schema.Capabilities) -> None:
         tables = tuple(t for t, ok in (("messages_fts", caps.fts), ("messages_fts_trigram", caps.trigram)) if ok)
         self._caps, self._bounds = caps, (tables, schema.bounds_sql(tables))
 
@@ -169,7 +188,9 @@ class ArchiveCore:
         checks.look(conn, self._bounds[0])
         return checks
 
-    def _probe(self) -> None:
+    def _probe(self) -> schema.Capabilities | None:
+        """The read-only look at a file before anything writes to it: raises when it is not a usable archive;
+        returns its layout (None: no tables yet)."""
         try:
             probe = connect(self.path, read_only=True)
         except sqlite3.DatabaseError as exc:
@@ -187,7 +208,8 @@ class ArchiveCore:
                         "`workbench doctor --fix` with Hermes stopped to rebuild the index.",
                         path=str(self.path),
                     )
-                schema.inspect(probe, self.path)
+                return schema.inspect(probe, self.path)
+            return None
         finally:
             probe.close()
 
@@ -272,7 +294,7 @@ class ArchiveCore:
             self._guard = guard
         if self._conns is not None and not self._conns.read_only:
             self._retired.append(self._conns)
-            self._conns = ThreadConnections(self.path, True)
+            self._conns = self._following(True)
         atexit.register(self.close)
 
     def vet(self, again: bool = False, quiet: bool = False) -> str | None:
