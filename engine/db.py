@@ -481,6 +481,22 @@ def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     return conn
 
 
+def close_guard(path: Path) -> sqlite3.Connection | None:
+    """A read-only connection to ``path`` holding its shared lock, for its owner to close after every other
+    connection of this process to it (None when it cannot be had). SQLite copies the -wal into the file as
+    the last connection to it closes, unless that one is read-only: with this one open, no close of ours
+    copies a damaged file's -wal into it (or a -wal not its own, left beside a restored backup)."""
+    with contextlib.suppress(sqlite3.Error, WorkbenchError):
+        guard = connect(path, read_only=True)
+        try:
+            guard.execute("SELECT count(*) FROM sqlite_master").fetchone()  # takes its shared lock
+        except sqlite3.Error:
+            guard.close()
+            raise
+        return guard
+    return None
+
+
 class ThreadConnections:
     """Hands each thread its own connection to one database file.
 

@@ -15,6 +15,7 @@ with the entries changed, not with the size of the file on every write.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import hashlib
@@ -33,6 +34,7 @@ from .db import (
     DatabaseBusyError,
     DatabaseDamaged,
     ThreadConnections,
+    close_guard,
     database_error,
     database_stamp,
     integrity_problems,
@@ -271,7 +273,7 @@ def _names_the_file(method: _Method) -> _Method:
         except sqlite3.DatabaseError as exc:
             error = database_error(exc, self.path)
             if _damaged(exc):
-                self._damage = error.message  # damage deep in a table: ``problem`` says so from now on
+                self.mark_damaged(error.message)  # damage deep in a table: ``problem`` says so from now on
             raise error from exc
 
     return call  # type: ignore[return-value]  # (the same signature: functools.wraps)
@@ -283,6 +285,7 @@ class Journal:
         self.path = path
         self._refused = refused
         self._damage: str | None = None  # what a call found damaged, once one did
+        self._guard: sqlite3.Connection | None = None  # read-only, closed last once damaged (``mark_damaged``)
         self._checked: tuple[tuple, str | None] | None = None  # (the files' stamp, ``problem``'s verdict then)
         self.clock = clock
         self.read_only = read_only
@@ -379,8 +382,19 @@ class Journal:
             except sqlite3.DatabaseError as check:
                 damaged = _damaged(check)
             if damaged:
-                self._damage = database_error(exc, self.path).message
+                self.mark_damaged(database_error(exc, self.path).message)
         return self._damage
+
+    def mark_damaged(self, message: str) -> None:
+        """workbench.db is damaged (``message`` says so, and what to do): every later call says it (``problem``),
+        and a read-only connection held until ``close`` keeps any close of ours from copying its -wal into it
+        (a -wal not its own, beside a restored backup, was in the file for good). ``close`` runs at exit too,
+        for a process that never closes its home (the CLI)."""
+        if self._damage is None:
+            self._damage = message
+        if self._guard is None and not self.read_only and (guard := close_guard(self.path)) is not None:
+            self._guard = guard
+            atexit.register(self.close)
 
     def read_or(self, read: Callable[[], _Read], unreadable: _Read) -> _Read:
         """``read()``, or ``unreadable`` while workbench.db cannot be read: its first page (``problem``),
@@ -1008,3 +1022,7 @@ class Journal:
 
     def close(self) -> None:
         self._conns.close_all()
+        if self._guard is not None:  # (last: ``mark_damaged``)
+            self._guard.close()
+            self._guard = None
+            atexit.unregister(self.close)

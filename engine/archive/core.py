@@ -20,6 +20,7 @@ from ..db import (
     DatabaseDamaged,
     ThreadConnections,
     busy_seconds,
+    close_guard,
     connect,
     damaged_message,
     database_stamp,
@@ -284,14 +285,7 @@ class ArchiveCore:
         last; the writable connections set aside for ``close`` (threads get read-only ones from now
         on); and ``close`` run at exit, too, for a process that never closes its home (the CLI), since
         the interpreter would close the connections in any order."""
-        with contextlib.suppress(sqlite3.Error, WorkbenchError):
-            guard = connect(self.path, read_only=True)
-            try:
-                guard.execute("SELECT count(*) FROM sqlite_master").fetchone()  # takes its shared lock
-            except sqlite3.Error:
-                guard.close()
-                raise
-            self._guard = guard
+        self._guard = close_guard(self.path)
         if self._conns is not None and not self._conns.read_only:
             self._retired.append(self._conns)
             self._conns = self._following(True)

@@ -1,0 +1,82 @@
+"""A backup copied over a database (``cp backup.db workbench.db``) while the old file's -wal stays beside it.
+
+SQLite does not tell a -wal from another copy of the database: nothing in the -wal names the file it
+belongs to, so its pages are read over whatever file stands beside it, and the next checkpoint copies them
+in for good. These tests show that with SQLite's real behaviour, then what our writes do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import open_home
+from engine.errors import WorkbenchError
+from engine.tools import ToolContext
+
+# The workbench journaling in a process that dies before it closes (killed, the machine off): its last
+# changes stay in workbench.db-wal, not yet copied into the file.
+JOURNAL_THEN_DIE = """
+import os, sys
+from engine import open_home
+home = open_home(sys.argv[1])
+for n in range(int(sys.argv[2])):
+    home.journal.append("memory", "add", "memory", actor="user", after=f"late note {n}")
+os._exit(0)
+"""
+
+
+def _digest(*paths: Path) -> list[str | None]:
+    return [hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else None for p in paths]
+
+
+def _rows(path: Path, sql: str, uri: str = "mode=ro") -> list:
+    with contextlib.closing(sqlite3.connect(f"file:{path}?{uri}", uri=True)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+@pytest.fixture
+def journal_restored(tmp_path) -> Path:
+    """A home whose workbench.db was put back from a backup by ``cp`` while the -wal of a later state stayed."""
+    root = tmp_path / "home"
+    home = open_home(root, create=True)
+    home.memory.add("memory", "Kept in the backup", ToolContext(actor="user"))
+    home.close()
+    shutil.copyfile(root / "workbench.db", tmp_path / "backup.db")  # (closed: the whole journal is in the file)
+    home = open_home(root)
+    for n in range(300):  # the file moves on past the backup: new pages, copied in at close
+        home.journal.append("memory", "add", "memory", actor="user", after=f"note {n} " + "x" * 300)
+    home.close()
+    subprocess.run([sys.executable, "-c", JOURNAL_THEN_DIE, str(root), "20"], check=True)
+    assert (root / "workbench.db-wal").stat().st_size > 0
+    shutil.copyfile(tmp_path / "backup.db", root / "workbench.db")  # cp backup.db workbench.db
+    return root
+
+
+def test_sqlite_reads_the_old_wal_over_the_restored_journal(journal_restored):
+    """What SQLite itself does: the file alone is the sound backup, but any reader gets the -wal's pages
+    over it, pages of a later state of the journal that point at pages the backup does not have."""
+    db = journal_restored / "workbench.db"
+    assert _rows(db, "PRAGMA quick_check", "immutable=1") == [("ok",)]  # the file alone (the -wal not read)
+    assert _rows(db, "SELECT count(*) FROM journal", "immutable=1") == [(1,)]
+    with pytest.raises(sqlite3.DatabaseError, match="malformed"):
+        _rows(db, "PRAGMA integrity_check")
+
+
+def test_a_write_to_the_mixed_journal_is_refused_and_changes_nothing(journal_restored):
+    files = [journal_restored / name for name in ("workbench.db", "workbench.db-wal")]
+    before = _digest(*files)
+    home = open_home(journal_restored)
+    try:
+        with pytest.raises(WorkbenchError, match="workbench.db"):
+            home.memory.add("memory", "Written after the restore", ToolContext(actor="user"))
+    finally:
+        home.close()
+    assert _digest(*files) == before
