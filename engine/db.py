@@ -362,6 +362,41 @@ def integrity_problems(path: Path, quick: bool = False) -> list[str]:
     return [] if rows == ["ok"] else rows
 
 
+WAL_HEADER_BYTES = 32  # a -wal this long or shorter holds no page
+
+
+def sound_without_wal(path: Path) -> bool:
+    """Whether ``path`` has a -wal holding pages and, read without it (``immutable``: nothing beside it
+    read, locked or written), passes SQLite's ``quick_check``. Such a file that fails the check read with
+    its -wal is sound, and the -wal is not its own: SQLite reads a -wal's pages over whatever file stands
+    beside it, and nothing in the -wal names its file (a backup copied over the database while the old -wal
+    stayed)."""
+    try:
+        if os.stat(f"{path}-wal").st_size <= WAL_HEADER_BYTES:
+            return False
+        with contextlib.closing(sqlite3.connect(f"{path.absolute().as_uri()}?immutable=1", uri=True)) as conn:
+            return [row[0] for row in conn.execute("PRAGMA quick_check")] == ["ok"]
+    except (OSError, sqlite3.DatabaseError):
+        return False
+
+
+def foreign_wal_message(path: Path, what: str) -> str:
+    return (
+        f"{path.name} alone is sound, but read with {path.name}-wal beside it SQLite reports damage ({what}): "
+        f"that -wal holds pages of another copy of {path.name}, most likely the one a backup was copied over "
+        "while its -wal stayed (SQLite reads a -wal's pages over whatever file stands beside it). Nothing was "
+        "written to it."
+    )
+
+
+def foreign_wal_advice(path: Path) -> str:
+    return (
+        f"Stop Hermes and the workbench, move {path.name}-wal and {path.name}-shm aside (keep them: they hold "
+        f"the changes made after the backup, to the file it replaced), then run `workbench doctor` again. "
+        "docs/reliability.md says how to restore a backup safely."
+    )
+
+
 def damaged_message(path: Path, what: str) -> str:
     """What a database known to be damaged gets instead of a write: what is wrong, that it is left
     alone, and doctor's way to get its rows back."""

@@ -19,10 +19,13 @@ import yaml
 
 from .config import Config
 from .db import (
+    foreign_wal_advice,
+    foreign_wal_message,
     integrity_problems,
     is_corrupt,
     on_read_only_mount,
     salvage_advice,
+    sound_without_wal,
     stranded_wal,
     stranded_wal_advice,
     stranded_wal_message,
@@ -173,30 +176,26 @@ def check_databases(home: Home) -> list[Finding]:
         try:
             problems = integrity_problems(path) or ["ok"]
         except sqlite3.DatabaseError as exc:
-            if path == home.state_db_path and is_corrupt(exc):
-                home.archive.mark_damaged(str(exc), quiet=True)  # nothing more is written to it (a repair neither)
-            findings.append(
-                Finding(
-                    "database",
-                    "error",
-                    f"{path.name} cannot be read as SQLite ({exc}).",
-                    salvage_advice(path),
+            if not is_corrupt(exc):  # (a lock, the disk: the file may be sound)
+                findings.append(
+                    Finding("database", "error", f"{path.name} cannot be read as SQLite ({exc}).", salvage_advice(path))
                 )
-            )
-            continue
+                continue
+            problems, damage = [str(exc)], str(exc)
+            what = f"{path.name} cannot be read as SQLite ({exc})."
+        else:
+            damage = f"SQLite's check reports: {problems[0]}"
+            what = f"{path.name}: integrity_check reports {len(problems)} problem(s), first: {problems[0]}"
         if problems == ["ok"]:
             findings.append(Finding("database", "info", f"{path.name}: integrity_check ok."))
+            continue
+        if sound_without_wal(path):
+            found = Finding("database", "error", foreign_wal_message(path, problems[0]), foreign_wal_advice(path))
         else:
-            if path == home.state_db_path:
-                home.archive.mark_damaged(f"SQLite's check reports: {problems[0]}", quiet=True)
-            findings.append(
-                Finding(
-                    "database",
-                    "error",
-                    f"{path.name}: integrity_check reports {len(problems)} problem(s), first: {problems[0]}",
-                    salvage_advice(path),
-                )
-            )
+            found = Finding("database", "error", what, salvage_advice(path))
+        findings.append(found)
+        if path == home.state_db_path:  # nothing more is written to it (a repair neither)
+            home.archive.mark_damaged(damage, quiet=True)
     return findings
 
 

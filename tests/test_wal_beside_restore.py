@@ -2,7 +2,7 @@
 
 SQLite does not tell a -wal from another copy of the database: nothing in the -wal names the file it
 belongs to, so its pages are read over whatever file stands beside it, and the next checkpoint copies them
-in for good. These tests show that with SQLite's real behaviour, then what our writes do.
+in for good. These tests show that with SQLite's real behaviour, then what doctor and our writes do.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pytest
 from engine import open_home
 from engine.errors import WorkbenchError
 from engine.tools import ToolContext
+from tests.cli_support import ran
 
 # The workbench journaling in a process that dies before it closes (killed, the machine off): its last
 # changes stay in workbench.db-wal, not yet copied into the file.
@@ -31,6 +32,25 @@ for n in range(int(sys.argv[2])):
     home.journal.append("memory", "add", "memory", actor="user", after=f"late note {n}")
 os._exit(0)
 """
+
+HERMES_WRITES = """
+import os
+from hermes_state import SessionDB
+db = SessionDB()
+db._conn.execute("PRAGMA wal_autocheckpoint=0")
+db.create_session(first, "cli")
+for n in range(count):
+    db.append_message(first, "user", f"note {n} of {first} about the billing rollout " + "x" * 200)
+if last == "die":
+    os._exit(0)  # as a process killed mid-run: no close, so the -wal stays
+db._conn.execute("DELETE FROM messages WHERE id % 3 = 0")
+db.close()
+"""
+
+
+def _hermes_writes(first: str, count: int, last: str) -> str:
+    """Hermes storing session ``first`` with ``count`` messages, then closing (``last``: "close") or dying."""
+    return f"first, count, last = {first!r}, {count}, {last!r}" + HERMES_WRITES
 
 
 def _digest(*paths: Path) -> list[str | None]:
@@ -70,6 +90,16 @@ def test_sqlite_reads_the_old_wal_over_the_restored_journal(journal_restored):
         _rows(db, "PRAGMA integrity_check")
 
 
+def test_doctor_says_the_wal_is_not_the_restored_file_s_and_changes_nothing(journal_restored):
+    files = [journal_restored / name for name in ("workbench.db", "workbench.db-wal")]
+    before = _digest(*files)
+    status, out, err = ran("--home", str(journal_restored), "doctor")
+    assert status == 1 and "Traceback" not in out + err
+    assert "workbench.db alone is sound, but read with workbench.db-wal beside it" in out
+    assert "move workbench.db-wal and workbench.db-shm aside" in out
+    assert _digest(*files) == before
+
+
 def test_a_write_to_the_mixed_journal_is_refused_and_changes_nothing(journal_restored):
     files = [journal_restored / name for name in ("workbench.db", "workbench.db-wal")]
     before = _digest(*files)
@@ -79,4 +109,20 @@ def test_a_write_to_the_mixed_journal_is_refused_and_changes_nothing(journal_res
             home.memory.add("memory", "Written after the restore", ToolContext(actor="user"))
     finally:
         home.close()
+    assert _digest(*files) == before
+
+
+def test_doctor_finds_hermes_s_old_wal_beside_a_restored_state_db(hermes, tmp_path):
+    root = tmp_path / "home"
+    root.mkdir()
+    hermes.run(root, _hermes_writes("s1", 40, "close"))
+    shutil.copyfile(root / "state.db", tmp_path / "backup.db")
+    hermes.run(root, _hermes_writes("s2", 200, "close"))  # the file moves on past the backup
+    hermes.run(root, _hermes_writes("s3", 20, "die"))
+    shutil.copyfile(tmp_path / "backup.db", root / "state.db")
+    files = [root / name for name in ("state.db", "state.db-wal")]
+    before = _digest(*files)
+    status, out, err = ran("--home", str(root), "doctor")
+    assert status == 1 and "Traceback" not in out + err
+    assert "state.db alone is sound, but read with state.db-wal beside it" in out
     assert _digest(*files) == before
