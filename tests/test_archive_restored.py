@@ -43,13 +43,15 @@ def backup(home, tmp_path, clock):
     return copy
 
 
-def test_a_pool_thread_reads_the_restored_archive(home, backup):
+def test_a_pool_thread_reads_and_searches_the_restored_archive(home, backup):
     titles = lambda: [s.title for s in home.archive.list_sessions()]  # noqa: E731
     with ThreadPoolExecutor(max_workers=1) as pool:  # a pool thread that read before, idle meanwhile
         assert pool.submit(titles).result() == ["Written after the backup", "Kept in the backup"]
         restore_in_another_process(backup, home.state_db_path)
         assert pool.submit(titles).result() == ["Kept in the backup"]
         assert pool.submit(home.archive.messages, "kept").result()[0].content == "Said before the backup"
+        found = pool.submit(home.archive.search, "said").result()
+        assert [hit.session_id for hit in found] == ["kept"]
 
 
 WRITES = {
