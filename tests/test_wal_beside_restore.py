@@ -90,6 +90,43 @@ def test_sqlite_reads_the_old_wal_over_the_restored_journal(journal_restored):
         _rows(db, "PRAGMA integrity_check")
 
 
+# A process that writes and dies before it closes: every page it changed stays in the -wal.
+WRITE_THEN_DIE = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA wal_autocheckpoint=0")
+conn.execute("INSERT INTO notes VALUES ('written after the backup')")
+os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("page_size", [4096, 1024])
+def test_sqlite_reads_the_old_wal_over_a_restored_copy_of_any_page_size(tmp_path, page_size):
+    """The other cases, with SQLite alone: a -wal that holds every page it changed (its file never copied
+    into since) makes an older copy put back with the same page size read as the later state, the restore
+    undone without a word of damage (doctor cannot see it either); a -wal of 4096-byte pages is read over a
+    file of 1024-byte pages just the same, as damage."""
+    db = tmp_path / "notes.db"
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as conn:
+        conn.execute(f"PRAGMA page_size={page_size}")
+        conn.execute("CREATE TABLE notes (body TEXT)")
+        conn.execute("INSERT INTO notes VALUES ('in the backup')")
+    shutil.copyfile(db, tmp_path / "backup.db")
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as conn:
+        conn.execute("PRAGMA page_size=4096")
+        conn.execute("VACUUM")  # (the live file's pages are 4096 bytes from here on)
+        conn.execute("PRAGMA journal_mode=WAL")
+    subprocess.run([sys.executable, "-c", WRITE_THEN_DIE, str(db)], check=True)
+    shutil.copyfile(tmp_path / "backup.db", db)  # cp backup.db notes.db
+    assert _rows(db, "SELECT body FROM notes", "immutable=1") == [("in the backup",)]  # the file alone
+    if page_size == 4096:  # the later state, whole: nothing tells it from the file's own
+        assert _rows(db, "SELECT body FROM notes") == [("in the backup",), ("written after the backup",)]
+        assert _rows(db, "PRAGMA integrity_check") == [("ok",)]
+    else:  # the -wal's 4096-byte pages read into a file of 1024-byte pages: rows of nothing, a damaged page
+        assert _rows(db, "SELECT body FROM notes") == [(None,), (None,)]
+        assert "corruption" in _rows(db, "PRAGMA integrity_check")[0][0]
+
+
 def test_doctor_says_the_wal_is_not_the_restored_file_s_and_changes_nothing(journal_restored):
     files = [journal_restored / name for name in ("workbench.db", "workbench.db-wal")]
     before = _digest(*files)
