@@ -17,6 +17,8 @@ import pytest
 
 from engine.archive.merges import segments
 from engine.errors import WorkbenchError
+from engine.models import OfflineModel
+from engine.runner import AgentSession
 from tests.archive_support import copy_database, restore_in_another_process
 
 
@@ -131,3 +133,22 @@ def test_a_file_put_in_place_that_is_no_archive_is_refused_and_left_as_it_is(hom
     with pytest.raises(WorkbenchError, match="not a session archive"):
         home.archive.list_sessions()
     assert home.state_db_path.read_bytes() == before
+
+
+def test_the_runner_s_next_turn_goes_into_the_restored_archive(home, tmp_path):
+    """A `workbench run` session going on across a restore: its next turn is stored in the restored file, after
+    the messages the backup holds, and the turn the restore undid is not written back."""
+    session = AgentSession(home, OfflineModel())
+    try:
+        session.run_turn("First question, kept in the backup")
+        backup = tmp_path / "backup.db"
+        copy_database(home.state_db_path, backup)
+        session.run_turn("Second question, after the backup")
+        restore_in_another_process(backup, home.state_db_path)
+        session.run_turn("Third question, after the restore")
+    finally:
+        session.close()
+    with contextlib.closing(sqlite3.connect(f"file:{home.state_db_path}?mode=ro", uri=True)) as conn:
+        users = [row[0] for row in conn.execute("SELECT content FROM messages WHERE role = 'user' ORDER BY id")]
+        assert [row[0] for row in conn.execute("PRAGMA integrity_check")] == ["ok"]
+    assert users == ["First question, kept in the backup", "Third question, after the restore"]
