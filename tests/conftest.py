@@ -240,15 +240,12 @@ LONGEST_FIRST = (
     "tests/test_soak.py::test_a_small_soak_leaves_the_home_whole",
     "tests/test_tui_mash.py::test_random_keys_never_stop_the_app",
     "tests/test_hermes_provenance.py::test_a_hermes_agent_turn_shows_live_with_its_origin_message",
-    "tests/test_config_hermes.py::test_what_we_say_hermes_does_with_a_replaced_value_is_what_it_does",
+    # the whole file, together: its Hermes tests share one Hermes process (a module fixture)
+    "tests/test_config_hermes.py::",
     "tests/test_fuzz_files.py::",
     "tests/test_tui_app.py::test_demo_plays_in_the_app_and_the_screens_follow",
     "tests/test_hostile_files.py::test_a_100000_operation_batch_is_refused_when_staged_and_when_approved",
     "tests/test_timeline_reach.py::test_the_timeline_screen_says_how_far_it_read_and_m_reads_on",
-    "tests/test_config_hermes.py::test_a_quoted_limit_of_an_empty_store_leaves_the_block_hermes_injects",
-    "tests/test_config_hermes.py::test_defaults_we_call_hermes_are_hermes_0_19_0",
-    "tests/test_config_hermes.py::test_the_reader_table_is_what_the_real_hermes_does",
-    "tests/test_config_hermes.py::test_a_nudge_interval_neither_program_can_use_leaves_hermes_without_memory",
     "tests/test_tui_focus.py::test_every_focusable_pane_shows_a_focus_ring",
     "tests/test_threat_corpus.py::test_benign_texts_are_never_refused_and_rarely_flagged",
     # Under a second each when a worker starts, 10-23 s late in a run: each parses all of workbench/

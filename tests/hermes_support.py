@@ -103,6 +103,29 @@ class Hermes:
         out = self.run(home, code, **kwargs).stdout.strip().splitlines()
         return json.loads(out[-1])
 
+    def answers(self, folder: Path, imports: str, questions: list[tuple[Path, str]]) -> list:
+        """Each question's ``code`` run on its home, as ``json`` runs it, by one Hermes process: its
+        ``imports`` (say ``run_agent``'s 1 s) are paid once and each question runs in a fork of it.
+
+        Every home is moved in turn to ``folder/hermes`` (then back), the one HERMES_HOME of the
+        process, so the paths Hermes's modules fix on import (``run_agent``'s .env, the skills
+        folder, state.db) name the home each question reads, as in a process of its own."""
+        place = folder / "hermes"
+        proc = subprocess.run(
+            [str(self.python), "-c", _ANSWERS],
+            input=json.dumps(
+                {"imports": textwrap.dedent(imports), "questions": [[str(h), textwrap.dedent(c)] for h, c in questions]}
+            ),
+            capture_output=True,
+            text=True,
+            timeout=120 + 60 * len(questions),
+            env=self.env(place),
+            cwd=str(folder),
+        )
+        if proc.returncode != 0:
+            raise AssertionError(f"Hermes questions failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
+        return json.loads(proc.stdout)
+
     def popen(self, home: Path, code: str, **kwargs) -> subprocess.Popen:
         return subprocess.Popen(
             [str(self.python), "-c", textwrap.dedent(code)],
@@ -143,6 +166,43 @@ def turn(session, name, arguments, user=None, between=None):
     db.append_message(session, "tool", result, tool_name="memory", tool_call_id=call["id"])
     db.append_message(session, "assistant", "Done.")
     assert json.loads(result)["success"], result
+"""
+
+
+# ``Hermes.answers``'s process: each question forked from one that has made the imports, its stdout's
+# last line read as JSON; a question that fails stops the rest, with its traceback on stderr.
+_ANSWERS = r"""
+import json, os, sys, tempfile, traceback
+asked = json.load(sys.stdin)
+place = os.environ["HERMES_HOME"]
+said = []
+for n, (home, code) in enumerate(asked["questions"]):
+    os.rename(home, place)
+    if n == 0:
+        exec(compile(asked["imports"], "<imports>", "exec"), {})
+    out = tempfile.TemporaryFile(mode="w+")
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.chdir(place)
+            os.dup2(out.fileno(), 1)
+            exec(compile(code, f"<question {n}>", "exec"), {"__name__": "__main__"})
+            status = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    os.rename(place, home)
+    if status != 0:
+        sys.exit(f"question {n} (on {home}) failed")
+    out.seek(0)
+    said.append(json.loads(out.read().strip().splitlines()[-1]))
+print(json.dumps(said))
 """
 
 

@@ -8,6 +8,7 @@ misreads, and one we do not flag Hermes reads as we do.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 
 import pytest
@@ -139,12 +140,8 @@ print(json.dumps({
 
 
 @pytest.mark.slow
-def test_the_reader_table_is_what_the_real_hermes_does(hermes, tmp_path):
-    root = tmp_path / "home"
-    home = open_home(root)
-    home.memory.add("memory", "User likes tea", ToolContext(actor="user"))
-    configured(home, TRICKY)
-    seen = hermes.json(root, HERMES_READS)
+def test_the_reader_table_is_what_the_real_hermes_does(hermes_saw, tmp_path):
+    home, seen = hermes_saw("tricky", tmp_path)
     misread = {m.key: m for m in home.config.hermes_misreads()}
     # (compression.threshold is left out: Hermes floors it at 0.75 for this model's window
     # after reading it with float(), as we do, so the agent does not show the reading)
@@ -192,10 +189,8 @@ print(json.dumps(seen))
 
 
 @pytest.mark.slow
-def test_defaults_we_call_hermes_are_hermes_0_19_0(hermes, tmp_path):
-    root = tmp_path / "home"
-    home = open_home(root)
-    seen = hermes.json(root, HERMES_DEFAULTS)
+def test_defaults_we_call_hermes_are_hermes_0_19_0(hermes_saw, tmp_path):
+    home, seen = hermes_saw("new", tmp_path)
     for key, value in seen.items():
         ours = home.config.raw(key.split(" ")[0])
         assert ours == value and type(ours) is type(value), (key, ours, value)
@@ -203,32 +198,16 @@ def test_defaults_we_call_hermes_are_hermes_0_19_0(hermes, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_quoted_limit_of_an_empty_store_leaves_the_block_hermes_injects(hermes, tmp_path):
-    root = tmp_path / "home"
-    home = open_home(root)
-    home.memory.add("memory", "User likes tea", ToolContext(actor="user"))
-    configured(home, "memory:\n  user_char_limit: '1375'\n")  # USER.md is empty
-    frozen = home.memory.snapshot()  # before Hermes's probe adds an entry of its own
-    seen = hermes.json(root, HERMES_READS)
+def test_a_quoted_limit_of_an_empty_store_leaves_the_block_hermes_injects(hermes_saw, tmp_path):
+    home, seen = hermes_saw("quoted user limit", tmp_path)  # USER.md is empty
+    frozen = home.memory.snapshot()  # (Hermes's probe added an entry to a copy of its own)
     assert frozen.withheld is None and seen["block"] == frozen.block("memory") != ""
     home.close()
 
 
 @pytest.mark.slow
-def test_a_nudge_interval_neither_program_can_use_leaves_hermes_without_memory(hermes, tmp_path):
-    root = tmp_path / "home"
-    home = open_home(root)
-    configured(home, "memory:\n  nudge_interval: '10.0'\n")
-    seen = hermes.json(
-        root,
-        """
-        import json
-        from run_agent import AIAgent
-        a = AIAgent(base_url="http://127.0.0.1:9/v1", api_key="x", model="gpt-4o-mini", quiet_mode=True,
-                    skip_context_files=True)
-        print(json.dumps({"store": a._memory_store is not None}))
-        """,
-    )
+def test_a_nudge_interval_neither_program_can_use_leaves_hermes_without_memory(hermes_saw, tmp_path):
+    home, seen = hermes_saw("nudge", tmp_path)
     assert seen == {"store": False}
     [finding] = [f for f in run_doctor(home).findings if f.area == "config"]
     assert finding.severity == "error" and "nudge_interval" in finding.what
@@ -291,14 +270,67 @@ print(json.dumps([a._memory_store is None, bool(a._memory_enabled)]))
 
 
 @pytest.mark.slow
-def test_what_we_say_hermes_does_with_a_replaced_value_is_what_it_does(hermes, tmp_path):
-    root = tmp_path / "home"
-    home = open_home(root)
-    configured(home, REPLACED)
-    seen = hermes.json(root, HERMES_READS)
+def test_what_we_say_hermes_does_with_a_replaced_value_is_what_it_does(hermes_saw, tmp_path):
+    home, seen = hermes_saw("replaced", tmp_path)
     assert seen["memory.memory_char_limit"] == -5 and seen["tool"] is False  # "refuses every write"
     for key in ("memory.write_approval", "memory.memory_enabled", "curator.enabled"):  # read as Hermes reads them
         assert seen[key] is home.config.bool(key), key
-    configured(home, 'memory: "just a string"\n')
-    assert hermes.json(root, HERMES_SECTION) == [True, False]  # "no built-in memory at all"
     home.close()
+    home, seen = hermes_saw("section", tmp_path / "again")
+    assert seen == [True, False]  # "no built-in memory at all"
+    home.close()
+
+
+HERMES_NUDGE = """
+import json
+from run_agent import AIAgent
+a = AIAgent(base_url="http://127.0.0.1:9/v1", api_key="x", model="gpt-4o-mini", quiet_mode=True,
+            skip_context_files=True)
+print(json.dumps({"store": a._memory_store is not None}))
+"""
+
+# What every snippet below imports, imported once before the first question (with the OpenAI client
+# ``AIAgent`` imports when it is made: 1 s of CPU).
+HERMES_IMPORTS = """
+import openai
+from run_agent import AIAgent
+from agent import curator
+from hermes_cli.config import load_config
+from tools import write_approval
+from tools.memory_tool import memory_tool
+"""
+
+# The homes the Hermes tests ask about: (entry in MEMORY.md or None, config.yaml or None, Hermes's snippet).
+ASKED = {
+    "tricky": ("User likes tea", TRICKY, HERMES_READS),
+    "new": (None, None, HERMES_DEFAULTS),
+    "quoted user limit": ("User likes tea", "memory:\n  user_char_limit: '1375'\n", HERMES_READS),
+    "nudge": (None, "memory:\n  nudge_interval: '10.0'\n", HERMES_NUDGE),
+    "replaced": (None, REPLACED, HERMES_READS),
+    "section": (None, 'memory: "just a string"\n', HERMES_SECTION),
+}
+
+
+@pytest.fixture(scope="module")
+def hermes_saw(hermes, tmp_path_factory):
+    """``hermes_saw(name, folder)``: the open home ``ASKED[name]`` describes, at ``folder/home``, and what
+    Hermes's snippet printed on a copy of it. One Hermes process answers for the module (its imports
+    cost 2 s of CPU); each test opens a copy of its own."""
+    made = tmp_path_factory.mktemp("asked")
+    questions = []
+    for name, (entry, config, snippet) in ASKED.items():
+        home = open_home(made / name)
+        if entry is not None:
+            home.memory.add("memory", entry, ToolContext(actor="user"))
+        if config is not None:
+            configured(home, config)
+        home.close()
+        shutil.copytree(made / name, made / f"{name} for hermes")
+        questions.append((made / f"{name} for hermes", snippet))
+    seen = dict(zip(ASKED, hermes.answers(made, HERMES_IMPORTS, questions), strict=True))
+
+    def saw(name, folder):
+        shutil.copytree(made / name, folder / "home")
+        return open_home(folder / "home"), seen[name]
+
+    return saw
