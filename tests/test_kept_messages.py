@@ -1,7 +1,8 @@
 """A turn state.db would not take as its conversation was left: kept in workbench.db, stored once later.
 
 Real parts: real SQLite files, a separate process holding state.db's write lock, the CLI
-run as a process of its own, and processes killed part way through the late store.
+run as a process of its own, and processes killed part way through the late store. Where
+a command only sets the scene or its words are the point, it runs in this process.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import sqlite3
 import subprocess
 import time
+from unittest import mock
 
 import pytest
 
@@ -21,6 +23,7 @@ from engine.events import KeptStored, RunnerEvent
 from engine.kept import STORED_LATER
 from engine.models import OfflineModel
 from engine.runner import AgentSession
+from tests.cli_support import completed
 from tests.conftest import FIXED_NOW
 from tests.hermes_support import workbench_cmd
 from tests.lock_support import holding_write_lock
@@ -37,6 +40,12 @@ def with_state_db(root):
 
 def workbench(*args: str, env=BUSY) -> subprocess.CompletedProcess:
     return subprocess.run(workbench_cmd(*args), capture_output=True, text=True, timeout=120, env=env)
+
+
+def here(*args: str, busy_timeout: str = "0.3") -> subprocess.CompletedProcess:
+    """``workbench`` answered as above but run in this process (``tests/cli_support.py``)."""
+    with mock.patch.dict(os.environ, {"WORKBENCH_BUSY_TIMEOUT": busy_timeout}):
+        return completed(*args)
 
 
 def kept_rows(root) -> list[dict]:
@@ -74,16 +83,19 @@ def state_db_locked(root):
 
 
 def run_while_locked(root, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
-    """`workbench run --json ARGS` with state.db's write lock held by another process throughout."""
+    """`workbench run --json ARGS`, in this process, with state.db's write lock held by another process
+    throughout."""
     with state_db_locked(root):
-        proc = workbench("--home", str(root), "--json", "run", *args)
+        proc = here("--home", str(root), "--json", "run", *args)
     return proc, json.loads(proc.stdout)
 
 
 def test_a_run_under_a_held_lock_keeps_its_turn_and_the_next_command_stores_it_once(tmp_path):
     """The turn ran, storing failed, the end failed again, the refusal was printed and the turn was gone."""
     root = with_state_db(tmp_path / "home")
-    proc, out = run_while_locked(root, "--message", "hello there")
+    with state_db_locked(root):  # (a process of its own: its exit status)
+        proc = workbench("--home", str(root), "--json", "run", "--message", "hello there")
+    out = json.loads(proc.stdout)
     assert proc.returncode == 1
     sid = out["session_id"]
     assert out["success"] is False and out["kept_messages"] == 2
@@ -189,7 +201,7 @@ def test_a_session_deleted_after_its_messages_were_kept_stays_deleted(tmp_path, 
     """Its first turn was stored; the next was kept; then it was deleted (in Hermes, say). Storing the
     kept turn would bring part of a deleted conversation back where the agent recalls it."""
     root = with_state_db(tmp_path / "home")
-    first = workbench("--home", str(root), "--json", "run", "--message", "hello there")
+    first = here("--home", str(root), "--json", "run", "--message", "hello there")
     sid = json.loads(first.stdout)["session_id"]
     _, out = run_while_locked(root, "--session", sid, "--message", "my new secret")
     assert out["kept_messages"] == 2
@@ -212,7 +224,7 @@ def test_a_session_gone_with_no_row_saying_it_was_deleted_is_made_again_for_its_
     """state.db put back from a backup that predates the session: its kept turn was dropped as if the
     session had been deleted on purpose."""
     root = with_state_db(tmp_path / "home")
-    first = workbench("--home", str(root), "--json", "run", "--message", "hello there")
+    first = here("--home", str(root), "--json", "run", "--message", "hello there")
     sid = json.loads(first.stdout)["session_id"]
     _, out = run_while_locked(root, "--session", sid, "--message", "my new secret")
     assert out["kept_messages"] == 2
@@ -231,13 +243,13 @@ def test_doctor_names_what_is_kept_while_state_db_is_still_busy(tmp_path):
     _, out = run_while_locked(root, "--message", "hello there")
     with state_db_locked(root):
         started = time.monotonic()
-        proc = workbench("--home", str(root), "--json", "doctor", env={**BUSY, "WORKBENCH_BUSY_TIMEOUT": "60"})
+        proc = here("--home", str(root), "--json", "doctor", busy_timeout="60")
         took = time.monotonic() - started
     (finding,) = [f for f in json.loads(proc.stdout)["findings"] if "kept in workbench.db" in f["what"]]
     assert finding["severity"] == "warning" and f"2 messages of session {out['session_id']}" in finding["what"]
     assert finding["fix"] == "They are stored automatically when state.db is free; run any workbench command."
     assert len(kept_rows(root)) == 1 and took < 30, "a busy state.db leaves them kept; the open did not wait"
-    free = workbench("--home", str(root), "--json", "doctor")  # state.db free: doctor reports, it does not store
+    free = here("--home", str(root), "--json", "doctor")  # state.db free: doctor reports, it does not store
     assert any("kept in workbench.db" in f["what"] for f in json.loads(free.stdout)["findings"])
     assert len(kept_rows(root)) == 1 and stored(root, out["session_id"]) == (None, [])
 
@@ -300,7 +312,7 @@ def test_a_scenario_stops_at_the_end_of_a_session_state_db_did_not_take(tmp_path
     root = with_state_db(tmp_path / "home")
     proc, out = run_while_locked(root, "--scenario", "smoke")
     assert proc.returncode == 1 and out["kept_messages"] > 0 and "kept in workbench.db" in out["error"]
-    workbench("--home", str(root), "sessions", "list")
+    here("--home", str(root), "sessions", "list")
     assert kept_rows(root) == []
 
 
@@ -309,7 +321,7 @@ def test_a_session_hermes_resumed_before_the_late_store_is_left_as_hermes_has_it
     session in insertion order, so it read as said after Hermes's turn, perhaps between a tool call
     and its result) and then ended it under Hermes."""
     root = with_state_db(tmp_path / "home")
-    first = workbench("--home", str(root), "--json", "run", "--message", "hello there")
+    first = here("--home", str(root), "--json", "run", "--message", "hello there")
     sid = json.loads(first.stdout)["session_id"]
     _, out = run_while_locked(root, "--session", sid, "--message", "and a second turn")
     assert out["kept_messages"] == 2
@@ -379,7 +391,7 @@ def test_a_session_whose_messages_are_all_kept_is_named_as_waiting_not_unknown(t
     _, out = run_while_locked(root, "--message", "kept only")
     sid = out["session_id"]
     with state_db_locked(root):  # still busy: nothing stores it, and the lookup says why it is not there
-        shown = workbench("--home", str(root), "--json", "sessions", "show", sid[:-2])
+        shown = here("--home", str(root), "--json", "sessions", "show", sid[:-2])
     error = json.loads(shown.stdout)["error"]
     assert shown.returncode == 1 and error.startswith(f"Session {sid} is not in state.db yet: its 2 messages are kept")
     assert "stored automatically when state.db is free" in error
@@ -389,7 +401,7 @@ def test_what_is_kept_on_a_damaged_state_db_is_said_to_wait_for_its_recovery(tmp
     """Doctor said kept messages are "stored automatically when state.db is free" of a damaged
     state.db, which the workbench never writes: they wait for it to be recovered or restored."""
     root = with_state_db(tmp_path / "home")
-    workbench("--home", str(root), "--json", "run", "--message", "hello there")  # (a messages table with a page)
+    here("--home", str(root), "--json", "run", "--message", "hello there")  # (a messages table with a page)
     _, out = run_while_locked(root, "--message", "kept only")
     sid = out["session_id"]
     with sqlite3.connect(root / "state.db") as conn:  # all in state.db itself: the page below is its last word
@@ -399,12 +411,12 @@ def test_what_is_kept_on_a_damaged_state_db_is_said_to_wait_for_its_recovery(tmp
         file.seek((page - 1) * 4096)
         file.write(b"\xff" * 4096)
     before = (root / "state.db").read_bytes()
-    proc = workbench("--home", str(root), "--json", "doctor")
+    proc = here("--home", str(root), "--json", "doctor")
     (finding,) = [f for f in json.loads(proc.stdout)["findings"] if "kept in workbench.db" in f["what"]]
     assert "when state.db is free" not in finding["fix"]
     assert finding["fix"].startswith("state.db is damaged, and nothing is written to a damaged state.db")
     assert "sqlite3 state.db .recover" in finding["fix"] and "restore it from a backup" in finding["fix"]
-    shown = workbench("--home", str(root), "--json", "sessions", "show", sid)
+    shown = here("--home", str(root), "--json", "sessions", "show", sid)
     error = json.loads(shown.stdout)["error"]
     assert error.startswith(f"Session {sid} is not in state.db yet") and "state.db is damaged" in error
     assert "when state.db is free" not in error
