@@ -1,4 +1,7 @@
-"""`workbench pending ...` through real subprocesses: records outlive the process that staged them."""
+"""`workbench pending ...`: records outlive the process that staged them, and what each command says.
+
+Real processes stage and list where that is the point (another process's records, usage errors'
+exit status, a write landing during an approval); elsewhere the CLI runs in this process."""
 
 from __future__ import annotations
 
@@ -9,6 +12,9 @@ import sys
 import time
 from types import SimpleNamespace
 
+from engine import open_home
+from engine.skills.manage import skill_manage_tool
+from engine.tools import ToolContext
 from tests.cli_support import ran
 from tests.hermes_support import hermes_record
 
@@ -19,6 +25,24 @@ def cli(home, *args):
     )
     assert "Traceback" not in result.stderr, result.stderr
     return result.returncode, json.loads(result.stdout) if result.stdout.strip() else None
+
+
+def said(home, *args):
+    """``cli``'s answer, from the CLI run in this process."""
+    status, out, err = ran(*args, "--home", str(home), "--json")
+    assert "Traceback" not in err, err
+    return status, json.loads(out) if out.strip() else None
+
+
+def staged(root, subsystem, payload, summary, origin="foreground"):
+    """A record staged by the engine in this process; its id."""
+    home = open_home(root)
+    try:
+        return home.approvals.stage(
+            subsystem=subsystem, action=payload["action"], summary=summary, origin=origin, payload=payload
+        ).id
+    finally:
+        home.close()
 
 
 def python(home, body):
@@ -86,13 +110,10 @@ def test_show_a_skill_proposal(tmp_path):
     home.mkdir()
     (home / "config.yaml").write_text("skills:\n  write_approval: on\n")
     skill = "---\nname: brew\ndescription: Brew tea\n---\n\nBoil water.\n"
-    pid = python(
-        home,
-        "from engine.skills.manage import skill_manage_tool\n"
-        f"print(skill_manage_tool(home, {{'action': 'create', 'name': 'brew', 'content': {skill!r}}}, "
-        "ToolContext())['pending_id'])",
-    )
-    code, view = cli(home, "pending", "show", pid)
+    opened = open_home(home)
+    pid = skill_manage_tool(opened, {"action": "create", "name": "brew", "content": skill}, ToolContext())["pending_id"]
+    opened.close()
+    code, view = said(home, "pending", "show", pid)
     assert code == 0 and view["error"] is None and view["name"] == "brew"
     assert view["diff"] == [["+", line] for line in skill.splitlines()]
     assert not (home / "skills" / "brew").exists()
@@ -100,26 +121,23 @@ def test_show_a_skill_proposal(tmp_path):
 
 def test_reject_one_and_all_and_unknown_ids(tmp_path):
     home = tmp_path / "h"
-    ids = [
-        stage_in_subprocess(home, "memory", {"action": "add", "target": "memory", "content": f"f{i}"}, f"s{i}")
-        for i in range(3)
-    ]
-    code, data = cli(home, "pending", "reject", ids[0])
+    ids = [staged(home, "memory", {"action": "add", "target": "memory", "content": f"f{i}"}, f"s{i}") for i in range(3)]
+    code, data = said(home, "pending", "reject", ids[0])
     assert code == 0 and data["success"] and [r["id"] for r in data["rejected"]] == [ids[0]]
-    code, data = cli(home, "pending", "reject", ids[0])
+    code, data = said(home, "pending", "reject", ids[0])
     assert code == 1 and data["success"] is False and "No pending write" in data["error"]
-    code, data = cli(home, "pending", "reject", "../../config")
+    code, data = said(home, "pending", "reject", "../../config")
     assert code == 1 and "Invalid pending id" in data["error"]
-    code, data = cli(home, "pending", "reject", "all")
+    code, data = said(home, "pending", "reject", "all")
     assert code == 0 and sorted(r["id"] for r in data["rejected"]) == sorted(ids[1:])
-    assert cli(home, "pending", "list")[1]["pending"] == []
+    assert said(home, "pending", "list")[1]["pending"] == []
 
 
 def test_malformed_record_is_reported_not_fatal(tmp_path):
     home = tmp_path / "h"
-    good = stage_in_subprocess(home, "memory", {"action": "add", "target": "memory", "content": "x"}, "s")
+    good = staged(home, "memory", {"action": "add", "target": "memory", "content": "x"}, "s")
     (home / "pending" / "memory" / "abcdef12.json").write_text("{broken")
-    code, data = cli(home, "pending", "list")
+    code, data = said(home, "pending", "list")
     assert code == 0 and [r["id"] for r in data["pending"]] == [good]
     assert data["problems"][0]["path"].endswith("abcdef12.json")
     assert (home / "pending" / "memory" / "abcdef12.json").read_text() == "{broken"
@@ -142,18 +160,13 @@ def test_an_unusable_record_can_be_rejected_by_id(tmp_path):
         (folder / f"{pid}.json").write_text("{broken")
 
     def reject(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "workbench", "pending", "reject", *args, "--home", str(tmp_path / "h")],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return ran("pending", "reject", *args, "--home", str(tmp_path / "h"))
 
     as_json, as_text = reject("0badc0de", "--json"), reject("0badf00d")
-    assert as_json.returncode == 0 and as_text.returncode == 0
-    assert "Traceback" not in as_json.stderr + as_text.stderr
-    assert json.loads(as_json.stdout)["rejected"][0]["summary"].startswith("unusable record (not valid JSON")
-    assert "0badf00d  unusable record" in as_text.stdout
+    assert as_json[0] == 0 and as_text[0] == 0
+    assert "Traceback" not in as_json[2] + as_text[2]
+    assert json.loads(as_json[1])["rejected"][0]["summary"].startswith("unusable record (not valid JSON")
+    assert "0badf00d  unusable record" in as_text[1]
     assert list(folder.iterdir()) == []
 
 
@@ -165,14 +178,9 @@ def test_a_file_named_as_no_id_is_pointed_out_by_its_name(tmp_path):
     folder.mkdir(parents=True)
     (folder / "notes.json").write_text('{"id": "x"}')
     for verb, name in (("reject", "notes"), ("reject", "notes.json"), ("approve", "notes")):
-        result = subprocess.run(
-            [sys.executable, "-m", "workbench", "pending", verb, name, "--home", str(tmp_path / "h")],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert result.returncode == 1
-        assert result.stderr == (
+        status, _, err = ran("pending", verb, name, "--home", str(tmp_path / "h"))
+        assert status == 1
+        assert err == (
             f"error: {folder / 'notes.json'} is no pending record: Its name is not a pending id (8 lowercase hex "
             "characters), so it is no proposal, and no approval or rejection can name it. Move it out of "
             "pending/memory/ by hand. Nothing was changed.\n"
@@ -215,20 +223,16 @@ def test_show_dates_a_hermes_hit_on_an_entry_written_outside_after_staging(tmp_p
     memory = home / "memories" / "MEMORY.md"
     memory.parent.mkdir(parents=True)
     memory.write_text("The build cache lives in /var/cache/ci, cleaned weekly\n§\nProject uses uv", encoding="utf-8")
-    assert cli(home, "memory", "show")[0] == 0  # the workbench has seen the file
+    assert said(home, "memory", "show")[0] == 0  # the workbench has seen the file
     payload = {"action": "remove", "target": "memory", "old_text": "build cache"}
     hermes_record(SimpleNamespace(pending_dir=home / "pending"), "0000cc02", payload, created_at=time.time() - 30)
-    code, shown = cli(home, "pending", "show", "0000cc02")
+    code, shown = said(home, "pending", "show", "0000cc02")
     assert code == 0 and [t.get("written_after") for t in shown["targets"]] == [None]
     memory.write_text("The build cache lives in /var/cache/ci3 now\n§\nProject uses uv", encoding="utf-8")
-    code, shown = cli(home, "pending", "show", "0000cc02")
+    code, shown = said(home, "pending", "show", "0000cc02")
     [hit] = shown["targets"]
     assert hit["entry"] == "The build cache lives in /var/cache/ci3 now" and hit["written_after"]["actor"] == "external"
-    text = subprocess.run(
-        [sys.executable, "-m", "workbench", "pending", "show", "0000cc02", "--home", str(home)],
-        capture_output=True,
-        text=True,
-    ).stdout
+    text = ran("pending", "show", "0000cc02", "--home", str(home))[1]
     assert "⚠ that entry was written after this was staged" in text and "external" in text
 
 
@@ -252,15 +256,15 @@ def test_approve_refuses_a_hermes_replace_that_now_hits_an_entry_written_after_s
     warned). It is refused and stays pending, naming the entry; `--anyway` applies it."""
     home = tmp_path / "h"
     memory = staged_over_postgres(home, "0000cc03")
-    assert cli(home, "memory", "replace", "--target", "memory", "--old", "PostgreSQL 16", MINE)[0] == 0
-    code, out = cli(home, "pending", "approve", "0000cc03")
+    assert said(home, "memory", "replace", "--target", "memory", "--old", "PostgreSQL 16", MINE)[0] == 0
+    code, out = said(home, "pending", "approve", "0000cc03")
     assert code == 1 and out["failed"][0]["id"] == "0000cc03"
     assert "written after this was staged" in out["error"] and MINE in out["error"] and "--anyway" in out["error"]
     assert memory.read_text(encoding="utf-8") == f"{MINE}\n§\nProject uses uv"
     assert (home / "pending" / "memory" / "0000cc03.json").exists()
-    code, out = cli(home, "pending", "approve", "all")
+    code, out = said(home, "pending", "approve", "all")
     assert code == 1 and [f["id"] for f in out["failed"]] == ["0000cc03"]
-    code, out = cli(home, "pending", "approve", "0000cc03", "--anyway")
+    code, out = said(home, "pending", "approve", "0000cc03", "--anyway")
     assert code == 0 and memory.read_text(encoding="utf-8") == "Uses PostgreSQL 17\n§\nProject uses uv"
 
 
@@ -299,7 +303,7 @@ def test_pending_list_leaves_a_home_no_workbench_journals_exactly_as_it_is(tmp_p
         created_at=time.time() - 30,
     )
     before = _files(home)
-    code, listed = cli(home, "pending", "list")
+    code, listed = said(home, "pending", "list")
     assert code == 0 and [r["id"] for r in listed["pending"]] == ["0000cd02"]
     assert _files(home) == before
 
@@ -312,15 +316,15 @@ def test_a_hermes_record_seen_by_pending_list_keeps_its_story_when_hermes_approv
     memory = home / "memories" / "MEMORY.md"
     memory.parent.mkdir(parents=True)
     memory.write_text("User likes tea", encoding="utf-8")
-    assert cli(home, "timeline")[0] == 0  # a workbench has looked: the home has a journal
+    assert said(home, "timeline")[0] == 0  # a workbench has looked: the home has a journal
     payload = {"action": "add", "target": "memory", "content": "Kettle descales monthly"}
     pending = SimpleNamespace(pending_dir=home / "pending")
     hermes_record(pending, "0000cd01", payload, created_at=time.time() - 30)
-    code, listed = cli(home, "pending", "list")
+    code, listed = said(home, "pending", "list")
     assert code == 0 and [r["id"] for r in listed["pending"]] == ["0000cd01"]
     memory.write_text("User likes tea\n§\nKettle descales monthly", encoding="utf-8")  # Hermes's approval
     (home / "pending" / "memory" / "0000cd01.json").unlink()
-    code, timeline = cli(home, "timeline")
+    code, timeline = said(home, "timeline")
     summaries = [row["summary"] for row in timeline["rows"]]
     assert any(s.endswith("(proposed by Hermes agent)") and "Kettle descales monthly" in s for s in summaries), (
         summaries
@@ -335,7 +339,7 @@ def test_pending_show_of_an_unknown_id_journals_nothing(tmp_path):
     (home / "memories").mkdir(parents=True)
     (home / "memories" / "MEMORY.md").write_text("User likes tea", encoding="utf-8")
     for wrong in ("zzz", "00000000"):
-        code, shown = cli(home, "pending", "show", wrong)
+        code, shown = said(home, "pending", "show", wrong)
         assert code == 1 and shown["error"]
     assert not (home / "workbench.db").exists() and not (home / "state.db.lock").exists()
 
@@ -345,18 +349,13 @@ def test_a_folder_named_like_a_record_is_refused_by_name_and_listed_with_its_id(
     folder.mkdir(parents=True)
 
     def workbench(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "workbench", "pending", *args, "--home", str(tmp_path / "h")],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return ran("pending", *args, "--home", str(tmp_path / "h"))
 
-    rejected = workbench("reject", "2badc0de")
-    assert rejected.returncode == 1 and "Traceback" not in rejected.stderr
-    assert "is a folder, not a file: rejecting never deletes a folder" in rejected.stdout + rejected.stderr
+    status, out, err = workbench("reject", "2badc0de")
+    assert status == 1 and "Traceback" not in err
+    assert "is a folder, not a file: rejecting never deletes a folder" in out + err
     assert folder.is_dir()
-    [problem] = json.loads(workbench("list", "--json").stdout)["problems"]
+    [problem] = json.loads(workbench("list", "--json")[1])["problems"]
     assert (problem["id"], problem["subsystem"], problem["error"]) == (
         "2badc0de",
         "memory",
@@ -369,14 +368,9 @@ def test_a_file_name_with_a_line_break_stays_on_one_line_in_a_refusal(tmp_path):
     folder = tmp_path / "h" / "pending" / "memory"
     folder.mkdir(parents=True)
     (folder / "a\nb.json").write_text('{"id": "x"}')
-    result = subprocess.run(
-        [sys.executable, "-m", "workbench", "pending", "reject", "a\nb", "--home", str(tmp_path / "h")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 1
-    assert result.stderr.count("\n") == 1 and "a⏎b.json is no pending record" in result.stderr
+    status, _, err = ran("pending", "reject", "a\nb", "--home", str(tmp_path / "h"))
+    assert status == 1
+    assert err.count("\n") == 1 and "a⏎b.json is no pending record" in err
 
 
 def test_reject_and_restore_show_a_summary_as_the_list_does(tmp_path):
@@ -387,14 +381,12 @@ def test_reject_and_restore_show_a_summary_as_the_list_does(tmp_path):
     (home / "memories" / "MEMORY.md").write_text("用户喜欢喝乌龙茶", encoding="utf-8")
     summary = "replace in memory: old: 乌龙茶\nnew: 用户喜欢喝绿茶"
     payload = {"action": "replace", "target": "memory", "old_text": "乌龙茶", "content": "用户喜欢喝绿茶"}
-    pid = stage_in_subprocess(home, "memory", payload, summary)
+    pid = staged(home, "memory", payload, summary)
 
     def text(*args):
-        done = subprocess.run(
-            [sys.executable, "-m", "workbench", *args, "--home", str(home)], capture_output=True, text=True
-        )
-        assert done.returncode == 0, done.stderr
-        return next(line for line in done.stdout.splitlines() if line.startswith(f"  {pid}"))
+        status, out, err = ran(*args, "--home", str(home))
+        assert status == 0, err
+        return next(line for line in out.splitlines() if line.startswith(f"  {pid}"))
 
     listed = text("pending", "list").replace(f"  {pid}", "", 1)
     assert "old: 乌龙茶⏎new: 用户喜欢喝绿茶" in listed
@@ -436,10 +428,12 @@ def test_an_edited_approval_says_the_edit_was_applied(tmp_path):
     edit that was written in its place (user trial)."""
     home = tmp_path / "h"
     payload = {"action": "add", "target": "memory", "content": "Hermes fact alpha"}
-    rid = stage_in_subprocess(home, "memory", payload, "add to memory: Hermes fact alpha")
+    rid = staged(home, "memory", payload, "add to memory: Hermes fact alpha")
     code, out, _ = ran("pending", "approve", rid, "--edit", "Edited fact beta", "--home", str(home))
     assert code == 0 and f"  {rid}  add to memory: Hermes fact alpha  (approved with your edit)" in out
-    assert python(home, "print(home.memory.entries('memory'))") == "['Edited fact beta']"
+    opened = open_home(home)
+    assert opened.memory.entries("memory") == ["Edited fact beta"]
+    opened.close()
 
 
 def test_approve_or_reject_all_of_an_empty_queue_says_what_pending_list_says(tmp_path):
