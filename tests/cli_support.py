@@ -20,7 +20,10 @@ def ran(*args: str) -> tuple[int, str, str]:
             handler.causes.clear()
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(list(args))
+        try:
+            status = main(list(args))
+        except SystemExit as exc:  # (argparse's --help ends the process: its status, as the interpreter gives it)
+            status = 0 if exc.code is None else exc.code
     return status, out.getvalue(), err.getvalue()
 
 

@@ -1,4 +1,8 @@
-"""The CLI contract's common parts: exit codes, --json, --home placement."""
+"""The CLI contract's common parts: exit codes, --json, --home placement.
+
+``run`` starts the real entry point where the process is the point (its exit status, no traceback,
+no terminal, its imports, ctrl+c); help pages and usage errors, whose words are the point, are read
+from the CLI run in this process (``completed``)."""
 
 import json
 import subprocess
@@ -97,7 +101,7 @@ def test_every_help_page_has_a_description_and_every_argument_a_help():
 
     walk(build_parser(), ["workbench"])
     assert missing == []
-    page = run("sessions", "prune", "--help")
+    page = completed("sessions", "prune", "--help")
     assert page.returncode == 0 and "Delete ended sessions older than N days." in page.stdout
     assert "those started more than N days ago (required; 0: every ended session" in " ".join(page.stdout.split())
 
@@ -112,10 +116,10 @@ def test_a_usage_line_shows_an_action_that_may_be_left_out_as_optional():
         (("sessions",), "[--json] [ACTION ...]"),
         (("skills",), "[--json] ACTION ..."),  # (one is needed here: `workbench skills` alone is wrong usage)
     ):
-        page = run(*words, "--help")
+        page = completed(*words, "--help")
         usage = " ".join(page.stdout.split("\n\n")[0].split())
         assert page.returncode == 0 and usage.endswith(tail), usage
-    alone = run("timeline", "--limit", "x")  # (the usage printed with an error reads the same)
+    alone = completed("timeline", "--limit", "x")  # (the usage printed with an error reads the same)
     assert alone.returncode == 2 and "[show ROW]" in " ".join(alone.stderr.split())
 
 
@@ -153,7 +157,7 @@ def test_a_commands_own_parser_reads_as_the_whole_one_does(words):
         return sub.format_help()
 
     assert page(build_parser(words), name) == page(build_parser(), name)
-    unknown = run("memroy")
+    unknown = completed("memroy")
     assert unknown.returncode == 2
     assert all(command in unknown.stderr for command in COMMANDS)
 
@@ -161,10 +165,10 @@ def test_a_commands_own_parser_reads_as_the_whole_one_does(words):
 def test_the_top_levels_help_and_usage_name_every_command_whatever_follows():
     """A review: with only the named command's parser built, a usage error before a command read
     `workbench … [memory]`. The top level's help lists every command."""
-    page = run("--help")
+    page = completed("--help")
     assert page.returncode == 0 and all(f"    {name}" in page.stdout for name in ("memory", "sessions", "revert"))
     assert "    help" not in page.stdout  # (`workbench help` is --help, no command of its own)
-    wrong = run("--bogus", "memory", "show")
+    wrong = completed("--bogus", "memory", "show")
     assert wrong.returncode == 2 and wrong.stderr.startswith(
         "usage: workbench [-h] [--home HOME] [--json] [COMMAND ...]"
     )
@@ -189,12 +193,12 @@ def test_a_help_option_before_a_command_gives_that_commands_help(tmp_path, words
     help option it meets), not memory's; `memory --help add` printed memory's, not add's; and `help`,
     a common guess, was an invalid choice. Nothing is run and no home is made."""
     words = [str(tmp_path / "h") if w == "H" else w for w in words]
-    page = run(*words)
+    page = completed(*words)
     assert page.returncode == 0 and page.stdout.startswith(usage) and not (tmp_path / "h").exists()
 
 
 def test_a_help_option_after_two_dashes_is_text(tmp_path):
-    added = run("--home", str(tmp_path / "h"), "memory", "add", "--", "--help")
+    added = completed("--home", str(tmp_path / "h"), "memory", "add", "--", "--help")
     assert added.returncode == 0 and (tmp_path / "h" / "memories" / "MEMORY.md").read_text() == "--help"
 
 
@@ -208,13 +212,13 @@ def test_a_help_option_after_two_dashes_is_text(tmp_path):
 )
 def test_a_mistyped_command_action_or_choice_is_offered_the_closest(words, listed, close):
     """A trial: a mistyped word got argparse's whole list and no "did you mean"."""
-    result = run(*words)
+    result = completed(*words)
     assert result.returncode == 2 and listed in result.stderr
     assert result.stderr.rstrip().endswith(f"). Did you mean {close!r}?")
 
 
 def test_a_word_like_no_choice_gets_no_guess():
-    result = run("xyz")
+    result = completed("xyz")
     assert result.returncode == 2 and "Did you mean" not in result.stderr
 
 
@@ -225,15 +229,17 @@ def test_the_writes_that_need_no_yes_say_so_and_apply_at_once(tmp_path):
     from pathlib import Path
 
     for words in (["revert"], ["memory", "undo"], ["curator", "rollback"]):
-        page = " ".join(run(*words, "--help").stdout.split())
+        page = " ".join(completed(*words, "--help").stdout.split())
         assert "It applies at once, with no --yes to give" in page and "takes back in turn" in page, words
     contract = (Path(__file__).parent.parent / "docs" / "cli-contract.md").read_text(encoding="utf-8")
     assert "**Confirmation.** A command asks for `--yes` only where what it does cannot be taken" in contract
     home = str(tmp_path / "h")
-    assert run("memory", "add", "--target", "memory", "Likes jazz", "--home", home).returncode == 0
-    reverted = run("revert", "1", "--home", home, "--json")
+    assert completed("memory", "add", "--target", "memory", "Likes jazz", "--home", home).returncode == 0
+    reverted = completed("revert", "1", "--home", home, "--json")
     assert reverted.returncode == 0 and json.loads(reverted.stdout)["reverted"][0]["id"] == 1
-    assert json.loads(run("memory", "show", "--target", "memory", "--home", home, "--json").stdout)["entries"] == []
+    assert (
+        json.loads(completed("memory", "show", "--target", "memory", "--home", home, "--json").stdout)["entries"] == []
+    )
 
 
 # ctrl+c while the command line's modules load: a finder that raises KeyboardInterrupt as the CLI's
