@@ -22,17 +22,19 @@ def as_json(result):
     return json.loads(result.stdout)
 
 
-def test_add_replace_remove_show_history_undo(wb, tmp_path):
-    added = wb("memory", "add", "--json", "--target", "user", "Name is Ada; likes [bold]x[/]")
+def test_add_replace_remove_show_history_undo(cli, tmp_path):
+    added = cli("memory", "add", "--json", "--target", "user", "Name is Ada; likes [bold]x[/]")
     assert added.returncode == 0
     data = as_json(added)
     assert data["success"] and data["message"] == "Entry added." and data["entry_count"] == 1
     assert data["usage"] == "2% — 29/1,375 chars"
-    assert wb("memory", "add", "Project uses uv").returncode == 0
-    replaced = as_json(wb("memory", "replace", "--json", "--target", "memory", "--old", "uv", "Project uses uv + ruff"))
+    assert cli("memory", "add", "Project uses uv").returncode == 0
+    replaced = as_json(
+        cli("memory", "replace", "--json", "--target", "memory", "--old", "uv", "Project uses uv + ruff")
+    )
     assert replaced["replaced_entry"] == "Project uses uv" and replaced["new_entry"] == "Project uses uv + ruff"
 
-    shown = as_json(wb("memory", "show", "--json"))
+    shown = as_json(cli("memory", "show", "--json"))
     assert shown["user"]["entries"] == ["Name is Ada; likes [bold]x[/]"]
     memory = shown["memory"]
     assert {k: memory[k] for k in ("target", "entries", "chars", "limit", "percent")} == {
@@ -44,16 +46,16 @@ def test_add_replace_remove_show_history_undo(wb, tmp_path):
     }
     assert memory["rendered"].splitlines()[1] == "MEMORY (your personal notes) [1% — 22/2,200 chars]"
 
-    events = as_json(wb("memory", "history", "--json", "--target", "memory"))["events"]
+    events = as_json(cli("memory", "history", "--json", "--target", "memory"))["events"]
     assert [e["action"] for e in events] == ["replace", "add"]
     assert {"id", "at", "actor", "action", "target", "before", "after", "session_id", "message_id"} <= set(events[0])
     assert events[0]["actor"] == "user"
 
-    undone = as_json(wb("memory", "undo", "--json", str(events[0]["id"])))
-    assert undone["success"] and as_json(wb("memory", "show", "--json", "--target", "memory"))["entries"] == [
+    undone = as_json(cli("memory", "undo", "--json", str(events[0]["id"])))
+    assert undone["success"] and as_json(cli("memory", "show", "--json", "--target", "memory"))["entries"] == [
         "Project uses uv"
     ]
-    removed = wb("memory", "remove", "--old", "uv")
+    removed = cli("memory", "remove", "--old", "uv")
     assert removed.returncode == 0 and "✓ Entry removed." in removed.stdout
 
 
@@ -137,11 +139,11 @@ def test_usage_errors_exit_2(wb):
     assert wb("memory", "history", "--limit", "0").returncode == 2
 
 
-def test_an_empty_old_is_wrong_usage_named_as_typed(wb):
+def test_an_empty_old_is_wrong_usage_named_as_typed(cli):
     """`--old ""` said "old_text cannot be empty": the agent tool's word, not the flag typed."""
-    assert wb("memory", "add", "Uses Postgres").returncode == 0
+    assert cli("memory", "add", "Uses Postgres").returncode == 0
     for args in (("replace", "--old", "", "new"), ("remove", "--old", " ")):
-        empty = wb("memory", *args)
+        empty = cli("memory", *args)
         assert empty.returncode == 2 and "error: --old cannot be empty" in empty.stderr
         assert "old_text" not in empty.stderr
 
