@@ -327,11 +327,7 @@ def test_a_prune_dry_run_warns_of_a_live_chain_as_the_prune_does(home_dir):
     )
     code, doc, _ = wb(home_dir, "sessions", "prune", "--days", "0", "--dry-run")
     assert (code, doc["would_prune"], doc["warnings"]) == (0, 1, [warning])
-    text = subprocess.run(
-        [sys.executable, "-m", "workbench", "--home", str(home_dir), "sessions", "prune", "--days", "0", "--dry-run"],
-        capture_output=True,
-        text=True,
-    ).stdout
+    text = ran("--home", str(home_dir), "sessions", "prune", "--days", "0", "--dry-run")[1]
     assert text.splitlines()[-1] == f"warning: {warning}"
     code, doc, _ = wb(home_dir, "sessions", "prune", "--days", "0")
     assert code == 1 and warning in doc["error"] and doc["warnings"] == [warning]
@@ -355,12 +351,8 @@ def test_prune_with_nothing_to_prune_says_so_and_untitled_sessions_read_as_lists
     home.archive.end_session("hermes-1", "cli_close")
     code, doc, _ = wb(tmp_path / "h", "sessions", "prune", "--days", "0")
     assert code == 1 and "older than 0 days: hermes-1 (“私は渋谷で働いています”)." in doc["error"]
-    result = subprocess.run(
-        [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "sessions", "prune", "--days", "30"],
-        capture_output=True,
-        text=True,
-    )
-    assert (result.returncode, result.stdout) == (0, "No ended session is older than 30 days; nothing to prune.\n")
+    status, out, _ = ran("--home", str(tmp_path / "h"), "sessions", "prune", "--days", "30")
+    assert (status, out) == (0, "No ended session is older than 30 days; nothing to prune.\n")
 
 
 def test_an_untitled_session_is_listed_by_the_start_of_its_first_user_message(tmp_path, capsys):
@@ -429,12 +421,7 @@ def test_an_offset_past_the_last_session_is_not_called_no_sessions(home_dir, cap
 def test_the_text_search_marks_an_archived_session_as_the_tui_does(home_dir):
     """`sessions search` listed an archived session's hit like any other; the TUI says `· archived`."""
     assert wb(home_dir, "sessions", "archive", "root_1", "--force")[0] == 0  # (its continuation child_1 is live)
-    listed = subprocess.run(
-        [sys.executable, "-m", "workbench", "sessions", "search", "migration", "--home", str(home_dir)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout
+    listed = ran("sessions", "search", "migration", "--home", str(home_dir))[1]
     hits = [line for line in listed.splitlines() if line[:1].isdigit()]
     assert hits and all(line.endswith("· archived") for line in hits), listed
 
@@ -446,26 +433,13 @@ def test_a_rename_taking_an_earlier_segments_title_says_so(home_dir):
     assert code == 0 and data["title"] == "Migration night" and data["taken_from"] == "root_1"
     code, data, _ = wb(home_dir, "sessions", "show", "root_1")
     assert code == 0 and data["session"]["title"] is None
-    text = subprocess.run(
-        [sys.executable, "-m", "workbench", "sessions", "rename", "root_1", "Part one", "--home", str(home_dir)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert text.returncode == 0 and text.stdout == "root_1: Part one\n"  # nothing taken: as before
-    taken = subprocess.run(
-        [sys.executable, "-m", "workbench", "sessions", "rename", "child_1", "Part one", "--home", str(home_dir)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert (
-        taken.stdout
-        == "child_1: Part one\n(taken from root_1, an earlier segment of this conversation, now untitled)\n"
-    )
+    status, out, _ = ran("sessions", "rename", "root_1", "Part one", "--home", str(home_dir))
+    assert status == 0 and out == "root_1: Part one\n"  # nothing taken: as before
+    taken = ran("sessions", "rename", "child_1", "Part one", "--home", str(home_dir))[1]
+    assert taken == "child_1: Part one\n(taken from root_1, an earlier segment of this conversation, now untitled)\n"
 
 
-def test_sessions_show_names_a_session_as_the_transcript_does(tmp_path):
+def test_sessions_show_names_a_session_as_the_transcript_does(tmp_path, monkeypatch):
     """`sessions show` printed `(untitled)` for an untitled session, where the Sessions screen's
     transcript shows its first message, or for a segment of a titled chain the chain's title and its
     place (review: one rule, in the engine, for both skins)."""
@@ -479,19 +453,11 @@ def test_sessions_show_names_a_session_as_the_transcript_does(tmp_path):
     home.close()
     code, doc, _ = wb(tmp_path / "h", "sessions", "show", "c1")
     assert code == 0 and doc["heading"] == "数据库迁移 · segment 1 of 2"
-    shown = subprocess.run(
-        [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "sessions", "show", "alone"],
-        capture_output=True,
-        text=True,
-    )
-    assert shown.stdout.startswith("alone  “how long to steep?”  [cli, 1 msg]")
-    listed = subprocess.run(
-        [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "sessions", "list"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "120"},
-    )
-    row = next(line for line in listed.stdout.splitlines() if " alone " in line)
+    shown = ran("--home", str(tmp_path / "h"), "sessions", "show", "alone")[1]
+    assert shown.startswith("alone  “how long to steep?”  [cli, 1 msg]")
+    monkeypatch.setenv("COLUMNS", "120")
+    listed = ran("--home", str(tmp_path / "h"), "sessions", "list")[1]
+    row = next(line for line in listed.splitlines() if " alone " in line)
     assert "    1 msg   " in row and "msgs" not in row  # (the count's column keeps its width)
 
 
@@ -510,14 +476,9 @@ def test_a_markdown_export_titles_a_session_as_sessions_show_heads_it(tmp_path):
     home.close()
 
     def exported(*args: str) -> str:
-        proc = subprocess.run(
-            [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "sessions", "export", *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout
+        status, out, err = ran("--home", str(tmp_path / "h"), "sessions", "export", *args)
+        assert status == 0, err
+        return out
 
     assert exported("alone", "--format", "markdown").startswith("# “how long to steep?”\n\n- id: `alone`\n")
     assert exported("silent", "--format", "markdown").startswith("# silent\n")  # (nothing to name it by)
@@ -549,14 +510,10 @@ def test_a_markdown_export_fences_tool_results_and_arguments_that_hold_backticks
     )
     home.close()
     out = tmp_path / "chat.md"
-    proc = subprocess.run(
-        [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "sessions", "export", "s1"]
-        + ["--format", "markdown", "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    status, _, err = ran(
+        "--home", str(tmp_path / "h"), "sessions", "export", "s1", "--format", "markdown", "-o", str(out)
     )
-    assert proc.returncode == 0, proc.stderr
+    assert status == 0, err
     text = out.read_text(encoding="utf-8")
     assert "\x1b" not in text and "␛[2Jcleared" in text
     assert "`````tool-result\n# not a heading\n" in text
@@ -662,13 +619,8 @@ def test_search_says_when_fts_syntax_was_read_as_words(home_dir):
     assert code == 0 and data["note"].startswith("'source:' is no filter here: 'source' was read as a word too.")
     code, data, _ = wb(home_dir, "sessions", "search", "near(database migration)")
     assert code == 0 and data["results"] == [] and "'near(' in lower case is no operator" in data["note"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "workbench", "sessions", "search", "content:migration", "--home", str(home_dir)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0 and proc.stdout.startswith("note: 'content:' is no column filter here")
+    status, out, _ = ran("sessions", "search", "content:migration", "--home", str(home_dir))
+    assert status == 0 and out.startswith("note: 'content:' is no column filter here")
     code, data, _ = wb(home_dir, "sessions", "search", "http://example.org")
     assert code == 0 and data["note"] is None
 
