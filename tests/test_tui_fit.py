@@ -4,6 +4,7 @@ the place; screenshots land in a folder that exists."""
 from __future__ import annotations
 
 import pytest
+from textual.widgets._footer import FooterKey
 
 from engine.demo import seed_demo_home
 from tests.screens_seed import open_mode, screen_text, seed_skills
@@ -234,6 +235,22 @@ async def test_footer_keys_are_those_a_user_sees(home, tmp_path):
         assert await footer_keys(pilot, *keys) == {"ctrl+l": True, "escape": True, "f1": True}
         await pilot.resize_terminal(120, 40)
         assert set(await footer_keys(pilot, *keys)) == set(keys)
+
+
+async def test_a_bindings_refresh_that_changes_no_key_keeps_the_footers_keys(home, tmp_path):
+    """The footer made its keys anew at every focus move and ``refresh_bindings`` (about 40 times in an
+    app's first seconds), though most changed none of them: a third of an app start's work. The same
+    keys stay now, and a change (p: the facts view's one key) is still shown."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        keys = list(app.screen.query(FooterKey))
+        assert {k.key for k in keys} >= {"t", "a", "e", "u"}
+        app.screen.refresh_bindings()
+        await footer_keys(pilot)
+        assert all(a is b for a, b in zip(app.screen.query(FooterKey), keys, strict=True))
+        await pilot.press("p")
+        assert await footer_keys(pilot, "t", "a", "escape") == {"escape": True}
 
 
 async def test_at_80x24_the_skill_files_keep_a_row_under_the_narration(home, tmp_path):

@@ -5,6 +5,10 @@ it: at 60 columns the last key read ``? H``, ``esc Cl`` or ``n N`` with no word 
 Here the keys give way whole, the last first (each screen binds its main actions first), then
 those its screen names in ``FOOTER_FIRST`` (the Run screen's ``esc``, the way out of its message
 box), and help (``?``, or ``f1`` where ``?`` is text: it lists the rest) last of all.
+
+Textual makes every key anew whenever the screen's bindings may have changed (each focus move,
+each ``refresh_bindings``); here only when what they are made from did, which was a third of the
+work of an app's first seconds.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ HELP_KEYS = ("question_mark", "f1")  # the last to give way
 
 class FittedFooter(Footer):
     _owed = False  # the last fit came before the keys were laid out: fitted once the screen is
+    _composed_from: tuple | None = None  # what the keys shown were made from
 
     def on_mount(self) -> None:
         self.screen.screen_layout_refresh_signal.subscribe(self, self._laid_out)
@@ -27,8 +32,20 @@ class FittedFooter(Footer):
             self._fit()
 
     async def recompose(self) -> None:  # (on every change of the screen's bindings)
+        if not self.is_attached or self._pruning:
+            return
+        source = self._source()
+        if source == self._composed_from:  # (asked at every focus move and refresh_bindings: mostly no change)
+            return
         await super().recompose()
+        self._composed_from = source
         self.call_after_refresh(self._fit)
+
+    def _source(self) -> tuple:
+        """All ``Footer.compose`` makes the keys from: the same again makes the same keys."""
+        active = self.screen.active_bindings.values() if self._bindings_ready else ()
+        shown = [(b, enabled, tooltip, self.app.get_key_display(b)) for _, b, enabled, tooltip in active]
+        return self._bindings_ready, self.show_command_palette, self.compact, shown
 
     def on_resize(self) -> None:
         for child in self.children:
