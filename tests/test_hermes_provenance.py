@@ -228,7 +228,7 @@ async def test_a_hermes_agent_turn_shows_live_with_its_origin_message(hermes, ho
             await wait_for(
                 pilot,
                 lambda: f"message {message_id}" in str(screen.query_one("#detail-text").content),
-                timeout=5,
+                timeout=60,
                 what="the origin message in the detail pane",
             )
             detail = str(screen.query_one("#detail-text").content)
@@ -517,9 +517,9 @@ async def test_a_timeline_row_shown_before_its_hermes_turn_was_stored_gets_its_s
             row = next((r for r in screen.rows if "Backups run at 02:00" in r.summary), None)
             return str(table.get_row(f"row:{row.id}")[2]) if row is not None else None
 
-        await wait_for(pilot, lambda: session_cell() == "-", timeout=10, what="the outside add, no session yet")
+        await wait_for(pilot, lambda: session_cell() == "-", timeout=60, what="the outside add, no session yet")
         message = hermes.json(root, HERMES_LATE_TURN)["message"]
-        await wait_for(pilot, lambda: session_cell() == "hermes-late", timeout=10, what="its session, once stored")
+        await wait_for(pilot, lambda: session_cell() == "hermes-late", timeout=60, what="its session, once stored")
         row = next(r for r in screen.rows if "Backups run at 02:00" in r.summary)
         # the row itself is credited now (Hermes stores the call after its tool ran): its own session and message
         assert (row.actor, row.session_id, row.message_id) == ("agent", "hermes-late", message)
