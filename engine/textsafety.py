@@ -180,6 +180,13 @@ _NUMBER_END = re.compile(r"[\d.,:]*$")
 _SYMBOL = re.compile(r"<U\+[0-9A-F]{4,6}>|\\x[0-9a-f]{2}")  # what ``_symbol`` shows in several characters
 _GRAPHEME = regex.compile(r"\X")
 _REACH = 32  # of the text after a cut, what a symbol or grapheme it splits is looked for in
+# Hermes's CJK ranges, plus the CJK compatibility ideographs and half-width katakana (ﾗｰﾒﾝ,
+# which a word tokenizer runs together with the kanji and kana around it).
+CJK_CLASS = (
+    "\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\u3000-\u303f\u3040-\u309f\u30a0-\u30ff\uac00-\ud7af\uf900-\ufaff"
+    "\uff61-\uff9f"
+)
+_CJK = re.compile(f"[{CJK_CLASS}]")
 
 
 def cut_end(kept: str, rest: str) -> str:
@@ -231,10 +238,12 @@ def cut(text: str, width: int, words: bool = False) -> str:
 def word_end(kept: str, rest: str) -> str:
     """``cut_end``, but a cut inside a word, or inside a short aside in parentheses, moves back to before it
     when that keeps two thirds of ``kept``: a summary read ``(146 c…`` where it said ``(146 chars)``. A
-    word longer than that (a path, a CJK run with no spaces) is cut where it is, ending in … as before."""
+    word longer than that (a path) is cut where it is, ending in … as before. CJK text, written without
+    spaces, may part between any two characters: a summary read ``USER +…`` where it added ``ユーザーは…``."""
     kept, rest = whole(kept, rest)
     start = len(kept)
-    if kept and rest and not kept[-1].isspace() and not rest[0].isspace():
+    parted = kept and rest and not (_CJK.match(kept[-1]) or _CJK.match(rest[0]))
+    if parted and not kept[-1].isspace() and not rest[0].isspace():
         start = kept.rfind(" ") + 1
     aside = kept.rfind("(")
     if aside > kept.rfind(")") and ")" in rest[:_REACH]:

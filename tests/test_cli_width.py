@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from unittest import mock
@@ -14,7 +15,7 @@ from unittest import mock
 from rich.cells import cell_len
 
 from engine import open_home
-from engine.textsafety import visible
+from engine.textsafety import CJK_CLASS, visible
 from engine.tools import ToolContext
 from tests.cli_support import ran
 from tests.test_cut_end import wholes
@@ -136,6 +137,7 @@ def test_a_timeline_summary_gets_the_room_before_its_session_id(tmp_path, monkey
     assert lines[2] == " " * 9 + "(session s-live)"
 
 
+CJK = re.compile(f"[{CJK_CLASS}]")
 WORDY = [  # each starts with a word of its own, to find its row by
     "Alpha deploy \u202e\x1b[31m the staging servers ﾃﾞﾌﾟﾛｲ ｽﾃｰｼﾞ then restart every worker in the eastern region",
     "Bravo 数据库迁移 first then 東京 the cafe\u0301 migration, e\u0301\u0301 marks kept whole across many more words",
@@ -148,7 +150,8 @@ def test_a_cut_row_ends_before_a_word_and_never_inside_a_symbol_or_grapheme(tmp_
     """`COLUMNS=80 workbench pending list` printed long proposals as wide as they were (the terminal wrapped
     them into what read as the next row), and `timeline` and `sessions list` cut their text inside a word
     (`the stag…`). Every listing row now fits, and its free text ends before the word it would split where
-    a space in its last third allows, never inside a grapheme (ﾃﾞ, é) or a shown symbol (``<U+202E>``)."""
+    a space in its last third allows (CJK text, written without spaces, parts between any two characters),
+    never inside a grapheme (ﾃﾞ, é) or a shown symbol (``<U+202E>``)."""
     home = open_home(tmp_path / "h")
     for n, text in enumerate(WORDY):
         session = home.archive.create_session(f"20261201_00000{n}_aaaaaa", source="cli")
@@ -172,6 +175,7 @@ def test_a_cut_row_ends_before_a_word_and_never_inside_a_symbol_or_grapheme(tmp_
                 cut += 1
                 kept = line[line.index(full.split()[0]) : -1]
                 assert full.startswith(kept) and len(kept) in wholes(full), (command, columns, line)
-                if full[len(kept)] != " " and " " in kept[len(kept) * 2 // 3 :]:
+                between_cjk = CJK.match(full[len(kept) - 1]) or CJK.match(full[len(kept)])  # (no spaces there)
+                if full[len(kept)] != " " and " " in kept[len(kept) * 2 // 3 :] and not between_cjk:
                     raise AssertionError(f"cut inside a word: {command} {columns} {line!r}")
         assert cut >= 8, columns

@@ -16,6 +16,7 @@ from engine.textsafety import cut as engine_cut
 from widgets.diff_view import diff_content
 from widgets.entry_list import EntryRow, row_lines
 from widgets.literal import hanging, literal, tail, wrapped
+from workbench.cli.fit import fit_row
 
 HOSTILE = [
     "x" * 5 + "\x1b[31m" + "数据库迁移" * 3,
@@ -117,3 +118,28 @@ def test_a_wrapped_line_never_starts_inside_a_symbol_or_a_grapheme(wrap, text):
         lines = wrap(text, width)
         assert "".join(lines).replace(" ", "") == shown.replace(" ", ""), width
         assert set(line_starts(shown, lines)) <= wholes(shown), (width, lines)
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "shown"),
+    [
+        ("add to user profile: ユーザーはﾃﾞﾌﾟﾛｲ前に必ず確認を求める。", 32, "add to user profile: ユーザーは…"),
+        ("migrate数据库迁移必须先备份 then", 18, "migrate数据库迁移…"),
+        ("remove from memory: Staging incident", 30, "remove from memory: Staging…"),
+    ],
+)
+def test_a_word_cut_parts_cjk_text_between_any_two_characters(text, width, shown):
+    """A user trial: at 80 columns `pending list` listed a proposal Hermes staged as `add to user profile:…`
+    and `timeline` its approval as `USER +…`: the word cut took the CJK run, written without spaces, for one
+    word and went back to before it, so nothing of the entry was shown. A Latin word is still kept whole
+    (the last case)."""
+    assert cut_cells(text, width, words=True) == shown
+
+
+def test_a_timeline_row_at_80_columns_shows_the_cjk_entry_it_added():
+    """The same trial's row as `timeline` fits it (its session on the next line): `USER +…` before."""
+    head = "     52  2026-12-07 09:17:04  user     "
+    summary = "USER + 'ユーザーはﾃﾞﾌﾟﾛｲ前に必ず確認を求める。' (proposed by Hermes agent)"
+    row, ids = fit_row(head, summary, "  (session s-live)", 80, " " * 9, free_first=True)
+    assert row == head + "USER + 'ユーザーはﾃﾞﾌﾟﾛｲ前に必ず確認を求…"
+    assert ids == "         (session s-live)"

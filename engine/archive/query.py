@@ -14,6 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from ..textsafety import CJK_CLASS
 from ..values import decoded_calls, half_width, storable
 
 MAX_QUERY_CHARS = 2048
@@ -21,12 +22,6 @@ OPERATORS = ("AND", "OR", "NOT")
 NEAR = "NEAR"  # FTS5's proximity group, NEAR(a b, N): with no parentheses here, read as its words
 MIN_PREFIX = 3  # search-as-you-type widens the last word only from 3 characters (1-2 would match half the index)
 
-# Hermes's CJK ranges, plus the CJK compatibility ideographs and half-width katakana (ﾗｰﾒﾝ,
-# which a word tokenizer runs together with the kanji and kana around it).
-CJK_CLASS = (
-    "\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\u3000-\u303f\u3040-\u309f\u30a0-\u30ff\uac00-\ud7af\uf900-\ufaff"
-    "\uff61-\uff9f"
-)
 CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
 CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 
