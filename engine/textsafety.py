@@ -210,6 +210,22 @@ def whole(kept: str, rest: str) -> tuple[str, str]:
     return kept[:start], kept[start:] + rest
 
 
+# CJK punctuation that closes what comes before it: a line that starts with one reads as broken (``。`` alone
+# under a sentence), so a fold takes the character before it along (the rule of kinsoku shori).
+_NO_LINE_START = "、。，．！？：；）」』】〕〉》〙〗〟｝］｡､｣"
+
+
+def fold_end(line: str, rest: str) -> str:
+    """Where a line folded before ``rest`` ends: as ``whole`` moves it, and then back by a character (a
+    grapheme) at a time while ``rest`` would start with closing CJK punctuation (``」。`` takes two), unless
+    that would leave the line empty."""
+    first, rest = whole(line, rest)
+    kept = first
+    while rest[:1] and rest[0] in _NO_LINE_START and kept and not kept[-1].isspace():
+        kept, rest = whole(kept[:-1], kept[-1:] + rest)
+    return kept or first
+
+
 def tail_start(text: str, at: int) -> int:
     """``at``, where a tail of ``text`` (its end, after a …) begins, moved on past the symbol or grapheme
     it splits, if any: a tail never starts with half of one (``202E>``, a skin tone without its hand)."""

@@ -15,7 +15,7 @@ from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions, Visual
 
-from engine.textsafety import cut_cells, preview_line, tail_start, visible, whole
+from engine.textsafety import cut_cells, fold_end, preview_line, tail_start, visible
 
 Part = tuple[str, str] | str
 HANG = 2  # cells a wrapped line's continuation sits deeper than the line's own start (``hanging``)
@@ -33,9 +33,10 @@ def assemble(*parts: Part) -> Content:
 
 
 def wrap(content: Content, width: int) -> list[Content]:
-    """``content.wrap(width)``, never breaking a line inside a grapheme or a shown symbol (``whole``): Textual
-    folds a long word by cells, so half-width ﾃﾞ (a letter and its voiced mark, one character to a reader)
-    was parted, the mark starting the next line on its own, and ``<U+202E>`` read as two symbols."""
+    """``content.wrap(width)``, never breaking a line inside a grapheme or a shown symbol, nor before closing
+    CJK punctuation (``fold_end``): Textual folds a long word by cells, so half-width ﾃﾞ (a letter and its
+    voiced mark, one character to a reader) was parted, the mark starting the next line on its own,
+    ``<U+202E>`` read as two symbols, and a Japanese entry's final ``。`` stood alone on a line."""
     done: list[Content] = []
     while True:
         lines = content.wrap(width)
@@ -45,8 +46,8 @@ def wrap(content: Content, width: int) -> list[Content]:
             if start < 0:  # (a line wrap rewrote, such as an expanded tab: as wrapped)
                 return done + lines
             at = start + len(line.plain)
-            kept, _ = whole(plain[start:at], plain[at:])
-            if 0 < len(kept) < at - start:  # the fold parts a grapheme: it starts the next line whole
+            kept = fold_end(plain[start:at], plain[at:])
+            if 0 < len(kept) < at - start:  # the fold parts a grapheme (or leaves 。 to start a line): moved
                 done += [*lines[:index], content[start : start + len(kept)]]
                 content = content[start + len(kept) :]
                 break
