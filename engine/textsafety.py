@@ -22,10 +22,12 @@ terminal never acts on.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shlex
 import unicodedata
+from collections.abc import Callable
 
 import regex
 
@@ -321,6 +323,61 @@ def cut_cells(text: str, width: int, words: bool = False) -> str:
         kept += 1
     start = text[:kept].rstrip()
     return (word_end if words else cut_end)(start, text[len(start) :]) + "…"
+
+
+Spans = tuple[tuple[int, int], ...]  # character ranges in a text (a search excerpt's matches)
+
+
+def shown_spans(text: str, spans: Spans, show: Callable[[str], str] = visible) -> tuple[str, Spans]:
+    """``text`` on one line as shown (``show`` on each piece, a line break as a space), with ``spans`` moved
+    to match: a symbol (``<U+202E>``) is longer than the character it shows."""
+    size = len(text)
+    spans = tuple((min(max(a, 0), size), min(max(b, 0), size)) for a, b in spans)
+    edges = sorted({0, size, *itertools.chain.from_iterable(spans)})
+    moved, shown = {0: 0}, ""
+    for a, b in itertools.pairwise(edges):
+        shown += show(text[a:b])
+        moved[b] = len(shown)
+    return shown.replace("\n", " "), tuple((moved[a], moved[b]) for a, b in spans)
+
+
+def _back(text: str, end: int, room: int) -> int:
+    """Where a stretch of ``text`` ending at ``end`` starts that fills at most ``room`` cells."""
+    start = end
+    while start > 0 and room >= char_cells(text[start - 1]):
+        start -= 1
+        room -= char_cells(text[start])
+    return start
+
+
+def start_in(text: str, room: int) -> str:
+    """The longest start of ``text`` that fits in ``room`` cells."""
+    used = 0
+    for place, char in enumerate(text):
+        used += char_cells(char)
+        if used > room:
+            return text[:place]
+    return text
+
+
+def around(text: str, spans: Spans, room: int) -> tuple[str, Spans]:
+    """A one-line ``text`` (``shown_spans``) cut to ``room`` cells around its first match, ``spans`` moved
+    to match: both skins' search excerpt. Before the match, a quarter of the room of context, never so much
+    that the match itself (CJK takes two cells a character) is cut off; a closing ``…`` only when something
+    follows the cut."""
+    if cells(text) <= room:
+        return text, spans
+    first, last = spans[0] if spans else (0, 0)
+    start = max(_back(text, first, room // 4), _back(text, last, room - 2))  # context, and the whole match
+    start = min(start, _back(text, len(text), room - 1), first)  # near the end, use the room for what precedes
+    rest = text[start:]
+    room -= bool(start)  # after the leading "…"; a trailing one only if the rest does not fit
+    cut = start_in(rest, room if cells(rest) <= room else room - 1)
+    more = len(cut) < len(rest)
+    piece = ("…" if start else "") + cut + ("…" if more else "")
+    shift, lowest = (start - 1, 1) if start else (0, 0)
+    moved = ((max(lowest, a - shift), min(len(piece) - more, b - shift)) for a, b in spans)
+    return piece, tuple((a, b) for a, b in moved if a < b)
 
 
 APART_CONTEXT = 20  # characters of two versions' shared text kept before where they differ

@@ -179,3 +179,24 @@ def test_a_cut_row_ends_before_a_word_and_never_inside_a_symbol_or_grapheme(tmp_
                 if full[len(kept)] != " " and " " in kept[len(kept) * 2 // 3 :] and not between_cjk:
                     raise AssertionError(f"cut inside a word: {command} {columns} {line!r}")
         assert cut >= 8, columns
+
+
+def test_sessions_search_fits_the_terminal_and_keeps_the_match_in_view(tmp_path):
+    """A user trial: at 60 and 80 columns `sessions search デプロイ手順` printed a tool result's snippet of 170
+    characters on one line, which the terminal wrapped into what read as further rows. Each line now fits:
+    the title is cut as `sessions list` cuts it, and the snippet around its first match, marked as before."""
+    home = open_home(tmp_path / "h")
+    title = "デプロイ手順の確認とステージング環境のリリース計画について"
+    session = home.archive.create_session("s-ja-deploy", source="cli", title=title)
+    result = '{"success": true, "change": {"description": "Deploy the app to staging (デプロイ手順)"}, ' + (
+        '"category": "devops", "hint": "To add reference files, templates, or scripts, use skill_manage"}'
+    )
+    home.archive.append_message(session.id, "tool", result, tool_name="skill_manage")
+    home.close()
+    for columns in (60, 80):
+        lines = workbench(tmp_path / "h", columns, "sessions", "search", "デプロイ手順").splitlines()
+        assert all(cell_len(line) <= columns for line in lines), (columns, lines)
+        assert lines[0].startswith(f"{lines[0][:16]}  s-ja-deploy  [tool #1]  デプロイ手順") and lines[0].endswith("…")
+        assert "(«デプロイ手順»)" in lines[1] and lines[1].startswith("    …") and lines[1].endswith("…"), lines
+    found = json.loads(workbench(tmp_path / "h", 60, "--json", "sessions", "search", "デプロイ手順"))
+    assert "«デプロイ手順»" in found["results"][0]["snippet"] and "skill_manage" in found["results"][0]["snippet"]

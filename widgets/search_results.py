@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from rich.cells import cell_len, get_character_cell_size
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style as RichStyle
 from textual.binding import Binding
@@ -36,7 +36,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from engine.textsafety import one_line, quoted, visible
+from engine.textsafety import around, one_line, quoted, shown_spans, start_in, visible
 
 from .cursor_in_view import CursorInView
 from .literal import literal, wrap
@@ -120,70 +120,24 @@ class Rows(Content):
         return strips
 
 
-def fit(text: str, cells: int) -> str:
-    """The longest start of ``text`` that fits in ``cells`` terminal cells (CJK takes two)."""
-    if cell_len(text) <= cells:
-        return text
-    used = 0
-    for place, char in enumerate(text):
-        used += get_character_cell_size(char)
-        if used > cells:
-            return text[:place]
-    return text
-
-
-def _back(text: str, end: int, cells: int) -> int:
-    """Where a stretch of ``text`` ending at ``end`` starts that fills at most ``cells`` cells."""
-    start = end
-    while start > 0 and cells >= get_character_cell_size(text[start - 1]):
-        start -= 1
-        cells -= get_character_cell_size(text[start])
-    return start
-
-
 def _literal(hit: Hit) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """The snippet on one line, control characters shown as symbols, its spans moved to match
-    (``<U+202E>`` is longer than the character it shows)."""
-    size = len(hit.snippet)
-    spans = [(min(max(a, 0), size), min(max(b, 0), size)) for a, b in hit.spans]
-    edges = sorted({0, size, *itertools.chain.from_iterable(spans)})
-    moved, text = {0: 0}, ""
-    for a, b in itertools.pairwise(edges):
-        text += sanitize(hit.snippet[a:b])
-        moved[b] = len(text)
-    return text.replace("\n", " "), tuple((moved[a], moved[b]) for a, b in spans)
+    """The snippet on one line, control characters shown as symbols, its spans moved to match."""
+    return shown_spans(hit.snippet, hit.spans, sanitize)
 
 
 def excerpt(
     hit: Hit, room: int, literal: tuple[str, tuple[tuple[int, int], ...]] | None = None
 ) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """The snippet cut to ``room`` cells around its first match (spans moved to match).
-
-    Counted in cells, not characters: before a match, a quarter of the room of context,
-    never so much that the match itself (CJK takes two cells a character) is cut off; the
-    closing ``…`` takes a cell only when something follows the cut. ``literal``: ``_literal(hit)``,
-    when the caller has it."""
-    text, matches = literal or _literal(hit)
-    if cell_len(text) <= room:
-        return text, matches
-    first, last = matches[0] if matches else (0, 0)
-    start = max(_back(text, first, room // 4), _back(text, last, room - 2))  # context, and the whole match
-    start = min(start, _back(text, len(text), room - 1), first)  # near the end, use the room for what precedes
-    rest = text[start:]
-    cells = room - bool(start)  # after the leading "…"; a trailing one only if the rest does not fit
-    cut = fit(rest, cells if cell_len(rest) <= cells else cells - 1)
-    more = len(cut) < len(rest)
-    piece = ("…" if start else "") + cut + ("…" if more else "")
-    shift, lowest = (start - 1, 1) if start else (0, 0)
-    spans = ((max(lowest, a - shift), min(len(piece) - more, b - shift)) for a, b in matches)
-    return piece, tuple((a, b) for a, b in spans if a < b)
+    """The snippet cut to ``room`` cells around its first match (spans moved to match), as ``sessions search``
+    cuts it (``around``); ``literal``: ``_literal(hit)``, when the caller has it."""
+    return around(*(literal or _literal(hit)), room)
 
 
 def _head(hit: Hit, width: int, indent: str, literal: tuple[str, tuple[tuple[int, int], ...]]) -> str:
     """``role #id`` before a hit's excerpt; in a narrow list ``role``, then its initial, so
     that the excerpt keeps ``MIN_EXCERPT`` cells, or more for a long match (its cells and the
     two ``…``): a 7-digit id took most of an 80x24 row."""
-    role = fit(visible(one_line(hit.role or "message")) or "?", ROLE_CELLS)
+    role = start_in(visible(one_line(hit.role or "message")) or "?", ROLE_CELLS)
     number = f" #{hit.message_id}" if hit.message_id is not None else ""
     heads = (f"{indent}{role}{number}  ", f"{indent}{role}  ", f"{indent}{role[0]} ")
     text, matches = literal
@@ -220,7 +174,7 @@ def header_prompt(hit: Hit, count: int | None, cap: int, expanded: bool, width: 
         matches = f"  {number}"
         room = width - 2 - len(matches) - len(archived) - 1
     if width and cell_len(title) > room:
-        title = fit(title, max(4, room - 1)) + "…"
+        title = start_in(title, max(4, room - 1)) + "…"
     return Content.assemble(
         ("▾ " if expanded else "▸ ", "bold $text-primary"),
         (title, "bold"),

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..textsafety import around, shown_spans
 from ..values import iso_time, json_value, text_value
 
 # Snippets mark the matched text with these two characters. They are plain text (not
@@ -16,6 +17,15 @@ MARK_OPEN = "\u00ab"  # «
 MARK_CLOSE = "\u00bb"  # »
 Marks = tuple[tuple[int, int], ...]  # character ranges of the matches in an excerpt
 _MARKED = re.compile(f"{MARK_OPEN}([^{MARK_OPEN}{MARK_CLOSE}]*){MARK_CLOSE}")
+
+
+def _marked(text: str, marks: Marks) -> str:
+    """``text`` with « » round each of its ``marks``."""
+    parts, done = [], 0
+    for start, end in marks:
+        parts += [text[done:start], MARK_OPEN, text[start:end], MARK_CLOSE]
+        done = end
+    return "".join(parts) + text[done:]
 
 
 def unmarked(snippet: str) -> str:
@@ -203,11 +213,13 @@ class SearchHit:
 
     @property
     def snippet(self) -> str:
-        parts, done = [], 0
-        for start, end in self.marks:
-            parts += [self.excerpt[done:start], MARK_OPEN, self.excerpt[start:end], MARK_CLOSE]
-            done = end
-        return "".join(parts) + self.excerpt[done:]
+        return _marked(self.excerpt, self.marks)
+
+    def snippet_in(self, room: int) -> str:
+        """The snippet as shown, on one line in at most ``room`` cells around its first match, marked with « »
+        (a listing's line: the Sessions screen cuts its excerpt so too, ``around``)."""
+        text, marks = shown_spans(self.excerpt, self.marks)
+        return _marked(*around(text, marks, max(room - 2 * len(marks), 4)))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -219,11 +219,13 @@ def search_sessions(home: Home, args) -> Output:
             return "\n".join([*said, f"{found} for {quoted(echoed(args.query))}" + (f"; {hint}" if hint else "")])
         lines = said
         previews = home.archive.hit_previews(hits)
+        columns = terminal_width()  # (each line fits: the title gives way, and the snippet keeps its match)
         for h in hits:
             title = titled(h.title, previews.get(h.session_id)) or ""
             mark = "  · archived" if h.archived else ""  # (hidden from lists, still searched: as the TUI marks it)
-            lines.append(f"{_when(h.when)}  {h.session_id}  [{h.role} #{h.match_message_id}]  {title}{mark}")
-            lines.append("    " + h.snippet)
+            head = f"{_when(h.when)}  {h.session_id}  [{h.role} #{h.match_message_id}]  "
+            lines += fit_row(head, title, mark, columns, "    ")
+            lines.append("    " + h.snippet_in(columns - 4))
         return "\n".join(lines)
 
     return Output(data, text)
