@@ -200,3 +200,16 @@ def test_sessions_search_fits_the_terminal_and_keeps_the_match_in_view(tmp_path)
         assert "(«デプロイ手順»)" in lines[1] and lines[1].startswith("    …") and lines[1].endswith("…"), lines
     found = json.loads(workbench(tmp_path / "h", 60, "--json", "sessions", "search", "デプロイ手順"))
     assert "«デプロイ手順»" in found["results"][0]["snippet"] and "skill_manage" in found["results"][0]["snippet"]
+
+
+def test_an_empty_queue_says_so_in_lines_that_fit(tmp_path):
+    """A user trial: at 60 columns `pending list` on an empty queue printed its note of 230 characters as one
+    line, which the terminal broke inside words. It wraps at spaces, as every sentence the CLI prints does,
+    and `pending reject all` on an empty queue says the same."""
+    home = open_home(tmp_path / "h")
+    note = home.approvals.empty_note()
+    home.close()
+    for command in (("pending", "list"), ("pending", "reject", "all")):
+        lines = workbench(tmp_path / "h", 60, *command).splitlines()
+        assert len(lines) > 1 and all(cell_len(line) <= 60 for line in lines), lines
+        assert " ".join(lines) == note

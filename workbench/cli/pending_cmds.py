@@ -93,10 +93,10 @@ def list_pending(home: Home, args) -> Output:
     scan = home.approvals.scan(args.subsystem)
     rows = [_row(home, r) for r in scan.records]
     problems = [p.to_dict() for p in scan.problems]
-    lines = [f"Pending writes ({len(rows)}):" if rows else home.approvals.empty_note(args.subsystem)]
+    columns = terminal_width()
+    lines = [f"Pending writes ({len(rows)}):"] if rows else wrapped(home.approvals.empty_note(args.subsystem), columns)
     origins = [record.origin_label + (" (Hermes)" if record.by_hermes else "") for record in scan.records]
     width = max(map(len, origins), default=0)
-    columns = terminal_width()
     for row, origin in zip(rows, origins, strict=True):
         summary = summary_line(row["summary"])  # (a file name in it may hold a line break)
         head = f"  {row['id']}  {row['subsystem']:<6}  {origin:<{width}}  {row['age']:>8}  "
@@ -192,7 +192,7 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
     if args.id != "all" and failed:  # one proposal refused: said as every refusal is
         return Output(data, text=f"error: {data['error']}")
     if not (done or failed or outcome.get("left_unreadable")):  # `all` of an empty queue: as `pending list` says it
-        return Output(data, text=home.approvals.empty_note(args.subsystem))
+        return Output(data, text="\n".join(wrapped(home.approvals.empty_note(args.subsystem), terminal_width())))
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
     lines += [f"  {item['id']}  {summary_line(item.get('summary'))}{_how(item)}" for item in done]
     lines += [item["message"] for item in outcome.get("left_unreadable", ())]  # (files it could not take)
