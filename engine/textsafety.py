@@ -325,6 +325,22 @@ def cut_cells(text: str, width: int, words: bool = False) -> str:
     return (word_end if words else cut_end)(start, text[len(start) :]) + "…"
 
 
+def folder_beside(folder: str, name: str, *, archive: bool = False) -> str:
+    """A skill's folder shortened where it repeats the name beside it (``skill_label``'s, where a list is
+    narrow): ``devops/…``; for an archived copy ``.archive`` (``.archive/…-20261206000751``) when ``archive``
+    (room for the marker that tells it from the active skill of the same name), else ``…-20261206000751``
+    or ``…`` alone (the state column says archived): what is left, with the category and state columns,
+    tells it from the others."""
+    parent, _, last = folder.rpartition("/")
+    if not last.startswith(name):
+        return folder
+    if parent == ".archive":
+        if archive:  # (the first archived copy, ``.archive/NAME``: ``.archive`` alone says where it is)
+            return ".archive" + f"/…{last[len(name) :]}" * (last != name)
+        parent = ""  # (the state column says archived)
+    return f"{parent}/" * bool(parent) + "…" + last[len(name) :]
+
+
 Spans = tuple[tuple[int, int], ...]  # character ranges in a text (a search excerpt's matches)
 
 

@@ -307,6 +307,33 @@ def test_the_ledger_names_the_folder_of_a_skill_it_lists_in_two():
     assert [skill.rstrip() for _, _, skill, _ in columns([archive("a", "ops/tool")])] == ["tool"]
 
 
+def test_the_ledger_cuts_a_long_folder_where_it_repeats_the_name():
+    """A user trial: a skill archived and restored was listed as `pdf-extract (documents/pdf-extr…` and
+    `pdf-extract (.archive/pdf-extra…`, cut where the two rows read alike and at any width. A folder that
+    does not fit gives way where it repeats the name, as the Skills table shortens it."""
+    from engine.curator.ledger import SKILL_CELLS, FileRef, LedgerEntry, columns
+
+    def moved(entry_id: str, action: str, folder: str, to: str) -> LedgerEntry:
+        before, after = (FileRef(f"skills/{folder}/SKILL.md", "0" * 64),), (FileRef(f"skills/{to}/SKILL.md", "1" * 64),)
+        return LedgerEntry(
+            entry_id, "2026-12-07T09:15:00+00:00", "user", action, "pdf-extract", before=before, after=after
+        )
+
+    rows = columns(
+        [
+            moved("a", "restore", ".archive/pdf-extract", "documents/pdf-extract"),
+            moved("b", "archive", "documents/pdf-extract", ".archive/pdf-extract"),
+            moved("c", "restore", ".archive/pdf-extract-20261207091500", "documents/pdf-extract"),
+        ]
+    )
+    assert [skill.rstrip() for _, _, skill, _ in rows] == [
+        "pdf-extract (.archive)",
+        "pdf-extract (documents/…)",
+        "pdf-extract (…-20261207091500)",
+    ]
+    assert {len(skill) for _, _, skill, _ in rows} == {len(rows[2][2])} and len(rows[2][2]) <= SKILL_CELLS
+
+
 def test_the_text_listing_keeps_its_columns_for_a_pinned_skill(tmp_path):
     """A pinned row pushed its provenance, uses and description one word to the right."""
     home = open_home(tmp_path / "h")

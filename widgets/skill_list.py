@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from engine.clock import shown_time
-from engine.textsafety import visible
+from engine.textsafety import folder_beside, visible
 
 from .literal import cut_cells
 from .row_table import RowTable
@@ -129,21 +129,6 @@ def _cut_left(text: str, cells: int, style: str = "") -> Text:
     return Text("…" + kept, style)
 
 
-def _without_name(folder: str, name: str, *, archive: bool = False) -> str:
-    """A folder shortened where it repeats the name beside it: ``devops/…``; for an archived copy
-    ``.archive`` (``.archive/…-20261206000751``) when ``archive`` (room for the marker that tells it
-    from the active skill of the same name), else ``…-20261206000751`` or ``…`` alone (the state column
-    says archived): what is left, with the category and state columns, tells it from the others."""
-    parent, _, last = folder.rpartition("/")
-    if not last.startswith(name):
-        return folder
-    if parent == ".archive":
-        if archive:  # (the first archived copy, ``.archive/NAME``: ``.archive`` alone says where it is)
-            return ".archive" + f"/…{last[len(name) :]}" * (last != name)
-        parent = ""  # (the state column says archived)
-    return f"{parent}/" * bool(parent) + "…" + last[len(name) :]
-
-
 def name_cell(skill: SkillRow, cells: int, warning: str = "") -> Text:
     """The skill column's cell in at most ``cells`` cells: ⚠ for a skill that does not parse or is blocked in
     the index, then the engine's label (``skill_label``): the name, and in parentheses the folder that tells
@@ -157,8 +142,8 @@ def name_cell(skill: SkillRow, cells: int, warning: str = "") -> Text:
     folder = visible(skill.folder)
     room = cells - 3  # (" (" and ")": the engine's label, ``name (folder)``)
     if cell_len(name) + cell_len(folder) > room:
-        marked = _without_name(folder, name, archive=True)  # (``.archive/…``: an archived copy's marker kept)
-        folder = marked if cell_len(name) + cell_len(marked) <= room else _without_name(folder, name)
+        marked = folder_beside(folder, name, archive=True)  # (``.archive/…``: an archived copy's marker kept)
+        folder = marked if cell_len(name) + cell_len(marked) <= room else folder_beside(folder, name)
     name_cells = min(cell_len(name), NAME_CELLS, max(room - min(cell_len(folder), FOLDER_CELLS), room // 2, 1))
     folder_cells = max(min(room - name_cells, NAME_CELLS), 1)
     # a folder that ends where the name did (``devops/…``) says most at its start, an archived copy's at its end

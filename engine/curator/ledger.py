@@ -26,7 +26,7 @@ from ..clock import Clock, shown_time
 from ..fileio import LinkPolicy, UnsafePath, append_bytes, contained, json_bytes, read_regular
 from ..skills.usage import iso
 from ..skills.validation import SkillError
-from ..textsafety import cut, quoted, visible
+from ..textsafety import cut, folder_beside, quoted, visible
 
 SKIP_FILES = (".lock", ".tmp")
 CRON_JOBS = "cron/jobs.json"  # the one file outside skills/ a ledger row may name
@@ -45,8 +45,6 @@ def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
     listing's columns line up in either skin (a skill name is cut to ``SKILL_CELLS``; one the listing
     shows in two folders comes with its folder, by ``skill_label``); a control character or lone
     surrogate is padded as the symbol it is shown as."""
-    from ..skills.library import skill_label  # (the library reads the ledger)
-
     entries = list(entries)
     folders: dict[str, set[str]] = {}
     for entry in entries:  # (a support file's entry names no SKILL.md, so no folder: not another one)
@@ -55,7 +53,7 @@ def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
         (
             visible(e.when),
             visible(e.action),
-            cut(visible(skill_label(e.skill, e.folder if len(folders[e.skill]) > 1 else None)), SKILL_CELLS),
+            _label(e.skill, e.folder if len(folders[e.skill]) > 1 else None),
             visible(e.shown_actor),
         )
         for e in entries
@@ -65,6 +63,21 @@ def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
         (when.ljust(widths[0]), action.ljust(widths[1]), skill.ljust(widths[2]), actor)
         for when, action, skill, actor in rows
     ]
+
+
+def _label(skill: str, folder: str | None) -> str:
+    """A skill as its ledger column names it (``skill_label``), in ``SKILL_CELLS``: a folder that would not fit
+    first gives way where it repeats the name (``pdf-extract (documents/…)``, ``pdf-extract (.archive)``, then an
+    archived copy's marker, ``pdf-extract (…-20261207091500)``), as the Skills table's does, so the part that
+    tells two folders apart stays in view; then the label is cut with …."""
+    from ..skills.library import skill_label  # (the library reads the ledger)
+
+    label = skill_label(skill, folder)
+    for shorter in (folder_beside(folder, skill, archive=True), folder_beside(folder, skill)) if folder else ():
+        if len(visible(label)) <= SKILL_CELLS:
+            break
+        label = skill_label(skill, shorter)
+    return cut(visible(label), SKILL_CELLS)
 
 
 @dataclass(frozen=True)
