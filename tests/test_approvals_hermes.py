@@ -484,7 +484,7 @@ def test_skill_proposals_hermes_decides_are_journaled_as_decided_and_keep_their_
     assert (skills["tidy-imports"]["provenance"], skills["tidy-imports"]["proposed_by"]) == ("user", "Hermes review")
     assert skills["brew"]["proposed_by"] is None and "steep" not in skills
     shown = completed("skills", "list", "--home", str(root)).stdout
-    assert "tidy-imports  -  active          user (approved, proposed by Hermes review)" in shown, shown
+    assert "tidy-imports  -  active   user (approved, proposed by Hermes review)" in shown, shown
 
 
 HERMES_STAGES_LOOSE_PATCH = """

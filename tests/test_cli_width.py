@@ -213,3 +213,27 @@ def test_an_empty_queue_says_so_in_lines_that_fit(tmp_path):
         lines = workbench(tmp_path / "h", 60, *command).splitlines()
         assert len(lines) > 1 and all(cell_len(line) <= 60 for line in lines), lines
         assert " ".join(lines) == note
+
+
+def test_skills_list_fits_the_terminal_with_each_description_whole_where_it_can(tmp_path):
+    """A user trial: at 80 columns `skills list` printed rows of 117 cells (at 60, of 126), which the terminal
+    wrapped into what read as more rows, each description cut at 60 characters inside a word (`Roll out
+    k8s-roll`). Each row fits now: a description too long to fit beside the columns has a line of its own
+    under them; one too long for that is cut before a word."""
+    from tests.test_skills_support import write_skill
+
+    home = open_home(tmp_path / "h")
+    umbrella = "Umbrella for k8s-rollout-v2, nginx-reload: Roll out k8s-rollout-v2"
+    write_skill(home, "k8s-rollout-v2-family", description=f"'{umbrella}'")
+    write_skill(home, "deploy-stage", "devops", description="Deploy the app to staging (デプロイ手順)")
+    home.close()
+    for columns in (60, 80):
+        lines = workbench(tmp_path / "h", columns, "skills", "list").splitlines()
+        assert all(cell_len(line) <= columns for line in lines), (columns, lines)
+        deploy = next(i for i, line in enumerate(lines) if line.startswith("deploy-stage "))
+        assert lines[deploy].endswith("uses 0") and lines[deploy + 1] == "    Deploy the app to staging (デプロイ手順)"
+        umbrella_at = next(i for i, line in enumerate(lines) if line.startswith("k8s-rollout-v2-family "))
+        assert lines[umbrella_at + 1].startswith("    Umbrella for k8s-rollout-v2, nginx-reload:"), lines
+    wide = workbench(tmp_path / "h", 120, "skills", "list").splitlines()
+    assert any(line.endswith("uses 0    Deploy the app to staging (デプロイ手順)") for line in wide)
+    assert f"    {umbrella}" in wide and len(wide) == 3

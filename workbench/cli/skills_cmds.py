@@ -9,12 +9,14 @@ from __future__ import annotations
 from engine.home import Home
 from engine.skills.library import PROVENANCE_NOTE, skill_command
 from engine.skills.validation import MAX_SKILL_CONTENT_CHARS, SkillError
-from engine.textsafety import inline
+from engine.textsafety import cells, cut_cells, inline
 
 from . import Output, add_command, skill_edit_cmds
+from .fit import fit_row, terminal_width
 
 CLOSE_SCORE = 80  # rapidfuzz WRatio a skill's name needs to be offered for a name that matched none
 CLOSE_LIMIT = 5  # close names a refusal offers at most
+DESCRIPTION_INDENT = "    "  # a description too long to share its row has the next line, after this
 SHORT_LIST = 10  # skills (or a skill's files) a refusal lists by name when none is close to what was typed
 
 NAME_HELP = "the skill's name, or its folder (`workbench skills list` shows both where they differ)"
@@ -77,11 +79,17 @@ def list_skills(home: Home, args) -> Output:
     name_width = max(map(len, names), default=0)
     category_width = max(map(len, categories), default=0)
     owner_width = max(map(len, owners), default=0)
+    pins = 7 * any(s.pinned for s in skills)  # (the pin column, where a skill is pinned)
+    columns = terminal_width()
     lines = [
-        f"{name:<{name_width}}  {category:<{category_width}}  {s.state:<8} {'pinned' if s.pinned else '':<6} "
-        f"{owner:<{owner_width}} uses {uses:<4} {'⚠ ' if s.problem or s.name_problem or s.index_problem else ''}"
-        f"{inline(s.description[:60])}"
+        line
         for s, name, category, owner, uses in zip(skills, names, categories, owners, counts, strict=True)
+        for line in _skill_row(
+            f"{name:<{name_width}}  {category:<{category_width}}  {s.state:<8} {'pinned ' if s.pinned else '':<{pins}}"
+            f"{owner:<{owner_width}} uses {uses:<4} {'⚠ ' if s.problem or s.name_problem or s.index_problem else ''}",
+            inline(s.description),
+            columns,
+        )
     ]
     broken = [inline(s.path) for s in skills if s.problem and not s.too_long]
     if broken:
@@ -96,6 +104,15 @@ def list_skills(home: Home, args) -> Output:
     if warning:
         lines.append(f"⚠ {inline(warning)}")
     return Output({"skills": rows, "usage_problem": warning}, text="\n".join(lines) or "No skills.")
+
+
+def _skill_row(head: str, description: str, columns: int) -> list[str]:
+    """A listing's row in ``columns`` cells: the description after the columns where it fits there whole,
+    else on a line of its own under them, cut before a word where even that is too narrow (it was cut at 60
+    characters inside a word, and the row ran on past the terminal's edge)."""
+    if cells(head) + cells(description) <= columns or not description:
+        return [cut_cells((head + description).rstrip(), columns)]
+    return [cut_cells(head.rstrip(), columns), *fit_row(DESCRIPTION_INDENT, description, "", columns, "")]
 
 
 def close_names(name: str, names: list[str]) -> list[str]:
