@@ -237,3 +237,17 @@ def test_skills_list_fits_the_terminal_with_each_description_whole_where_it_can(
     wide = workbench(tmp_path / "h", 120, "skills", "list").splitlines()
     assert any(line.endswith("uses 0    Deploy the app to staging (デプロイ手順)") for line in wide)
     assert f"    {umbrella}" in wide and len(wide) == 3
+
+
+def test_curator_status_wraps_its_long_lines_with_their_continuations_deeper(tmp_path):
+    """A user trial: at 80 columns `curator status` printed its `skills:` and `hermes:` lines 162 cells wide,
+    which the terminal broke inside words under the next line's indent. A line wider than the terminal now
+    wraps at spaces, its continuation two cells deeper than its start; the lines that fit are unchanged."""
+    open_home(tmp_path / "h").close()
+    whole = workbench(tmp_path / "h", 200, "curator", "status").splitlines()
+    for columns in (60, 80):
+        lines = workbench(tmp_path / "h", columns, "curator", "status").splitlines()
+        assert all(cell_len(line) <= columns for line in lines), (columns, lines)
+        assert lines[0] == whole[0] and " ".join(" ".join(lines).split()) == " ".join(" ".join(whole).split())
+        skills = next(i for i, line in enumerate(lines) if line.startswith("  skills: "))
+        assert lines[skills + 1].startswith("    ") and not lines[skills + 1].startswith("     "), lines

@@ -42,18 +42,19 @@ def fit_row(head: str, free: str, tail: str, width: int, indent: str, free_first
     return [cut_cells(head + free, width, words=True), indent + ids if cells(indent + ids) <= width else ids]
 
 
-def wrapped(text: str, width: int, indent: str = "") -> list[str]:
-    """A sentence on as many lines of ``width`` cells as it takes, each after ``indent``, broken at
-    spaces (a word wider than a line, at the line's end)."""
-    room = max(1, width - cells(indent))
+def wrapped(text: str, width: int, indent: str = "", hang: str = "") -> list[str]:
+    """A sentence on as many lines of ``width`` cells as it takes, each after ``indent`` (the lines after the
+    first after ``indent + hang``, so an item that wraps reads as one), broken at spaces (a word wider than
+    a line, at the line's end)."""
+    first, room = max(1, width - cells(indent)), max(1, width - cells(indent + hang))
     lines: list[str] = []
     for word in visible(text).split():
-        for piece in chop_cells(word, room):
-            if lines and cells(lines[-1]) + 1 + cells(piece) <= room:
+        for piece in chop_cells(word, room if lines else first):
+            if lines and cells(lines[-1]) + 1 + cells(piece) <= (first if len(lines) == 1 else room):
                 lines[-1] += " " + piece
             else:
                 lines.append(piece)
-    return [indent + line for line in lines] or [indent.rstrip()]
+    return [indent + hang * bool(i) + line for i, line in enumerate(lines)] or [indent.rstrip()]
 
 
 def commands(parts: list[str], width: int) -> list[str]:
