@@ -86,9 +86,7 @@ def test_skills_and_curator_commands(tmp_path):
     out = io.StringIO()  # (Hermes's `curator status` counts fewer: its own words say which ones)
     with contextlib.redirect_stdout(out):
         main(["curator", "status", "--home", str(tmp_path / "h")])
-    assert "`hermes curator status` says 0 agent-created (0 active, 0 stale, 0 archived)" in " ".join(
-        out.getvalue().split()
-    )
+    assert "`hermes curator status` says 0 agent-created (0 active, 0 stale, 0 archived)" in out.getvalue()
     code, refused = wb(tmp_path / "h", "curator", "purge", "--days", "0", "--yes")
     assert code == 2 and "0 days is refused: Hermes reads" in refused["error"]  # a usage error, before the engine
     code, refused = wb_process(tmp_path / "h", "curator", "purge", "--days", "1")
@@ -431,7 +429,7 @@ def test_status_says_how_its_counts_relate_to_hermes_curator_status(hermes, tmp_
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         main(["curator", "status", "--home", str(tmp_path / "h")])
-    text = " ".join(out.getvalue().split())  # (wrapped to the terminal's width)
+    text = out.getvalue()
     assert (
         "skills: 4 active, 0 stale, 2 archived, all skills (bundled, hub and user-owned too); 4 curator-managed, "
         "the ones the Curator ages: 2 active, 0 stale, 2 archived" in text

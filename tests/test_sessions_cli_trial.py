@@ -56,8 +56,7 @@ def test_curator_status_while_paused_leads_with_paused_and_says_why_in_one_sente
     assert code == 0 and lines[0].startswith("curator: PAUSED") and "ENABLED" not in out
     assert "PAUSED" not in "\n".join(lines[1:]) and "((" not in out and ".)" not in out
     assert (
-        "next pass: not scheduled — paused: no automatic passes until `workbench curator resume` lifts it."
-        in " ".join(out.split())  # (wrapped to the terminal's width)
+        "  next pass: not scheduled — paused: no automatic passes until `workbench curator resume` lifts it." in lines
     )
     cli(capsys, home_dir, "curator", "resume")
     assert cli(capsys, home_dir, "curator", "status")[1].startswith("curator: ENABLED  runs: 0")
