@@ -251,3 +251,25 @@ def test_curator_status_wraps_its_long_lines_with_their_continuations_deeper(tmp
         assert lines[0] == whole[0] and " ".join(" ".join(lines).split()) == " ".join(" ".join(whole).split())
         skills = next(i for i, line in enumerate(lines) if line.startswith("  skills: "))
         assert lines[skills + 1].startswith("    ") and not lines[skills + 1].startswith("     "), lines
+
+
+def test_memory_show_wraps_an_origin_line_wider_than_the_terminal(tmp_path):
+    """A user trial: at 80 columns `memory show` printed origins such as `↳ user (approved, proposed by Hermes
+    agent) · 2026-12-07 09:17 · session s-live · message 106` 99 cells wide, broken by the terminal inside a
+    word under the next entry. Such a line wraps at spaces now, its continuation two cells deeper."""
+    home = open_home(tmp_path / "h")
+    session = home.archive.create_session("20261201_000000_aaaaaa", source="cli")
+    message = home.archive.append_message(session.id, "user", "remember the port")
+    home.memory.add(
+        "memory", "Staging DB port is 5433.", ToolContext(actor="agent", session_id=session.id, message_id=message)
+    )
+    home.close()
+    wide = workbench(tmp_path / "h", 200, "memory", "show", "--target", "memory").splitlines()
+    origin = next(line for line in wide if line.lstrip().startswith("↳ "))
+    assert cell_len(origin) > 60
+    lines = workbench(tmp_path / "h", 60, "memory", "show", "--target", "memory").splitlines()
+    at = lines.index(wide[wide.index(origin) - 1])  # (the entry's own line, as before)
+    indent = origin[: origin.index("↳")]
+    assert lines[at + 1].startswith(indent + "↳ agent · ") and lines[at + 2].startswith(indent + "  ")
+    assert all(cell_len(line) <= 60 for line in lines[at : at + 3]), lines
+    assert " ".join(" ".join(lines[at + 1 : at + 3]).split()) == " ".join(origin.split())

@@ -8,10 +8,10 @@ from engine.clock import stamped
 from engine.curator.ledger import columns
 from engine.curator.run import counts_lines, purge_days_typed
 from engine.home import Home
-from engine.textsafety import cells, inline
+from engine.textsafety import inline
 
 from . import Output, add_command
-from .fit import terminal_width, wrapped
+from .fit import folded, terminal_width
 from .numbers import ROWS
 
 
@@ -98,11 +98,8 @@ def curator_status(home: Home, args) -> Output:
     ]
     for problem in (status["policy_problem"], status["usage_problem"]):
         lines += [f"⚠ {inline(problem)}"] if problem else []
-    columns, shown = terminal_width(), []
-    for line in lines:  # (one wider than the terminal wraps at spaces, its continuation two cells deeper)
-        body = line.lstrip(" ")
-        shown += [line] if cells(line) <= columns else wrapped(body, columns, line[: len(line) - len(body)], "  ")
-    return Output(status, text="\n".join(shown))
+    columns = terminal_width()  # (a line wider than the terminal wraps at spaces, its continuation deeper)
+    return Output(status, text="\n".join(part for line in lines for part in folded(line, columns)))
 
 
 def _state(status: dict) -> str:

@@ -57,6 +57,15 @@ def wrapped(text: str, width: int, indent: str = "", hang: str = "") -> list[str
     return [indent + hang * bool(i) + line for i, line in enumerate(lines)] or [indent.rstrip()]
 
 
+def folded(line: str, width: int, hang: str = "  ") -> list[str]:
+    """``line`` as it is where it fits ``width``, else ``wrapped`` at spaces after its own indent, its
+    continuation ``hang`` deeper: a sentence of a report that the terminal would break inside a word."""
+    if cells(visible(line)) <= width:
+        return [line]
+    body = line.lstrip(" ")
+    return wrapped(body, width, line[: len(line) - len(body)], hang)
+
+
 def commands(parts: list[str], width: int) -> list[str]:
     """Commands to copy on one line three spaces apart where it fits ``width``, else one a line: never cut."""
     parts = [part for part in parts if part]

@@ -23,6 +23,7 @@ from engine.values import iso_time
 
 from . import Output, UsageError, add_command, empty_text
 from .catching_up import catch_up_if_journaled
+from .fit import folded, terminal_width
 from .numbers import ID, ROWS
 from .textin import stdin_text
 
@@ -151,12 +152,13 @@ def _numbered(entries: list[str], notes: list[str] | None = None, flags: list[st
     lines = []
     width = len(str(len(entries)))
     indent = " " * (width + 4)
+    columns = terminal_width()
     for i, entry in enumerate(entries, 1):
         first, *rest = clipped(entry).split("\n")  # (not splitlines: U+2028 and kin are characters)
         lines.append(f"  {i:>{width}}. {first}")
         lines.extend(indent + line for line in rest)
-        if notes:
-            lines.append(indent + "↳ " + notes[i - 1])
+        if notes:  # (its origin wraps to the terminal's width, its continuation deeper)
+            lines += folded(indent + "↳ " + notes[i - 1], columns)
         if flags and flags[i - 1]:
             lines.append(
                 textwrap.fill(f"⚠ {flags[i - 1]}", 100, initial_indent=indent, subsequent_indent=indent + "  ")
