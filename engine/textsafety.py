@@ -147,12 +147,13 @@ def normalise_line_endings(text: str) -> str:
 _LAYOUT = re.compile(r"[ \t\n]+")
 
 
-def one_line(text: str, width: int | None = None) -> str:
-    """``text`` on one line for a summary, cut to ``width`` (when given): runs of spaces, tabs and newlines fold
-    into one space. Nothing else does (``str.split`` would fold U+2028, U+001C-U+001F and NEL too),
-    so ``visible`` still shows them and a change to one of them never summarises as no change."""
+def one_line(text: str, width: int | None = None, words: bool = False) -> str:
+    """``text`` on one line for a summary, cut to ``width`` (when given; before a word with ``words``, as
+    ``cut`` does): runs of spaces, tabs and newlines fold into one space. Nothing else does (``str.split``
+    would fold U+2028, U+001C-U+001F and NEL too), so ``visible`` still shows them and a change to one of
+    them never summarises as no change."""
     flat = _LAYOUT.sub(" ", text).strip(" ")
-    return flat if width is None else cut(flat, width)
+    return flat if width is None else cut(flat, width, words)
 
 
 def preview_line(text: str | None, limit: int | None = 80) -> str:

@@ -157,3 +157,21 @@ def test_a_wrapped_line_never_starts_with_closing_cjk_punctuation(wrap):
         assert not any(line.strip()[:1] in "。、）」" for line in lines[1:]), (width, lines)
         broken += len(lines) > 1
     assert broken
+
+
+def test_entries_named_in_advice_and_in_an_approvals_question_are_cut_before_a_word():
+    """A user trial: approving all of Hermes's proposals at 99% asked about `… Largest entries: 85 chars: User's
+    repo uses rebase-only merges (gi…` and `op 1 remove hits: … held the lock 12 m…`, cut at a fixed number of
+    characters inside a word. They are cut before the word now, as summaries are."""
+    from engine.approvals.preview import target_line
+    from engine.memory.ops import room_advice
+
+    rebase = "User's repo uses rebase-only merges (git pull --rebase); never merge commits on main."
+    advice = room_advice([rebase, "x" * 2100], "one more entry", 2200)
+    assert "85 chars: User's repo uses rebase-only merges…" in advice
+    incident = "Staging incident 2026-11: long migration held the lock 12 minutes."
+    hit = {"op": 1, "action": "remove", "status": "hits", "entry": incident}
+    assert (
+        target_line(hit, 60, warn=False)
+        == "op 1 remove hits: Staging incident 2026-11: long migration held the lock 12…"
+    )

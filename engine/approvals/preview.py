@@ -149,12 +149,12 @@ def target_line(target: dict, width: int | None = None, *, warn: bool = True) ->
             if newer
             else ""
         )
-        return f"{head} hits: {one_line(target['entry'], width)}{warning}"
+        return f"{head} hits: {one_line(target['entry'], width, words=True)}{warning}"
     if target["status"] == "ambiguous":
         matches = len(target["matches"])
         return f"{head} '{one_line(target['old_text'], width)}' is ambiguous, it matches {matches} entries"
     if target["pinned"] is not None:
-        return f"{head} was staged against an entry that is gone: {one_line(target['pinned'], width)}"
+        return f"{head} was staged against an entry that is gone: {one_line(target['pinned'], width, words=True)}"
     return f"{head} '{one_line(target['old_text'], width)}' matches no entry now"
 
 

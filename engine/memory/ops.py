@@ -231,7 +231,7 @@ def room_advice(entries: list[str], content: str, limit: int, replacing: str | N
             "Memory screen)."
         )
     largest = sorted(others, key=len, reverse=True)[:LARGEST_NAMED]
-    named = "; ".join(f"{len(entry):,} chars: {one_line(entry, 40)}" for entry in largest)
+    named = "; ".join(f"{len(entry):,} chars: {one_line(entry, 40, words=True)}" for entry in largest)
     this = f"this entry ({len(content):,} chars)"
     if index is not None:
         this = f"this text ({len(content):,} chars) in place of entry {index + 1} ({len(entries[index]):,} chars)"
