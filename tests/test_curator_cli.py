@@ -334,6 +334,27 @@ def test_the_ledger_cuts_a_long_folder_where_it_repeats_the_name():
     assert {len(skill) for _, _, skill, _ in rows} == {len(rows[2][2])} and len(rows[2][2]) <= SKILL_CELLS
 
 
+def test_a_consolidation_is_listed_by_its_umbrella_not_an_absorbed_skills_folder():
+    """A user trial: the ledger listed a consolidation and its rollback as `k8s-rollout-v2-family (devops/k…`
+    and `k8s-rollout-v2-family (.archive…`: the folder taken for the umbrella was the first SKILL.md the
+    change held, an absorbed skill's, so the two rows seemed to name two folders of it."""
+    from engine.curator.ledger import FileRef, LedgerEntry, columns
+
+    absorbed = [FileRef(f"skills/devops/{name}/SKILL.md", "0" * 64) for name in ("k8s-rollout-v2", "nginx-reload")]
+    archived = [FileRef(f"skills/.archive/{name}/SKILL.md", "1" * 64) for name in ("k8s-rollout-v2", "nginx-reload")]
+    umbrella = FileRef("skills/devops/k8s-rollout-v2-family/SKILL.md", "2" * 64)
+    made = LedgerEntry(
+        "a", "2026-12-07T09:32:00+00:00", "user", "consolidate", "k8s-rollout-v2-family",
+        before=tuple(absorbed), after=(*archived, umbrella),
+    )  # fmt: skip
+    undone = LedgerEntry(
+        "b", "2026-12-07T09:58:00+00:00", "user", "rollback", "k8s-rollout-v2-family",
+        before=(*archived, umbrella), after=tuple(absorbed),
+    )  # fmt: skip
+    assert made.folder == undone.folder == "devops/k8s-rollout-v2-family"
+    assert [skill.rstrip() for _, _, skill, _ in columns([undone, made])] == ["k8s-rollout-v2-family"] * 2
+
+
 def test_the_text_listing_keeps_its_columns_for_a_pinned_skill(tmp_path):
     """A pinned row pushed its provenance, uses and description one word to the right."""
     home = open_home(tmp_path / "h")

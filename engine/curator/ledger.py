@@ -108,11 +108,16 @@ class LedgerEntry:
 
     @property
     def folder(self) -> str | None:
-        """The skill's folder under skills/ as the change found it (its SKILL.md before, else after)."""
-        for ref in (*self.before, *self.after):
-            if ref.path.startswith("skills/") and ref.path.endswith("/SKILL.md"):
-                return ref.path[len("skills/") : -len("/SKILL.md")]
-        return None
+        """The skill's folder under skills/ as the change found it (its SKILL.md before, else after); of a
+        change to several skills' (a consolidation: the absorbed ones and the umbrella), the one named for
+        the skill, an archived copy's stamp aside: the umbrella's was listed as an absorbed skill's."""
+        folders = [
+            ref.path[len("skills/") : -len("/SKILL.md")]
+            for ref in (*self.before, *self.after)
+            if ref.path.startswith("skills/") and ref.path.endswith("/SKILL.md")
+        ]
+        own = re.compile(re.escape(self.skill) + r"(-\d{14})?")
+        return next((f for f in folders if own.fullmatch(f.rpartition("/")[2])), folders[0] if folders else None)
 
     @property
     def shown_actor(self) -> str:
