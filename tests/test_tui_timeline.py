@@ -21,7 +21,7 @@ from tests.screens_seed import open_mode, screen_text
 from tests.test_curator_consolidate import library as library  # (a fixture, for the consolidation test)
 from tests.test_curator_consolidate import staged_plan
 from tests.test_skills_support import write_skill
-from tests.test_timeline import REVIEW, found_after_a_pin, found_in_order, learn
+from tests.test_timeline import AGENT, REVIEW, found_after_a_pin, found_in_order, learn
 from tests.tui_support import LateFirstAnswer, footer_keys, footer_labels, make_app, settle, wait_for
 from widgets.hanging_text import HangingText
 from widgets.timeline_list import TimelineList
@@ -1128,3 +1128,26 @@ async def test_a_commit_to_workbench_db_that_leaves_the_journal_as_shown_redraws
         assert len(drawn) == before
         home.memory.add("memory", "Four notes")  # a change still shows
         await wait_for(pilot, lambda: any("Four notes" in what for what in shown(screen)), what="the new row")
+
+
+async def test_a_cut_summary_or_group_title_ends_before_the_word_it_would_split(home, tmp_path):
+    """At 80 columns the list cut prose inside a word (`MEMORY + 'Hotfix branches are cut f…`, a group's
+    `1 memo…`); it is cut before that word now, as the CLI's listings cut it (``cut_cells`` with ``words``)."""
+    home.memory.add("memory", "Hotfix branches are cut from the latest release tag, never from main.", AGENT)
+    for n in ("one", "two"):
+        home.memory.add("memory", f"Reviewed note {n} about the staging deploy pipeline and its owners", REVIEW)
+    async with make_app(home, tmp_path).run_test(size=(240, 24)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        whole = {key: str(table.get_row(key)[-1]) for key in table.rows}
+        cuts = []
+        for columns in range(60, 121, 3):
+            await pilot.resize_terminal(columns, 24)
+            await settle(pilot)
+            for key in table.rows:
+                what = str(table.get_row(key)[-1])
+                if what.endswith("…"):
+                    cuts.append((what[:-1], whole[key]))
+        assert len(cuts) > 40 and any(full.lstrip().startswith("▾") for _, full in cuts), cuts
+        for kept, full in cuts:
+            assert full.startswith(kept) and full[len(kept)] == " ", (kept, full)

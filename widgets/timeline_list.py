@@ -205,7 +205,8 @@ class TimelineList(RowTable):
         return self.SESSION_CHARS if any(row.session for row in rows) else len("session")
 
     def _what(self, text: str) -> str:
-        return text if self.what_cells is None else cut_cells(text, self.what_cells)
+        """A summary or a group's title in the room left, cut before a word it would split (prose)."""
+        return text if self.what_cells is None else cut_cells(text, self.what_cells, words=True)
 
     def on_resize(self) -> None:
         if self.shown is not None and self._fit(self.shown[0], self.shown[2]) != (self.shape, self.what_cells):
