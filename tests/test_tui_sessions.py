@@ -1458,13 +1458,14 @@ async def test_the_transcript_goes_on_with_a_conversation_compressed_while_it_is
 
 
 def test_a_label_fits_its_width_cutting_the_title_then_the_date_then_the_size():
+    """A title is cut before a word it would split (``Postgres 16 upgra…`` was), an id where it must."""
     from widgets.lineage_tree import session_label
 
     node = SessionNode(id="a", title="Postgres 16 upgrade plan for the ledger", message_count=4, started_at=1795000000)
     assert session_label(node).plain == "● Postgres 16 upgrade plan for the ledger  4 msgs · 2026-11-18"
     assert session_label(node, width=44).plain == "● Postgres 16 upgrade…  4 msgs · 2026-11-18"
-    assert session_label(node, width=28).plain == "● Postgres 16 upgra…  4 msgs"  # the date gives way first
-    assert session_label(node, width=16).plain == "● Postgres 16 u…"  # then the size
+    assert session_label(node, width=28).plain == "● Postgres 16…  4 msgs"  # the date gives way first
+    assert session_label(node, width=16).plain == "● Postgres 16…"  # then the size; never a word's start
     live = SessionNode(id="a", title="Postgres 16 upgrade plan for the ledger", message_count=4, state="live")
     assert session_label(live, width=29).plain == "● Postgres 16…  4 msgs · live"
     assert session_label(live, width=20).plain == "● Postgres 16…  live"  # the state outlasts the size

@@ -143,7 +143,7 @@ def session_label(node: SessionNode, picked: int | None = None, width: int | Non
         )
         room = max(width - fixed - cell_len(details), 1)
     label = head
-    label.append(cut_cells(title, room))
+    label.append(cut_cells(title, room, words=True))  # (a title is prose; an id has no word to cut before)
     label.append_text(chain)
     label.append(details, style="dim")
     return label
