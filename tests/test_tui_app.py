@@ -24,7 +24,7 @@ from textual.worker import WorkerState
 from engine.events import RunnerEvent
 from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
-from tests.tui_support import landed_on, make_app, settle, wait_for
+from tests.tui_support import FOLDS, drawn_in, landed_on, make_app, parted, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.header import WorkbenchHeader
 from widgets.transcript import Transcript
@@ -870,6 +870,8 @@ async def test_a_status_too_long_for_its_lines_ends_in_an_ellipsis_and_is_said_w
         await pilot.pause()
         shown = str(app.screen.query_one("#status", Static).content)
         assert len(shown.splitlines()) == 4 and shown.endswith("… (whole in the notice)")
+        last = shown.splitlines()[-1].removesuffix("… (whole in the notice)")  # cut before a word, not in it
+        assert f"{last} " in reasons or width < 80, (last, shown)  # (at 60 columns 4 cells: no word fits)
         # each line keeps left of the notice, which covers the right half of the bottom rows
         assert max(len(line) for line in shown.splitlines()) <= width - width // 2 - 2
         [notice] = [n for n in app._notifications if n.message.startswith("Nothing to revert")]
@@ -877,6 +879,21 @@ async def test_a_status_too_long_for_its_lines_ends_in_an_ellipsis_and_is_said_w
         app.screen.show_status("Saved.")
         await pilot.pause()
         assert str(app.screen.query_one("#status", Static).content) == "Saved."
+
+
+@pytest.mark.parametrize("width", range(40, 90, 4))
+async def test_the_status_line_never_folds_inside_a_grapheme_or_a_shown_symbol(home, tmp_path, width):
+    """The status line was left to Textual's fold, by cells: an error carrying data (a name holding ﾃﾞ or a
+    bidi override) could start a line with the voiced mark alone, or with ``202E>``."""
+    from textual.widgets import Static
+
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await settle(pilot)
+        app.screen.show_status(f"Not saved: {FOLDS}.", error=True)
+        await pilot.pause()
+        lines = drawn_in(app.screen.query_one("#status", Static))
+        assert "ﾃﾞﾌﾟﾛｲ" in "".join(lines) and not parted(lines), lines  # (cut at 56 columns and less)
 
 
 async def test_every_notice_shows_control_characters_as_symbols(home, tmp_path):

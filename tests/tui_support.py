@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 
@@ -15,6 +16,11 @@ BACKGROUND_GROUPS = {"watch", "demo", "upkeep"}
 # How often a wait looks again: a worker's answer or a condition is seen within this much of it
 # (Pilot's idle waits take steps as long, tests/conftest.py).
 POLL = 0.005
+# Text a fold parts where it folds by cells: half-width ﾃﾞ (a letter and its voiced mark, one to a reader),
+# and a shown bidi override (``<U+202E>``), each run long enough to fall on a line's end at any width.
+FOLDS = "deploy " + "ﾃﾞﾌﾟﾛｲ" * 9 + " then " + "x\u202e" * 9 + " done"
+_MARKS = "\uff9e\uff9f"  # the half-width voiced and semi-voiced marks
+_HALF_SYMBOL = re.compile(r"^[0-9A-F+U]*>|<U?\+?[0-9A-F]{0,4}$")  # the start or the end of a parted <U+202E>
 
 
 def make_app(home, tmp_path, app_class: type[WorkbenchApp] = WorkbenchApp, **options) -> WorkbenchApp:
@@ -86,6 +92,19 @@ def drawn(app) -> str:
     lines = [strip.text.rstrip() for strip in app.screen._compositor.render_strips()]
     busy = [f"{worker.group}:{worker.state.name}" for worker in app.workers if not worker.is_finished]
     return "\n".join(lines + [f"workers running: {', '.join(busy) or 'none'}"])
+
+
+def drawn_in(widget) -> list[str]:
+    """The lines ``widget`` draws on its screen now (its region of the screen), as text."""
+    region = widget.region
+    strips = widget.screen._compositor.render_strips()
+    return [strip.crop(region.x, region.right).text for strip in strips[region.y : region.bottom]]
+
+
+def parted(lines: list[str]) -> list[str]:
+    """The lines of ``lines`` (stripped of a frame's edges) that start or end inside ﾃﾞ or ``<U+202E>``."""
+    inner = [line.strip(" │╭╮╰╯─▌▎┃▊▔▁") for line in lines]
+    return [line for line in inner if line and (line[0] in _MARKS or _HALF_SYMBOL.search(line))]
 
 
 class LateFirstAnswer:

@@ -41,7 +41,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event
 from widgets.fitted_footer import FittedFooter
 from widgets.header import WorkbenchHeader
-from widgets.literal import cut_cells, literal
+from widgets.literal import WholeWrap, cut_cells, literal, wrap
 from widgets.narration import NarrationLine
 from widgets.transcript import Transcript
 
@@ -211,7 +211,7 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         message = in_app_words(message)
         status = self.query_one("#status", Static)
         status.set_class(error, "error")
-        status.update(literal(self._fitted_status(message, error)))
+        status.update(WholeWrap(literal(self._fitted_status(message, error))))
         status.display = bool(message)
         if self._status_timer is not None:
             self._status_timer.stop()
@@ -225,16 +225,16 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         notice, which wraps as long as it needs. The cut one keeps to the left of the notice, which
         covers the right of the bottom rows (Textual's toast: 60 cells, at most half the screen)."""
         width = max(self.size.width - 2, 20)  # (the line's padding)
-        lines = literal(message).wrap(width)
+        lines = wrap(literal(message), width)
         if len(lines) <= STATUS_LINES:
             return message
         self.status_notice = self.workbench.notice(
             message, title="", severity="error" if error else "information", timeout=20
         )
         width = max(width - min(TOAST_WIDTH, self.size.width // 2) - 2, len(STATUS_CUT) + 4)  # (26 at 60 columns)
-        lines = literal(message).wrap(width)
+        lines = wrap(literal(message), width)
         kept = [line.plain.rstrip() for line in lines[:STATUS_LINES]]
-        last = cut_cells(kept[-1] + " " + lines[STATUS_LINES].plain.strip(), width - len(STATUS_CUT))
+        last = cut_cells(kept[-1] + " " + lines[STATUS_LINES].plain.strip(), width - len(STATUS_CUT), words=True)
         return "\n".join([*kept[:-1], last.removesuffix("…") + "…" + STATUS_CUT])
 
     def key_pressed(self) -> None:
