@@ -12,6 +12,7 @@ from textual.widgets._footer import FooterKey
 
 from engine.demo import seed_demo_home
 from engine.skills.manage import skill_manage_tool
+from engine.skills.usage import SHARED_WITH_OLD
 from engine.tools import BACKGROUND_REVIEW
 from tests.screens_seed import open_mode, screen_text, seed_skills
 from tests.test_skills_support import ctx, skill_md
@@ -642,6 +643,8 @@ def test_the_detail_pane_fits_every_part_in_cells_and_marks_each_cut():
     assert [line.plain for line in short] == ["git-rebase", "active · agent · 0 uses", "Rebase a branch"]
     approved = meta_lines(SkillRow("brew", "x", "Tea", provenance="user", proposed_by="Hermes review"), 28)
     assert [line.plain for line in approved] == ["brew", "active · user · 0 uses", "proposed by Hermes review", "Tea"]
+    shared = meta_lines(SkillRow("brew", description="Tea", provenance="user", uses_note=SHARED_WITH_OLD), 28)
+    assert shared[2].plain == "its counts may include…"  # prose: cut before a word (was `thos…`)
     hostile = meta_lines(SkillRow("x", description="[bold]y[/] \x1b[31m"), 28)
     assert hostile[2].plain == "[bold]y[/] ␛[31m"  # literal, never markup or an escape
 

@@ -45,11 +45,12 @@ def state_parts(skill: SkillRow) -> list[tuple[str, str]]:
 
 def state_lines(skill: SkillRow, width: int) -> list[Content]:
     """The state line in ``width`` cells, broken only between its parts (each part styled with the
-    separator before it)."""
+    separator before it); a part too long for a line (why its counts may not be its own) is cut before a
+    word it would split."""
     lines: list[Content] = []
     line: Content | None = None
     for text, style in state_parts(skill):
-        part = cut_cells(one_line(text), max(width, 1))
+        part = cut_cells(one_line(text), max(width, 1), words=True)
         if line is not None and line.cell_length + cell_len(SEPARATOR + part) <= width:
             line = Content.assemble(line, (SEPARATOR + part, style))
             continue
