@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import drawn_in, make_app, settle, wait_for
 from workbench.screens.timeline import empty_state
 
 pytestmark = pytest.mark.anyio
@@ -22,9 +22,7 @@ EMPTY_STATES = (
 
 def words_in(app, selector: str) -> str:
     """The text drawn inside one widget's region, its lines joined with single spaces."""
-    region = app.screen.query_one(selector).region
-    lines = app.screen._compositor.render_strips()[region.y : region.bottom]
-    drawn = " ".join(strip.crop(region.x, region.right).text for strip in lines)
+    drawn = " ".join(drawn_in(app.screen.query_one(selector)))
     return " ".join("".join(" " if ch in "│╭╮╰╯─▕▊▎▔▁▌" else ch for ch in drawn).split())
 
 

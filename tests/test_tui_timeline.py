@@ -22,7 +22,17 @@ from tests.test_curator_consolidate import library as library  # (a fixture, for
 from tests.test_curator_consolidate import staged_plan
 from tests.test_skills_support import write_skill
 from tests.test_timeline import AGENT, REVIEW, found_after_a_pin, found_in_order, learn
-from tests.tui_support import LateFirstAnswer, footer_keys, footer_labels, make_app, settle, wait_for
+from tests.tui_support import (
+    KANA,
+    LateFirstAnswer,
+    drawn_in,
+    footer_keys,
+    footer_labels,
+    make_app,
+    parted,
+    settle,
+    wait_for,
+)
 from widgets.hanging_text import HangingText
 from widgets.timeline_list import TimelineList
 from workbench.screens import timeline as timeline_screen
@@ -1151,3 +1161,14 @@ async def test_a_cut_summary_or_group_title_ends_before_the_word_it_would_split(
         assert len(cuts) > 40 and any(full.lstrip().startswith("▾") for _, full in cuts), cuts
         for kept, full in cuts:
             assert full.startswith(kept) and full[len(kept)] == " ", (kept, full)
+
+
+@pytest.mark.parametrize("columns", range(60, 100, 5))
+async def test_the_detail_never_folds_inside_a_grapheme(home, tmp_path, columns):
+    """The detail pane was left to Textual's fold by cells where it fit: a summary holding half-width ﾃﾞ
+    started a line with the voiced mark alone."""
+    assert home.memory.add("memory", f"Deploy with {KANA * 2} first", AGENT)["success"]  # (longer than a line)
+    async with make_app(home, tmp_path).run_test(size=(columns, 30)) as pilot:
+        detail = (await open_mode(pilot, "6", TimelineScreen)).query_one("#timeline-detail", Static)
+        await wait_for(pilot, lambda: "ﾃﾞﾌﾟﾛｲ" in "".join(drawn_in(detail)), what="the row's detail")
+        assert not parted(drawn_in(detail)), drawn_in(detail)

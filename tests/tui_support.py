@@ -18,7 +18,8 @@ BACKGROUND_GROUPS = {"watch", "demo", "upkeep"}
 POLL = 0.005
 # Text a fold parts where it folds by cells: half-width ﾃﾞ (a letter and its voiced mark, one to a reader),
 # and a shown bidi override (``<U+202E>``), each run long enough to fall on a line's end at any width.
-FOLDS = "deploy " + "ﾃﾞﾌﾟﾛｲ" * 9 + " then " + "x\u202e" * 9 + " done"
+KANA = "ﾃﾞﾌﾟﾛｲ" * 9  # (what a memory entry may hold: its scan refuses a bidi override)
+FOLDS = f"deploy {KANA} then " + "x\u202e" * 9 + " done"
 _MARKS = "\uff9e\uff9f"  # the half-width voiced and semi-voiced marks
 _HALF_SYMBOL = re.compile(r"^[0-9A-F+U]*>|<U?\+?[0-9A-F]{0,4}$")  # the start or the end of a parted <U+202E>
 

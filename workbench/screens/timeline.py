@@ -48,7 +48,7 @@ from engine.timeline import (
     unsourced,
 )
 from widgets.diff_view import DiffView
-from widgets.literal import WholeWrap, literal, wrapped
+from widgets.literal import WholeWrap, literal, wrap, wrapped
 from widgets.search_box import SearchBox
 from widgets.timeline_list import TimelineList
 
@@ -353,7 +353,7 @@ class TimelineScreen(WorkbenchScreen):
         self.refresh_bindings()  # (space: a group to fold; g: a message to open)
         if row is None:
             detail = self.query_one("#timeline-detail", Static)
-            detail.update(literal(self.titles.get(message.group or "", ""), "bold") if message.group else Content(""))
+            detail.update(WholeWrap(literal(self.titles.get(message.group or "", ""), "bold")))
             self._show_diff(None)
             return
         self._show_detail(row)
@@ -378,9 +378,9 @@ class TimelineScreen(WorkbenchScreen):
         detail = self.query_one("#timeline-detail", Static)
         room = int(detail.styles.max_height.value)  # (its CSS max-height: 4 below 24 rows)
         width = detail.content_size.width or self.size.width - 2
-        shown = literal(text)  # (whole where it fits: its own wrapping, by the pane's width)
-        cut = len(shown.wrap(width)) > room
-        detail.update(Content("\n").join(wrapped(text, width, room)) if cut else shown)
+        shown = literal(text)  # (whole where it fits, folded by the pane's width)
+        cut = len(wrap(shown, width)) > room
+        detail.update(WholeWrap(Content("\n").join(wrapped(text, width, room)) if cut else shown))
         if cut != self.detail_cut:
             self.detail_cut = cut
             self.refresh_bindings()
