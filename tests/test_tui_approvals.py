@@ -15,7 +15,7 @@ from engine.skills.manage import skill_manage_tool
 from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.hermes_support import hermes_record, workbench_cmd
 from tests.screens_seed import screen_text
-from tests.tui_support import drawn, footer_keys, make_app, settle, wait_for
+from tests.tui_support import KANA, drawn, drawn_in, footer_keys, make_app, parted, settle, wait_for
 from widgets.gauge import CapacityGauge
 from widgets.header import WorkbenchHeader
 from workbench.screens.approvals import ApprovalsScreen
@@ -1240,3 +1240,19 @@ async def test_an_approve_all_line_that_wraps_goes_on_under_its_own_first_words(
         lines = screen_text(app).splitlines()
         assert hangs(lines, added) and hangs(lines, result["pending_id"])
         assert hangs(lines, "op 1 replace hits")
+
+
+@pytest.mark.parametrize("columns", range(80, 88))  # (the pane's odd widths part ﾃﾞ, as an even one may not)
+async def test_a_warning_quoting_an_entry_never_folds_inside_a_grapheme(gated, tmp_path, columns):
+    """The proposal's warnings were left to Textual's fold by cells: a near-duplicate's entry holding half-width
+    ﾃﾞ started a line with the voiced mark alone."""
+    gated.memory.add("memory", f"Deploy with {KANA * 2} first", ToolContext(actor="user"))
+    stage(gated, f"Deploy with {KANA * 2} first!")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(columns, 40)) as pilot:
+        await open_approvals(pilot)
+        warnings = app.screen.query_one("#proposal-warnings", Static)
+        await wait_for(pilot, lambda: "duplicate" in text_of(app, "#proposal-warnings"), what="the preview")
+        await settle(pilot)
+        lines = drawn_in(warnings)
+        assert KANA[:12] in "".join(lines) and not parted(lines), lines

@@ -9,9 +9,11 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from tests.tui_support import FOLDS, parted, settle
-from widgets.literal import WholeWrap, literal
+from tests.tui_support import FOLDS, drawn_in, parted, settle
+from widgets.code_view import CodeView
+from widgets.literal import WholeStatic, WholeWrap, literal
 from widgets.transcript import Transcript, TranscriptItem
+from workbench.screens.dialogs import ConfirmDialog
 
 pytestmark = pytest.mark.anyio
 
@@ -32,3 +34,45 @@ async def test_a_folded_line_never_starts_inside_a_grapheme_or_a_symbol(width):
         shown = "".join(lines)
         assert "ﾃﾞﾌﾟﾛｲ" in shown and "<U+202E>" in shown, lines  # (both drawn, folded over lines)
         assert not parted(lines), (width, lines)
+
+
+class Statics(App):
+    """A WholeStatic given its text at construction, one given it by ``update``, and a file's view."""
+
+    def compose(self) -> ComposeResult:
+        yield WholeStatic(literal(FOLDS), id="built")
+        yield WholeStatic("", id="updated")
+        yield CodeView()
+
+
+@pytest.mark.parametrize("width", range(24, 44, 3))
+async def test_data_text_in_a_static_or_a_file_view_never_folds_inside_a_grapheme_or_a_symbol(width):
+    """Statics showing data (an error quoting a name, a warning quoting an entry, a skill's file) were left to
+    Textual's fold: ``WholeStatic`` folds by ``wrap`` however its text was set."""
+    app = Statics()
+    async with app.run_test(size=(width, 60)) as pilot:
+        app.query_one("#updated", WholeStatic).update(literal(FOLDS))
+        app.query_one(CodeView).show("SKILL.md", FOLDS)
+        await settle(pilot)
+        for widget in (app.query_one("#built"), app.query_one("#updated"), app.query_one("#code")):
+            lines = drawn_in(widget)
+            assert "<U+202E>" in "".join(lines) and not parted(lines), (widget.id, lines)
+
+
+async def test_a_question_quoting_data_never_folds_inside_a_grapheme_or_a_symbol():
+    """A question quotes what it is about (an entry, a title): it was folded by Textual, by cells."""
+    for width in range(40, 64, 5):
+        app = Statics()
+        async with app.run_test(size=(width, 30)) as pilot:
+            app.push_screen(ConfirmDialog(f"Remove {FOLDS}?"))
+            await settle(pilot)
+            lines = drawn_in(app.screen.query_one(".dialog-title"))
+            assert "<U+202E>" in "".join(lines) and not parted(lines), (width, lines)
+
+
+async def test_a_string_given_to_a_whole_static_is_never_markup():
+    app = Statics()
+    async with app.run_test(size=(40, 20)) as pilot:
+        app.query_one("#updated", WholeStatic).update("[bold]x[/] [link=y]z[/]")
+        await settle(pilot)
+        assert drawn_in(app.query_one("#updated"))[0].rstrip() == "[bold]x[/] [link=y]z[/]"

@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.highlight import guess_language, highlight
 from textual.widgets import Static
 
-from .literal import one_line
+from .literal import WholeStatic, one_line
 from .transcript import sanitize
 
 EXTENSION_LANGUAGES = {
@@ -51,7 +51,7 @@ class CodeView(VerticalScroll, can_focus=True):
     """
 
     def compose(self):
-        yield Static(Content(""), id="code")
+        yield WholeStatic("", id="code")
 
     def show(self, name: str, text: str, warning: str | None = None, title: str | None = None) -> None:
         """``warning``: one line under the file (why a SKILL.md does not parse), cut to the border; ``title``:

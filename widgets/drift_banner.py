@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from textual.events import Click
 from textual.message import Message
-from textual.widgets import Static
 
-from .literal import assemble
+from .literal import WholeStatic, assemble
 
 KEY_HINT = "r: repair"
 
 
-class DriftBanner(Static):
+class DriftBanner(WholeStatic):
     """The key, the title and every cause in short."""
 
     DEFAULT_CSS = """

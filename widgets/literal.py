@@ -13,7 +13,8 @@ from textual.content import Content
 from textual.css.styles import RulesMap
 from textual.strip import Strip
 from textual.style import Style
-from textual.visual import RenderOptions, Visual
+from textual.visual import RenderOptions, Visual, VisualType
+from textual.widgets import Static
 
 from engine.textsafety import cut_cells, fold_end, preview_line, tail_start, visible
 
@@ -82,6 +83,18 @@ class WholeWrap(Visual):
 
     def get_height(self, rules: RulesMap, width: int) -> int:
         return self._folded(rules, width).get_height(rules, width)
+
+
+class WholeStatic(Static):
+    """A Static for data text (an entry, a title, a path, an error quoting one): its Content is drawn through
+    ``WholeWrap`` whichever way it was set (the constructor, ``update``), and a string is never markup."""
+
+    def __init__(self, content: VisualType = "", **kwargs) -> None:
+        super().__init__(content, markup=False, **kwargs)
+
+    def render(self) -> Visual:
+        visual = self.visual
+        return WholeWrap(visual) if isinstance(visual, Content) else visual
 
 
 def wrapped(text: str, width: int, lines: int, style: str = "") -> list[Content]:

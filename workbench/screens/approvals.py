@@ -41,7 +41,7 @@ from engine.textsafety import clipped, inline, quote_ending
 from widgets.cursor_in_view import CursorList
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
-from widgets.literal import age, assemble, cut_cells, literal, one_line
+from widgets.literal import WholeStatic, age, assemble, cut_cells, literal, one_line
 
 from ..messages import ShowProposal
 from .base import ReloadWanted, WorkbenchScreen, clauses
@@ -137,8 +137,8 @@ class ApprovalsScreen(WorkbenchScreen):
                 yield Static("", id="proposal-title", classes="column-title")
                 yield CapacityGauge(id="budget")
                 with VerticalScroll(id="proposal-body"):
-                    yield Static("", id="proposal-info")
-                    yield Static("", id="proposal-warnings", classes="warning")
+                    yield WholeStatic("", id="proposal-info")
+                    yield WholeStatic("", id="proposal-warnings", classes="warning")
                     yield DiffView(id="proposal-diff")
         yield self.status_line()
 

@@ -41,7 +41,7 @@ from engine.errors import WorkbenchError
 from engine.events import Event
 from widgets.fitted_footer import FittedFooter
 from widgets.header import WorkbenchHeader
-from widgets.literal import WholeWrap, cut_cells, literal, wrap
+from widgets.literal import WholeStatic, cut_cells, literal, wrap
 from widgets.narration import NarrationLine
 from widgets.transcript import Transcript
 
@@ -98,7 +98,7 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
     def compose(self) -> ComposeResult:
         yield WorkbenchHeader()
         yield NarrationLine(self.workbench.mode_of(self))
-        problem = Static("", id="journal-problem", classes="status error")
+        problem = WholeStatic("", id="journal-problem", classes="status error")
         problem.display = False
         yield problem
         yield from self.compose_body()
@@ -200,7 +200,7 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
     @staticmethod
     def status_line() -> Static:
         """A one-line (or a few lines) status area, hidden until there is something to say."""
-        status = Static("", id="status", classes="status")
+        status = WholeStatic("", id="status", classes="status")
         status.display = False
         return status
 
@@ -211,7 +211,7 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
         message = in_app_words(message)
         status = self.query_one("#status", Static)
         status.set_class(error, "error")
-        status.update(WholeWrap(literal(self._fitted_status(message, error))))
+        status.update(literal(self._fitted_status(message, error)))
         status.display = bool(message)
         if self._status_timer is not None:
             self._status_timer.stop()

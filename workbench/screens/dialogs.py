@@ -36,7 +36,7 @@ from engine.memory.budget import Budget
 from engine.textsafety import clipped
 from widgets.gauge import CapacityGauge
 from widgets.hanging_text import HangingText
-from widgets.literal import WholeWrap, assemble, literal, visible
+from widgets.literal import WholeStatic, assemble, literal, visible
 from widgets.symbol_editor import SymbolTextArea
 from widgets.textual_fixes import DismissOnce
 
@@ -125,7 +125,7 @@ class ConfirmDialog(Dialog[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(literal(self.question, "bold"), classes="dialog-title")
+            yield WholeStatic(literal(self.question, "bold"), classes="dialog-title")
             if self.detail:
                 with VerticalScroll(classes="dialog-detail"):
                     yield HangingText(clipped(self.detail))  # (a wrapped item's lines hang under it)
@@ -182,7 +182,9 @@ class ReadDialog(Dialog[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide help"):
-            yield Static(assemble((self.heading, "bold"), ("   esc closes", "$text-muted")), classes="dialog-title")
+            yield WholeStatic(
+                assemble((self.heading, "bold"), ("   esc closes", "$text-muted")), classes="dialog-title"
+            )
             with VerticalScroll():
                 yield HangingText(self.text, id=self.text_id)
 
@@ -226,9 +228,9 @@ class LineDialog(Dialog[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(literal(self.question, "bold"), classes="dialog-title")
+            yield WholeStatic(literal(self.question, "bold"), classes="dialog-title")
             yield LineInput(self.value, id="line")
-            yield Static(literal(self.error), id="line-error", classes="error")
+            yield WholeStatic(literal(self.error), id="line-error", classes="error")
             yield Static(literal(self.hint, "$text-muted"))
 
     def on_mount(self) -> None:
@@ -318,21 +320,21 @@ class EditDialog(Dialog[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide"):
-            yield Static(literal(self.title_text, "bold"), classes="dialog-title")
+            yield WholeStatic(literal(self.title_text, "bold"), classes="dialog-title")
             if self.hint:  # a long one scrolls: unbounded, it pushed the draft out of view at 60x20
                 with VerticalScroll(id="hint-box"):
-                    yield Static(WholeWrap(literal(self.hint, "$text-muted")), classes="hint")
-            yield Static("", id="on-disk", classes="warning")
+                    yield WholeStatic(literal(self.hint, "$text-muted"), classes="hint")
+            yield WholeStatic("", id="on-disk", classes="warning")
             # above the draft: below it, the draft's least height pushed it out of view at 60x20 (a refused
             # save then looked like a key that did nothing); a long refusal scrolls (tab, arrows)
             with VerticalScroll(id="error-box"):
-                yield Static("", id="error", classes="error")
+                yield WholeStatic("", id="error", classes="error")
             yield SymbolTextArea(text=self.original, id="draft", soft_wrap=self.wrap, show_line_numbers=False)
             if self.budget is not None:
                 yield CapacityGauge(id="draft-budget")
-                yield Static("", id="draft-advice", classes="warning")
+                yield WholeStatic("", id="draft-advice", classes="warning")
             with VerticalScroll(id="conflict", can_focus=False):  # tab goes from the draft to Keep mine
-                yield Static("", id="conflict-text")
+                yield WholeStatic("", id="conflict-text")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(f"{self.verb} (ctrl+s)", variant="primary", id="save")
                 yield Button("Keep mine", variant="warning", id="keep-mine")
@@ -369,7 +371,7 @@ class EditDialog(Dialog[bool]):
             self.conflict = replace(self.conflict, theirs=check.theirs[0])  # moved again while shown
             self._show_conflict(self.conflict)
         self.disk_note = check.note
-        self.query_one("#on-disk", Static).update(WholeWrap(literal(check.note or "")))
+        self.query_one("#on-disk", Static).update(literal(check.note or ""))
         self._show_disk_note()
 
     @on(TextArea.Changed, "#draft")

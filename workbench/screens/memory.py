@@ -53,7 +53,7 @@ from widgets.drift_banner import DriftBanner
 from widgets.entry_list import MARKS, EntryList, EntryRow
 from widgets.fact_list import FactList
 from widgets.gauge import CapacityGauge
-from widgets.literal import WholeWrap, assemble, literal, one_line
+from widgets.literal import WholeStatic, assemble, literal, one_line
 
 from ..messages import JumpToMessage, ShowEntry
 from .base import WorkbenchScreen
@@ -201,7 +201,7 @@ class MemoryScreen(WorkbenchScreen):
         yield FactsPane(id="provider-facts")
         yield self.status_line()
         with VerticalScroll(id="memory-detail"):
-            yield Static("", id="detail-text")
+            yield WholeStatic("", id="detail-text")
 
     def on_mount(self) -> None:
         frozen, live = self.query_one("#frozen-list", EntryList), self.query_one("#live-list", EntryList)
@@ -450,7 +450,7 @@ class MemoryScreen(WorkbenchScreen):
                 (f" ({credited})" if credited else "", "$text-muted"),
                 ("\n", ""),
             ]
-        text.update(WholeWrap(assemble(*parts)))
+        text.update(assemble(*parts))
 
     # -- actions ------------------------------------------------------------------
     def action_column(self, side: str) -> None:

@@ -33,7 +33,7 @@ from engine.memory.format import LISTED, far_over
 from engine.memory.ops import Refusal
 from widgets.diff_view import diff_content
 from widgets.drift_banner import DriftBanner
-from widgets.literal import assemble, literal, one_line
+from widgets.literal import WholeStatic, assemble, literal, one_line
 
 from .dialogs import ConfirmDialog, Dialog, EditDialog, Outcome
 
@@ -84,7 +84,7 @@ class RepairDialog(Dialog[Choice | None]):
         with Vertical(classes="dialog dialog-wide", id="repair-dialog"):
             yield Static(literal(f"Repair {found.file_name}", "bold"), classes="dialog-title")
             with VerticalScroll(classes="dialog-detail"):
-                yield Static(
+                yield WholeStatic(
                     assemble((found.headline + "\n", "bold"), *[("• " + r.message + "\n", "") for r in found.reasons]),
                     id="repair-reasons",
                 )
@@ -211,10 +211,10 @@ class RepairPreview(ConfirmDialog):
             else f"{self.diagnosis.file_name} round-trips and fits its limit after this."
         )
         with Vertical(classes="dialog dialog-wide", id="repair-preview"):
-            yield Static(literal(self.question, "bold"), classes="dialog-title")
+            yield WholeStatic(literal(self.question, "bold"), classes="dialog-title")
             yield Static(literal("The resulting file (+ added, - removed lines):", "$text-muted"))
             with VerticalScroll(id="repair-after"):
-                yield Static(diff_content(lines[:PREVIEW_LINES], context=PREVIEW_LINES), id="repair-diff")
+                yield WholeStatic(diff_content(lines[:PREVIEW_LINES], context=PREVIEW_LINES), id="repair-diff")
                 if len(lines) > PREVIEW_LINES:  # (a file far over its limit: 100,000 lines did not draw)
                     more = len(lines) - PREVIEW_LINES
                     yield Static(literal(f"⋯ {more:,} more lines not shown", "$text-muted"), id="repair-more")

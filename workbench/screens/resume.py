@@ -25,7 +25,7 @@ from engine.archive import Session
 from engine.archive.sessions import titled
 from engine.clock import shown_time
 from engine.errors import WorkbenchError
-from widgets.literal import literal, one_line
+from widgets.literal import WholeStatic, literal, one_line
 
 from .dialogs import Dialog
 
@@ -78,7 +78,7 @@ class ResumeDialog(Dialog[str | None]):
                 classes="dialog-title",
             )
             yield Input(placeholder="id, id prefix or title", id="resume-filter")
-            error = Static("", id="resume-error", classes="error")
+            error = WholeStatic("", id="resume-error", classes="error")
             error.display = False  # hidden from the start: no lookup at mount, which may come once it is closing
             yield error
             yield OptionList(*(session_option(s, self.shown[s.id]) for s in self.recent), id="resume-list")

@@ -33,7 +33,7 @@ from engine.skills.hand_edit import open_skill_md
 from engine.skills.library import PROVENANCE_NOTE
 from engine.skills.usage import parse_iso
 from widgets.code_view import CodeView
-from widgets.literal import assemble, literal, one_line, visible
+from widgets.literal import WholeStatic, assemble, literal, one_line, visible
 from widgets.search_box import SearchBox
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 from widgets.skill_meta import SkillMeta
@@ -163,7 +163,7 @@ class DaysDialog(Dialog[int | None]):
         with Vertical(classes="dialog"):
             yield Static(Content.styled(self.question, "bold"), classes="dialog-title")
             yield Input(str(self.default), id="days")  # any text: the engine's rule says what is wrong with it
-            yield Static(
+            yield WholeStatic(
                 Content.styled("enter: preview what would be purged · esc: cancel", "$text-muted"), id="days-error"
             )
 
@@ -285,7 +285,7 @@ class SkillsScreen(WorkbenchScreen):
         self._files_stale = False  # the selected skill changed since its files were read
 
     def compose_body(self) -> Iterable[Widget]:
-        problem = Static("", id="skills-usage-problem", classes="status warning")
+        problem = WholeStatic("", id="skills-usage-problem", classes="status warning")
         problem.display = False
         yield problem
         yield SearchBox(placeholder="fuzzy filter skills (/)", id="skills-filter")

@@ -48,7 +48,7 @@ from engine.timeline import (
     unsourced,
 )
 from widgets.diff_view import DiffView
-from widgets.literal import WholeWrap, literal, wrap, wrapped
+from widgets.literal import WholeStatic, literal, wrap, wrapped
 from widgets.search_box import SearchBox
 from widgets.timeline_list import TimelineList
 
@@ -171,7 +171,7 @@ class TimelineScreen(WorkbenchScreen):
             placeholder="search (/): words, actor:review, subsystem:skills, target:, session:", id="timeline-search"
         )
         yield TimelineList(id="timeline-list")
-        yield Static(Content(""), id="timeline-detail")
+        yield WholeStatic("", id="timeline-detail")
         yield DiffView(id="timeline-diff")
         yield self.status_line()
 
@@ -293,7 +293,7 @@ class TimelineScreen(WorkbenchScreen):
         stopped = f"{self.reach.note(len(message.rows))} m reads on." if self.reach is not None else None
         if not self.rows:
             said = message.error or stopped or empty_state(message.query)
-            self.query_one("#timeline-detail", Static).update(WholeWrap(literal(said, "$text-muted")))
+            self.query_one("#timeline-detail", Static).update(literal(said, "$text-muted"))
         elif stopped and message.where != "newer":
             self.show_status(stopped)
 
@@ -353,7 +353,7 @@ class TimelineScreen(WorkbenchScreen):
         self.refresh_bindings()  # (space: a group to fold; g: a message to open)
         if row is None:
             detail = self.query_one("#timeline-detail", Static)
-            detail.update(WholeWrap(literal(self.titles.get(message.group or "", ""), "bold")))
+            detail.update(literal(self.titles.get(message.group or "", ""), "bold"))
             self._show_diff(None)
             return
         self._show_detail(row)
@@ -380,7 +380,7 @@ class TimelineScreen(WorkbenchScreen):
         width = detail.content_size.width or self.size.width - 2
         shown = literal(text)  # (whole where it fits, folded by the pane's width)
         cut = len(wrap(shown, width)) > room
-        detail.update(WholeWrap(Content("\n").join(wrapped(text, width, room)) if cut else shown))
+        detail.update(Content("\n").join(wrapped(text, width, room)) if cut else shown)
         if cut != self.detail_cut:
             self.detail_cut = cut
             self.refresh_bindings()
