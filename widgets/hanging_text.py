@@ -10,7 +10,9 @@ from .literal import hanging
 
 class HangingText(Static):
     """Literal text, a list's items one to a line, wrapped to the widget's width with a hanging indent
-    (``hanging``); ``show`` replaces it."""
+    (``hanging``); ``show`` replaces it. Its lines fit the width already: Textual is left none to fold again."""
+
+    DEFAULT_CSS = "HangingText { text-wrap: nowrap; }"
 
     def __init__(self, text: str = "", **kwargs) -> None:
         super().__init__(**kwargs)

@@ -19,6 +19,7 @@ from textual.widgets import Static
 from engine.textsafety import cut_cells, fold_end, preview_line, tail_start, visible
 
 Part = tuple[str, str] | str
+TAB_CELLS = 8  # a tab's stops, as Textual's fold spaces them out
 HANG = 2  # cells a wrapped line's continuation sits deeper than the line's own start (``hanging``)
 one_line = preview_line  # a single-line preview of an entry, as the CLI's budget advice makes it
 
@@ -113,20 +114,22 @@ def wrapped(text: str, width: int, lines: int, style: str = "") -> list[Content]
 def hanging(text: str, width: int) -> list[Content]:
     """``text`` wrapped to ``width`` cells, line by line, each line's continuation ``HANG`` cells deeper than
     its own start (its leading spaces), so an item of a list that wraps reads as one, as a CLI listing's
-    does (``fit_row``'s indent): never back at the left edge under the item's id or bullet."""
+    does (``fit_row``'s indent): never back at the left edge under the item's id or bullet. No line is wider
+    than ``width`` (from 2 cells, a wide character's), so the widget draws them as they are: a tab is spaced
+    out first (the fold spaced it out after the rest of its line was measured: ``key:<tab>value one two``
+    lost ``tw``) and an indent deeper than the width keeps 2 cells for its text (it had none, and its
+    characters were folded one to a line)."""
     lines: list[Content] = []
-    for line in visible(text).split("\n"):
+    room = max(width - 2, 0)  # the deepest an indent goes
+    for line in visible(text).expandtabs(TAB_CELLS).split("\n"):
         body = line.lstrip(" ")
-        lead = len(line) - len(body)
-        first = wrap(Content(body), max(width - lead, 1))[0].plain.rstrip() if body else ""
+        lead = min(len(line) - len(body), room)
+        first = wrap(Content(body), max(width - lead, 2))[0].plain.rstrip() if body else ""
         rest = body[len(first) :].lstrip(" ")
         lines.append(Content(" " * lead + first))
-        deeper = min(lead + HANG, max(width - 1, 0))
-        lines += (
-            [Content(" " * deeper + part.plain.rstrip()) for part in wrap(Content(rest), max(width - deeper, 1))]
-            if rest
-            else []
-        )
+        deeper = min(lead + HANG, room)
+        folded = wrap(Content(rest), max(width - deeper, 2)) if rest else []
+        lines += [Content(" " * deeper + part.plain.rstrip()) for part in folded if part.plain.strip()]
     return lines
 
 
