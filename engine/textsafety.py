@@ -156,6 +156,15 @@ def one_line(text: str, width: int | None = None, words: bool = False) -> str:
     return flat if width is None else cut(flat, width, words)
 
 
+def flat_line(text: str | None, width: int | None = None) -> str:
+    """Data text on one line, as every summary shows it (a Timeline row, a proposal): a line break shows as
+    ``⏎`` and a tab as ``⇥`` (``inline``: a replace reads ``old: 乌龙茶⏎new: …``, never as if its two lines
+    were one text), runs of spaces fold (``one_line``), cut to ``width`` when given, before a word it would
+    split (``cut`` with ``words``)."""
+    line = one_line(inline(text))
+    return line if width is None else cut(line, width, words=True)
+
+
 def preview_line(text: str | None, limit: int | None = 80) -> str:
     """A single-line preview of an entry as the screens show it: ``visible``, newlines shown as ⏎, cut
     with … past ``limit`` characters (None: whole). The TUI's ``one_line`` and the budget advice both

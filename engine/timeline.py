@@ -57,7 +57,7 @@ from .skills.archive_calls import hermes_skill_call
 from .skills.outside import ARCHIVED, CREATED, EDITED, HERMES_PASS, RECORD_ONLY, REMOVED, STATE_CHANGES
 from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
-from .textsafety import apart, cut, inline, one_line, quoted, visible
+from .textsafety import apart, cut, flat_line, inline, one_line, quoted, visible
 from .tools import ToolContext
 from .values import half_width, iso_time, number_value, row_id, text_value, typed_number
 
@@ -324,7 +324,8 @@ class Source:
 
 
 def _short(text: str | None, width: int = 120) -> str:
-    return one_line(text or "", width)
+    """An entry's text on one line (its line breaks as ⏎, ``flat_line``), cut to ``width``."""
+    return cut(flat_line(text), width)
 
 
 def _quoted(text: str | None, width: int = 120) -> str:
@@ -336,8 +337,9 @@ def _quoted(text: str | None, width: int = 120) -> str:
 
 
 def _apart(old: str | None, new: str | None, width: int) -> tuple[str, str]:
-    """Two versions of an entry, quoted, where they differ (``textsafety.apart``)."""
-    old_shown, new_shown = apart(old or "", new or "", width)
+    """Two versions of an entry, quoted, where they differ (``textsafety.apart``), on one line as ``_short``
+    puts them (a change to a line break still shows)."""
+    old_shown, new_shown = apart(flat_line(old), flat_line(new), width)
     return _quoted(old_shown, width), _quoted(new_shown, width)
 
 
@@ -428,7 +430,7 @@ def _summary(entry: JournalEntry) -> str:
         edited = " (edited before approval)" if action == "approve" and isinstance(detail.get("edited"), str) else ""
         return (
             f"{verb.get(action, action)} {detail.get('subsystem', '')} proposal {target}{where}: "
-            f"{cut(one_line(what), 90, words=True)}{edited}{unchanged}"  # (a summary cut as Approvals cuts it)
+            f"{flat_line(what, 90)}{edited}{unchanged}"  # (a summary on one line as Approvals shows it)
         )
     if entry.subsystem == "providers":
         fact = f"{target} fact {detail.get('fact_id')}"

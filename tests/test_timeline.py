@@ -16,6 +16,7 @@ from engine.clock import stamped
 from engine.errors import WorkbenchError
 from engine.journal import UNDOS_OF, tagged
 from engine.skills.manage import skill_manage_tool
+from engine.textsafety import flat_line
 from engine.timeline import (
     Timeline,
     describe_group,
@@ -412,6 +413,23 @@ def test_a_summary_keeps_a_line_separator_apart_from_a_space(home, capsys):
     assert main(["--home", str(home.root), "memory", "show"]) == 0
     shown = capsys.readouterr().out.splitlines()  # a U+2028 is a symbol on its line; a newline breaks it
     assert "  2. line<U+2028>two" in shown and "     three" in shown
+
+
+def test_a_summary_shows_a_line_break_as_approvals_does(home):
+    """The Timeline folded an entry's line break into a space (``'Kettle: Descale weekly'``) where Approvals
+    showed it as ⏎: two lines read as one text, and a change between a break and a space read as none. One
+    rule now (``textsafety.flat_line``)."""
+    assert home.memory.add("memory", "Kettle:\nDescale weekly", ToolContext(actor="user"))["success"]
+    assert home.memory.replace_exact("memory", "Kettle:\nDescale weekly", "Kettle: Descale weekly")["success"]
+    replaced, added = (row.summary for row in Timeline(home).page(limit=2))
+    assert added == "MEMORY + 'Kettle:⏎Descale weekly'"
+    assert replaced == "MEMORY 'Kettle:⏎Descale weekly' → 'Kettle: Descale weekly'"
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    staged = home.memory.add("memory", "Tea:\tgreen\nCoffee: none", REVIEW)
+    [row] = Timeline(home).page(subsystem="approvals", limit=1)
+    assert row.summary.endswith(": add to memory: Tea:⇥green⏎Coffee: none"), row.summary
+    assert flat_line(home.approvals.get(staged["pending_id"]).summary) in row.summary  # as the queue shows it
 
 
 def test_only_a_first_look_at_nothing_is_left_out_of_listings(home):

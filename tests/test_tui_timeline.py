@@ -1172,3 +1172,23 @@ async def test_the_detail_never_folds_inside_a_grapheme(home, tmp_path, columns)
         detail = (await open_mode(pilot, "6", TimelineScreen)).query_one("#timeline-detail", Static)
         await wait_for(pilot, lambda: "ﾃﾞﾌﾟﾛｲ" in "".join(drawn_in(detail)), what="the row's detail")
         assert not parted(drawn_in(detail)), drawn_in(detail)
+
+
+async def test_a_line_break_in_a_summary_shows_as_on_approvals(home, tmp_path):
+    """The Timeline showed a staged entry's line break as a space (``Tea: green``) and Approvals as ⏎
+    (``Tea:⏎green``): the same proposal read two ways. Both show ⏎ now, as every one-line summary does."""
+    from textual.widgets import OptionList
+
+    home.memory.add("memory", "Kettle:\nDescale weekly", ToolContext(actor="user"))
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    home.memory.add("memory", "Tea:\ngreen", AGENT)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: len(shown(screen)) == 2, what="the rows")
+        assert any(what.endswith("add to memory: Tea:⏎green") for what in shown(screen)), shown(screen)
+        assert "MEMORY + 'Kettle:⏎Descale weekly'" in shown(screen)
+        approvals = await open_mode(pilot, "4", ApprovalsScreen)
+        queue = approvals.query_one("#queue", OptionList)
+        await wait_for(pilot, lambda: queue.option_count == 1, what="the queue")
+        assert str(queue.get_option_at_index(0).prompt).endswith("add to memory: Tea:⏎green")

@@ -125,12 +125,3 @@ def detail_summary(detail: dict[str, Any]) -> str | None:
     if not isinstance(payload, dict):
         return None
     return shown_summary(claimed if isinstance(claimed, str) else "", describe(str(detail.get("subsystem")), payload))
-
-
-def summary_line(summary: str | None, width: int | None = None) -> str:
-    """A proposal's summary on one line, as every listing, decision and header shows it: a line break
-    in it shows as ``⏎`` and a tab as ``⇥`` (``inline``: a memory replace reads ``old: 乌龙茶⏎new: …``,
-    never as if its two lines were one text), runs of spaces fold, cut to ``width`` when given, before a
-    word it would split (``cut`` with ``words``)."""
-    line = one_line(inline(summary or ""))
-    return line if width is None else cut(line, width, words=True)

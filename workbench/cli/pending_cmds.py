@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from engine.approvals import PendingRecord
-from engine.approvals.labels import summary_line
 from engine.approvals.preview import budget_label, target_line
 from engine.approvals.queue import NOT_APPLIED
 from engine.clock import stamped
 from engine.diffs import WHITESPACE_ONLY, marked, whitespace_only
 from engine.errors import WorkbenchError
 from engine.home import Home
-from engine.textsafety import clipped, cut, inline
+from engine.textsafety import clipped, cut, flat_line, inline
 
 from . import Output, UsageError, add_command
 from .catching_up import catch_up, catch_up_if_journaled
@@ -98,7 +97,7 @@ def list_pending(home: Home, args) -> Output:
     origins = [record.origin_label + (" (Hermes)" if record.by_hermes else "") for record in scan.records]
     width = max(map(len, origins), default=0)
     for row, origin in zip(rows, origins, strict=True):
-        summary = summary_line(row["summary"])  # (a file name in it may hold a line break)
+        summary = flat_line(row["summary"])  # (a file name in it may hold a line break)
         head = f"  {row['id']}  {row['subsystem']:<6}  {origin:<{width}}  {row['age']:>8}  "
         lines += fit_row(head, summary, "", columns, " " * 6)
         for reason in filter(None, [row["claim_problem"], *row["flags"]]):  # (sentences: wrapped, never cut)
@@ -124,7 +123,7 @@ def show_pending(home: Home, args) -> Output:
 def render_preview(preview: dict) -> str:
     staged = stamped(preview["created_at"], seconds=True)
     lines = [
-        f"# Pending {preview['subsystem']} write {preview['id']}: {summary_line(preview['summary'])}",
+        f"# Pending {preview['subsystem']} write {preview['id']}: {flat_line(preview['summary'])}",
         f"origin: {preview['origin']} ({preview['actor']})   staged: {staged}"
         + ("   by Hermes" if preview["staged_by"] == "hermes" else "")
         + (f"   in session {inline(preview['session_id'])}" if preview.get("session_id") else "")
@@ -194,7 +193,7 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
     if not (done or failed or outcome.get("left_unreadable")):  # `all` of an empty queue: as `pending list` says it
         return Output(data, text="\n".join(wrapped(home.approvals.empty_note(args.subsystem), terminal_width())))
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
-    lines += [f"  {item['id']}  {summary_line(item.get('summary'))}{_how(item)}" for item in done]
+    lines += [f"  {item['id']}  {flat_line(item.get('summary'))}{_how(item)}" for item in done]
     lines += [item["message"] for item in outcome.get("left_unreadable", ())]  # (files it could not take)
     if failed:
         lines.append("Failed:")
@@ -230,4 +229,4 @@ def reject_pending(home: Home, args) -> Output:
 
 def restore_pending(home: Home, args) -> Output:
     result = home.approvals.restore(args.id)
-    return Output(result, text=f"{result['message']}\n  {result['id']}  {summary_line(result['summary'])}")
+    return Output(result, text=f"{result['message']}\n  {result['id']}  {flat_line(result['summary'])}")

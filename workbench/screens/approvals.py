@@ -26,7 +26,6 @@ from textual.widgets.option_list import Option
 
 from engine import lock_waits
 from engine.approvals.editing import batch_budget, edit_draft
-from engine.approvals.labels import summary_line
 from engine.approvals.preview import Seen, budget_label, refusal_now, seen_entries, seen_in, target_line
 from engine.approvals.queue import NOT_APPLIED, DryRun, NoSuchRecord, UnusableRecord
 from engine.approvals.records import HERMES_SEES, KINDS, PendingRecord, RecordProblem
@@ -37,7 +36,7 @@ from engine.memory import FILE_NAMES
 from engine.memory.budget import draft_budget
 from engine.memory.similar import closest, strongest
 from engine.memory.targets import SHORT_NAMES
-from engine.textsafety import clipped, inline, quote_ending
+from engine.textsafety import clipped, flat_line, inline, quote_ending
 from widgets.cursor_in_view import CursorList
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
@@ -498,7 +497,7 @@ class ApprovalsScreen(WorkbenchScreen):
             seen = seen_in(preview)  # approved against what it shows, or refused if that changed meanwhile
             self.confirm(
                 f"Approve {record.subsystem} {record.action} {record.id}?",
-                "\n".join([summary_line(record.summary, 300), *hits, *cautions(preview)]),
+                "\n".join([flat_line(record.summary, 300), *hits, *cautions(preview)]),
                 lambda: self._decide(record.id, approve=True, seen=seen),
             )
 
@@ -511,7 +510,7 @@ class ApprovalsScreen(WorkbenchScreen):
         if record is not None:
             self.confirm(
                 f"Reject {record.subsystem} {record.action} {record.id}?",
-                summary_line(record.summary, 300) + "\nThe journal keeps it: u puts it back right after.",
+                flat_line(record.summary, 300) + "\nThe journal keeps it: u puts it back right after.",
                 lambda: self._decide(record.id, approve=False, unreadable=False),
             )
 
@@ -686,7 +685,7 @@ class ApprovalsScreen(WorkbenchScreen):
         lines, seen, refused = [], {}, 0
         run = DryRun()
         for record in records:
-            lines.append(f"{record.id}  {'Hermes · ' if record.by_hermes else ''}{summary_line(record.summary, 70)}")
+            lines.append(f"{record.id}  {'Hermes · ' if record.by_hermes else ''}{flat_line(record.summary, 70)}")
             if not approve:
                 continue
             try:
@@ -916,7 +915,7 @@ def _queue_row(record: PendingRecord, now: float):
         (f"{record.origin_label} · ", "$text-muted"),
         ("Hermes · " if record.by_hermes else "", "$secondary"),
         (
-            cut_cells(summary_line(record.summary), 120, words=True),
+            cut_cells(flat_line(record.summary), 120, words=True),
             "",
         ),  # (cells: in CJK, 120 characters filled the queue)
     )
@@ -936,7 +935,7 @@ def _info(record: PendingRecord, now: float, session_id: str | None):
     if session_id:
         parts.append((f" · session {inline(session_id)}", ""))
     parts.append(("\n", ""))
-    parts.append((summary_line(record.summary, 240), ""))  # a heading: the diff below holds the whole text
+    parts.append((flat_line(record.summary, 240), ""))  # a heading: the diff below holds the whole text
     return assemble(*parts)
 
 
