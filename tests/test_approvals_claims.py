@@ -15,6 +15,7 @@ import pytest
 from textual.widgets import OptionList, Static
 
 from engine import open_home
+from engine.approvals.labels import claim_problem
 from engine.skills.manage import skill_manage_tool
 from engine.timeline import Timeline
 from engine.tools import ToolContext
@@ -155,6 +156,13 @@ def test_a_record_whose_payload_was_swapped_shows_what_it_does_and_is_refused(he
         assert "rejected skills proposal bbbb0001: delete skill 'delta-renamed'" in _timeline(home, "bbbb0001")
     finally:
         home.close()
+
+
+def test_a_claim_quoted_in_a_refusal_keeps_its_line_break():
+    """The refusal quoted a record's claim with its line break folded into a space (``“write: notes daily”``),
+    where every summary shows ⏎: the claim read as other text than the record holds."""
+    said = claim_problem("write_file", "write\nnotes daily", "delete_file", "delete references/x.md")
+    assert said is not None and said.startswith("Its record says “write_file: write⏎notes daily”"), said
 
 
 def test_a_memory_record_claiming_an_add_over_a_remove_is_refused(tmp_path):

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..memory.store import staged_summary
 from ..skills.frontmatter import parse_frontmatter
-from ..textsafety import cut, inline, one_line
+from ..textsafety import cut, flat_line
 
 CONSOLIDATE = "consolidate"  # a curator plan's action (``curator.consolidate``)
 
@@ -112,9 +112,9 @@ def claim_problem(claimed_action: str, claimed_summary: str, action: str, summar
     verb = _verb(claimed_summary)
     if claimed_action == action and (not verb or verb in (_verb(summary), action)):
         return None
-    said = inline(one_line(f"{claimed_action}: {claimed_summary}" if claimed_summary.strip() else claimed_action, 160))
+    said = flat_line(f"{claimed_action}: {claimed_summary}" if claimed_summary.strip() else claimed_action, 160)
     return (
-        f"Its record says “{said}”, but approving applies its payload, which would {inline(one_line(summary, 160))}. "
+        f"Its record says “{said}”, but approving applies its payload, which would {flat_line(summary, 160)}. "
         "The file was changed after it was staged, or not written by Hermes: reject it."
     )
 
