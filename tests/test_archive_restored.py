@@ -19,7 +19,7 @@ from engine.archive.merges import segments
 from engine.errors import WorkbenchError
 from engine.models import OfflineModel
 from engine.runner import AgentSession
-from tests.archive_support import copy_database, restore_in_another_process
+from tests.archive_support import copy_database, old_workbench_archive, restore_in_another_process
 
 
 def _on_disk(path) -> tuple[list[str], list[str], list[str]]:
@@ -152,3 +152,29 @@ def test_the_runner_s_next_turn_goes_into_the_restored_archive(home, tmp_path):
         users = [row[0] for row in conn.execute("SELECT content FROM messages WHERE role = 'user' ORDER BY id")]
         assert [row[0] for row in conn.execute("PRAGMA integrity_check")] == ["ok"]
     assert users == ["First question, kept in the backup", "Third question, after the restore"]
+
+
+FIRST_CALLS = {  # each read the layout before it had its connection: the old file's
+    "a turn": lambda archive: archive.append_message("old_0", "user", "Said after the restore: 数据库迁移"),
+    "a listing": lambda archive: archive.list_sessions(),
+}
+
+
+@pytest.mark.parametrize("first", FIRST_CALLS)
+def test_a_backup_of_an_older_layout_is_read_and_written_as_it_is(home, tmp_path, first):
+    """A backup from before the layout gained the trigram table, messages.api_content and sessions.archived:
+    the first call after the restore already uses that file's layout (it built its statement from the old
+    file's, naming a table or column the restored file lacks), and so does every call after it."""
+    home.archive.create_session("new", source="cli", title="Written with the complete layout")
+    old = old_workbench_archive(tmp_path / "old", sessions=1, per_session=6) / "state.db"
+    with contextlib.closing(sqlite3.connect(old)) as conn:
+        conn.execute("ALTER TABLE sessions DROP COLUMN archived")
+    restore_in_another_process(old, home.state_db_path)
+    FIRST_CALLS[first](home.archive)
+    assert not home.archive.caps.trigram and not home.archive.caps.has("sessions", "archived")
+    home.archive.append_message("old_0", "user", "Said after the restore about the rollback")
+    assert [hit.session_id for hit in home.archive.search("rollback")] == ["old_0"]
+    assert {hit.session_id for hit in home.archive.search("数据库迁移")} == {"old_0"}
+    assert [s.id for s in home.archive.list_sessions()] == ["old_0"]
+    _, messages, check = _on_disk(home.state_db_path)
+    assert check == ["ok"] and messages[-1] == "Said after the restore about the rollback"

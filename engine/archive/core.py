@@ -234,7 +234,9 @@ class ArchiveCore:
 
     @property
     def caps(self) -> schema.Capabilities:
-        self._open()
+        """The layout of the file this thread's connection is on: getting it first looks at another file put
+        in place (``_look_again``), so a statement built from these goes to a file that has them."""
+        self.conn()
         assert self._caps is not None
         return self._caps
 

@@ -80,9 +80,9 @@ class MessagesMixin(ArchiveCore):
         if not rows:
             return []
         calls = sum(r["calls"] for r in rows)
-        tables, sql = self._bounds
         for attempt in range(_REPAIRS + 1):
             with self._write() as conn:
+                tables, sql = self._bounds  # (once the connection is had: another file's, looked at)
                 checks = self.turn_checks(conn)
                 whole = attempt == _REPAIRS or checks.whole_fts(conn, tables, sql)
                 if whole:
