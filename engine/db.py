@@ -579,9 +579,10 @@ class ThreadConnections:
                 with self._lock:
                     self._left = self._close_idle(self._left)
             closes = self._closes
-            if self._look is not None and (now := _file_id(self.path)) != self._looked:
+            file = _file_id(self.path)  # (before it opens: one renamed in meanwhile is followed at the next get)
+            if self._look is not None and file != self._looked:
                 self._look()
-                self._looked = now
+                self._looked = file
             conn = connect(self.path, self.read_only)
             if self._on_connect:
                 try:
@@ -596,7 +597,7 @@ class ThreadConnections:
                     continue
                 self._local.conn = conn
                 self._local.pid = os.getpid()
-                self._local.file = _file_id(self.path)
+                self._local.file = file
                 self._all.append((conn, threading.current_thread(), os.getpid()))
         return conn
 

@@ -317,3 +317,24 @@ def test_a_wait_of_no_time_by_the_users_timeout_still_says_how_to_wait_longer(tm
 
     said = busy_error(tmp_path / "t.db", 0).message
     assert "(waited 0 s)" in said and "set WORKBENCH_BUSY_TIMEOUT" in said and "tried again later" not in said
+
+
+def test_a_file_renamed_in_as_a_connection_opens_is_followed_at_the_next_get(tmp_path):
+    """Which file a thread's connection is on was read after it opened: a file renamed into place between the
+    two (a restore) was taken for the connection's, so that thread kept the old file for good."""
+    from engine.db import ThreadConnections
+
+    path, backup = tmp_path / "w.db", tmp_path / "backup.db"
+    for file, table in ((path, "old_file"), (backup, "new_file")):
+        with contextlib.closing(connect(file)) as made:
+            made.execute(f"CREATE TABLE {table} (v)")
+
+    def restored_meanwhile(conn):  # just after this connection opened the old file
+        if backup.exists():
+            os.replace(backup, path)
+
+    conns = ThreadConnections(path, on_connect=restored_meanwhile, follow=True)
+    first = conns.get()
+    assert [row[0] for row in first.execute("SELECT name FROM sqlite_master")] == ["old_file"]
+    assert [row[0] for row in conns.get().execute("SELECT name FROM sqlite_master")] == ["new_file"]
+    conns.close_all()
