@@ -427,7 +427,15 @@ class Journal:
     def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """One write transaction on this thread's connection: the journal calls made inside it
         join it and commit together (a memory write's reads and pending rows: one commit)."""
+        self.refuse_damaged()
         return write_transaction(self.connection(), self.read_only)
+
+    def refuse_damaged(self) -> None:
+        """Raise ``DatabaseDamaged`` once workbench.db is known to be damaged (``mark_damaged``): another
+        part's writes ask this first (``transaction``), since one SQLite lets through (a table the damage
+        spared: the skills' look) still lands in the damaged file, or over a -wal not its own."""
+        if self._damage is not None:
+            raise DatabaseDamaged(self._damage, path=str(self.path))
 
     def begin(
         self,

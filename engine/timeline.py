@@ -1343,8 +1343,9 @@ class Timeline:
         self.reach: Reach | None = None  # set by each ``page``: where a shown-actor filter stopped short
 
     def _conn(self):
-        conn = self.home.journal.connection()
-        if not self.home.read_only and self.home.workbench_db_path not in _INDEXED:
+        journal = self.home.journal
+        conn = journal.connection()
+        if not self.home.read_only and self.home.workbench_db_path not in _INDEXED and journal.problem() is None:
             conn.execute("CREATE INDEX IF NOT EXISTS idx_journal_actor ON journal(actor, id)")  # actor filters page
             _INDEXED.add(self.home.workbench_db_path)
         return conn

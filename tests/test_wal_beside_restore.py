@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 
 from engine import open_home
+from engine.db import DatabaseDamaged
 from engine.errors import WorkbenchError
 from engine.tools import ToolContext
 from tests.cli_support import ran
+from tests.hermes_support import workbench_cmd
 
 # The workbench journaling in a process that dies before it closes (killed, the machine off): its last
 # changes stay in workbench.db-wal, not yet copied into the file.
@@ -144,8 +146,23 @@ def test_a_write_to_the_mixed_journal_is_refused_and_changes_nothing(journal_res
     try:
         with pytest.raises(WorkbenchError, match="workbench.db"):
             home.memory.add("memory", "Written after the restore", ToolContext(actor="user"))
+        with pytest.raises(DatabaseDamaged, match="workbench.db"):  # a write of a table the damage spared
+            with home.journal.transaction() as conn:  # (another part's: the skills' look keeps its own)
+                conn.execute("CREATE TABLE spared (v)")
     finally:
         home.close()
+    assert _digest(*files) == before
+
+
+@pytest.mark.parametrize("command", [["timeline"], ["memory", "show"], ["memory", "add", "After the restore"]])
+def test_a_command_that_meets_the_mixed_journal_leaves_its_files_as_they_are(journal_restored, command):
+    """Each a process of its own, closing as the CLI does (at exit): what it meets says the journal is damaged,
+    and no write of another part (the skills' look, kept in workbench.db) goes in after it."""
+    files = [journal_restored / name for name in ("workbench.db", "workbench.db-wal")]
+    before = _digest(*files)
+    done = subprocess.run(workbench_cmd("--home", str(journal_restored), *command), capture_output=True, text=True)
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "workbench.db could not be read" in done.stdout + done.stderr
     assert _digest(*files) == before
 
 
