@@ -322,8 +322,9 @@ class Home:
         return f"{ARCHIVE_UNREADABLE} {said}"
 
     def close(self) -> None:
-        """Close every database connection this home opened (all threads)."""
-        for name in list(self.__dict__):
+        """Close every database connection this home opened (all threads); the journal's last, since a damaged
+        workbench.db's read-only guard must close after every other connection to it (``mark_damaged``)."""
+        for name in sorted(self.__dict__, key=lambda name: name == "journal"):
             closer = getattr(self.__dict__[name], "close", None)
             if callable(closer) and name != "bus":
                 closer()

@@ -271,6 +271,8 @@ def _names_the_file(method: _Method) -> _Method:
         except (sqlite3.ProgrammingError, sqlite3.IntegrityError, sqlite3.InterfaceError):
             raise  # a bug of ours, not the file's: never "move it aside"
         except sqlite3.DatabaseError as exc:
+            if self._damage is not None:  # (a write on the read-only connections ``mark_damaged`` leaves)
+                raise DatabaseDamaged(self._damage, path=str(self.path)) from exc
             error = database_error(exc, self.path)
             if _damaged(exc):
                 self.mark_damaged(error.message)  # damage deep in a table: ``problem`` says so from now on
@@ -286,6 +288,7 @@ class Journal:
         self._refused = refused
         self._damage: str | None = None  # what a call found damaged, once one did
         self._guard: sqlite3.Connection | None = None  # read-only, closed last once damaged (``mark_damaged``)
+        self._retired: list[ThreadConnections] = []  # writable connections set aside by ``mark_damaged``
         self._checked: tuple[tuple, str | None] | None = None  # (the files' stamp, ``problem``'s verdict then)
         self.clock = clock
         self.read_only = read_only
@@ -386,14 +389,18 @@ class Journal:
         return self._damage
 
     def mark_damaged(self, message: str) -> None:
-        """workbench.db is damaged (``message`` says so, and what to do): every later call says it (``problem``),
-        and a read-only connection held until ``close`` keeps any close of ours from copying its -wal into it
-        (a -wal not its own, beside a restored backup, was in the file for good). ``close`` runs at exit too,
-        for a process that never closes its home (the CLI)."""
+        """workbench.db is damaged (``message`` says so, and what to do): every later call says it (``problem``);
+        threads get read-only connections from now on, so no part's write lands in it (SQLite lets one through
+        where the damage spares its pages, a table made on first use too); and a read-only connection held
+        until ``close`` keeps any close of ours from copying its -wal into it (a -wal not its own, beside a
+        restored backup, was in the file for good). ``close`` runs at exit too, for a process that never
+        closes its home (the CLI)."""
         if self._damage is None:
             self._damage = message
         if self._guard is None and not self.read_only and (guard := close_guard(self.path)) is not None:
             self._guard = guard
+            self._retired.append(self._conns)
+            self._conns = ThreadConnections(self.path, True, follow=True)
             atexit.register(self.close)
 
     def read_or(self, read: Callable[[], _Read], unreadable: _Read) -> _Read:
@@ -1030,6 +1037,9 @@ class Journal:
 
     def close(self) -> None:
         self._conns.close_all()
+        for conns in self._retired:
+            conns.close_all()
+        self._retired.clear()
         if self._guard is not None:  # (last: ``mark_damaged``)
             self._guard.close()
             self._guard = None

@@ -70,6 +70,9 @@ def journal_restored(tmp_path) -> Path:
     root = tmp_path / "home"
     home = open_home(root, create=True)
     home.memory.add("memory", "Kept in the backup", ToolContext(actor="user"))
+    home.archive.create_session("s", source="cli")
+    home.archive.append_message("s", "user", "部署完成了")
+    assert home.archive.search("部署")  # (the CJK search index is kept in workbench.db)
     home.close()
     shutil.copyfile(root / "workbench.db", tmp_path / "backup.db")  # (closed: the whole journal is in the file)
     home = open_home(root)
@@ -146,6 +149,8 @@ def test_a_write_to_the_mixed_journal_is_refused_and_changes_nothing(journal_res
     try:
         with pytest.raises(WorkbenchError, match="workbench.db"):
             home.memory.add("memory", "Written after the restore", ToolContext(actor="user"))
+        with pytest.raises(DatabaseDamaged, match="malformed"):  # the journal's own write, once it knows
+            home.journal.append("memory", "add", "memory", actor="user", after="Journaled after the restore")
         with pytest.raises(DatabaseDamaged, match="workbench.db"):  # a write of a table the damage spared
             with home.journal.transaction() as conn:  # (another part's: the skills' look keeps its own)
                 conn.execute("CREATE TABLE spared (v)")
@@ -163,6 +168,24 @@ def test_a_command_that_meets_the_mixed_journal_leaves_its_files_as_they_are(jou
     done = subprocess.run(workbench_cmd("--home", str(journal_restored), *command), capture_output=True, text=True)
     assert "Traceback" not in done.stdout + done.stderr
     assert "workbench.db could not be read" in done.stdout + done.stderr
+    assert _digest(*files) == before
+
+
+def test_the_search_index_in_the_mixed_journal_is_left_as_it_is(journal_restored):
+    """The CJK search index lives in workbench.db on connections of its own: a search after a journal call met
+    the damage wrote the index into it, and a connection of its, closed after the journal's, copied the -wal
+    into the file and deleted it (the changes doctor says to keep)."""
+    files = [journal_restored / name for name in ("workbench.db", "workbench.db-wal")]
+    before = _digest(*files)
+    home = open_home(journal_restored)
+    try:
+        assert [hit.session_id for hit in home.archive.search("部署")] == ["s"]  # its connection, before
+        with pytest.raises(WorkbenchError, match="workbench.db"):
+            home.memory.add("memory", "Written after the restore", ToolContext(actor="user"))
+        home.archive.append_message("s", "user", "回滚计划已经准备好")
+        assert [hit.session_id for hit in home.archive.search("回滚")] == ["s"]  # (scanned: no index)
+    finally:
+        home.close()
     assert _digest(*files) == before
 
 

@@ -81,8 +81,10 @@ class BigramIndex:
         conn.execute(f"PRAGMA busy_timeout={QUICK_BUSY_MS}")  # a search never waits long for the index
 
     def _conn(self) -> sqlite3.Connection | None:
-        """This thread's connection, or None when there is no index (searches then scan)."""
+        """This thread's connection, or None when there is no index (searches then scan), as while the journal
+        in the same file is known to be damaged (the index's writes would land in it)."""
         try:
+            self.archive.home.journal.refuse_damaged()
             conn = self._conns.get()
             if not self._exists(conn):
                 if self.archive.read_only:

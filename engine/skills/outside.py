@@ -598,7 +598,6 @@ class OutsideChanges:
             if "no such table" not in str(exc):
                 raise
             # no look yet, or one kept by a version that kept no archive mtime or support files: not known
-            self.home.journal.refuse_damaged()
             conn.executescript(_SCHEMA)
             row = conn.execute(query).fetchone()
         if row is None:
