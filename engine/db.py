@@ -597,7 +597,7 @@ class ThreadConnections:
                     continue
                 self._local.conn = conn
                 self._local.pid = os.getpid()
-                self._local.file = file
+                self._local.file = file or _file_id(self.path)  # (none before: this connection made it)
                 self._all.append((conn, threading.current_thread(), os.getpid()))
         return conn
 
