@@ -367,15 +367,16 @@ WAL_HEADER_BYTES = 32  # a -wal this long or shorter holds no page
 
 def sound_without_wal(path: Path) -> bool:
     """Whether ``path`` has a -wal holding pages and, read without it (``immutable``: nothing beside it
-    read, locked or written), passes SQLite's ``quick_check``. Such a file that fails the check read with
-    its -wal is sound, and the -wal is not its own: SQLite reads a -wal's pages over whatever file stands
-    beside it, and nothing in the -wal names its file (a backup copied over the database while the old -wal
-    stayed)."""
+    read, locked or written), passes SQLite's ``integrity_check``. Such a file that fails the check read
+    with its -wal is sound, and the -wal is not its own: SQLite reads a -wal's pages over whatever file
+    stands beside it, and nothing in the -wal names its file (a backup copied over the database while the
+    old -wal stayed). (The same check as the one that failed: ``quick_check`` passes an index that no longer
+    matches its table, damage of the file itself.)"""
     try:
         if os.stat(f"{path}-wal").st_size <= WAL_HEADER_BYTES:
             return False
         with contextlib.closing(sqlite3.connect(f"{path.absolute().as_uri()}?immutable=1", uri=True)) as conn:
-            return [row[0] for row in conn.execute("PRAGMA quick_check")] == ["ok"]
+            return [row[0] for row in conn.execute("PRAGMA integrity_check")] == ["ok"]
     except (OSError, sqlite3.DatabaseError):
         return False
 

@@ -142,6 +142,27 @@ def test_doctor_says_the_wal_is_not_the_restored_file_s_and_changes_nothing(jour
     assert _digest(*files) == before
 
 
+def test_damage_in_the_file_itself_is_not_blamed_on_its_own_wal(tmp_path):
+    """An index of workbench.db that no longer matches its table (damage in the file, which quick_check does
+    not look for), with the file's own -wal beside it: doctor named the -wal foreign (the file alone passed
+    a lighter check than the one that failed) and told the user to move aside the journal's latest rows."""
+    root = tmp_path / "home"
+    home = open_home(root, create=True)
+    home.memory.add("memory", "Kept", ToolContext(actor="user"))
+    home.close()
+    with contextlib.closing(sqlite3.connect(root / "workbench.db", isolation_level=None)) as conn:
+        conn.execute("PRAGMA writable_schema=ON")  # the index's entries no longer the ones its definition gives
+        conn.execute(
+            "UPDATE sqlite_master SET sql = 'CREATE INDEX idx_journal_target ON journal(id, subsystem, target)' "
+            "WHERE name = 'idx_journal_target'"
+        )
+    assert "missing from index" in _rows(root / "workbench.db", "PRAGMA integrity_check")[0][0]
+    subprocess.run([sys.executable, "-c", JOURNAL_THEN_DIE, str(root), "5"], check=True)  # its own -wal
+    status, out, err = ran("--home", str(root), "doctor")
+    assert status == 1 and "Traceback" not in out + err
+    assert "workbench.db: integrity_check reports" in out and "alone is sound" not in out
+
+
 def test_a_write_to_the_mixed_journal_is_refused_and_changes_nothing(journal_restored):
     files = [journal_restored / name for name in ("workbench.db", "workbench.db-wal")]
     before = _digest(*files)
