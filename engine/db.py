@@ -545,7 +545,8 @@ class ThreadConnections:
     backup restored over it): it went on reading the old file, and a page its write changed went into the
     -wal beside the path, which is the new file's now, over that page of the new file. The old one is
     closed with the others. ``look``: called before the first connection to each file that stands at the
-    path (the one there now when the set is made counts as looked at), and may raise to refuse it
+    path (the one there now when the set is made counts as looked at), or when none does (it may make
+    one), and may raise to refuse it
     (state.db's opening looks at a file read-only before anything writes to it, ``ArchiveCore._open``)."""
 
     def __init__(
@@ -581,9 +582,9 @@ class ThreadConnections:
                     self._left = self._close_idle(self._left)
             closes = self._closes
             file = _file_id(self.path)  # (before it opens: one renamed in meanwhile is followed at the next get)
-            if self._look is not None and file != self._looked:
+            if self._look is not None and (file is None or file != self._looked):  # (none: ``look`` may make it)
                 self._look()
-                self._looked = file
+                self._looked = file or _file_id(self.path)
             conn = connect(self.path, self.read_only)
             if self._on_connect:
                 try:

@@ -178,3 +178,22 @@ def test_a_backup_of_an_older_layout_is_read_and_written_as_it_is(home, tmp_path
     assert [s.id for s in home.archive.list_sessions()] == ["old_0"]
     _, messages, check = _on_disk(home.state_db_path)
     assert check == ["ok"] and messages[-1] == "Said after the restore about the rollback"
+
+
+@pytest.mark.parametrize("put", ["an empty file", "no file"])
+def test_an_archive_emptied_in_its_place_is_made_as_opening_makes_one(home, tmp_path, put):
+    """state.db replaced by an empty file (a reset), or deleted with a thread yet to connect: every call
+    failed with SQLite's "no such table: sessions" until the workbench restarted; opening makes Hermes's
+    layout in such a file, and so does the look at it."""
+    home.archive.create_session("old", source="cli", title="Before the reset")
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    restore_in_another_process(empty, home.state_db_path)
+    if put == "no file":
+        home.state_db_path.unlink()
+    with ThreadPoolExecutor(max_workers=1) as pool:  # a thread with no connection yet
+        assert pool.submit(home.archive.list_sessions).result() == []
+    assert home.archive.list_sessions() == []
+    home.archive.create_session("new", source="cli", title="After the reset")
+    titles, _, check = _on_disk(home.state_db_path)
+    assert check == ["ok"] and titles == ["After the reset"]

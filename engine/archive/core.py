@@ -147,13 +147,20 @@ class ArchiveCore:
     def _look_again(self) -> None:
         """Before any thread connects to another state.db put in the place of the one opened: the read-only
         look opening takes (a file that is not a usable archive is refused, never written), and its layout
-        read again (a backup from an older Hermes may lack columns)."""
+        read again (a backup from an older Hermes may lack columns). An empty one, or none (a reset), gets
+        Hermes's layout, as opening gives it."""
         with self._lock:
             try:
-                exists = self.path.stat().st_size > 0
+                caps = self._probe() if self.path.stat().st_size > 0 else None
+            except FileNotFoundError:
+                caps = None
             except OSError:
-                return  # (connecting says why, or creates it)
-            if exists and (caps := self._probe()) is not None:
+                return  # (connecting says why)
+            if caps is None and not self.read_only:
+                with contextlib.closing(connect(self.path)) as conn:
+                    schema.create_schema(conn)
+                    caps = schema.inspect(conn, self.path)
+            if caps is not None:
                 self._take_caps(caps)
 
     def _read_caps(self, conn: sqlite3.Connection) -> None:
