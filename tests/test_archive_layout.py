@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -225,3 +227,28 @@ def test_doctor_on_a_missing_foreign_or_damaged_archive(tmp_path, clock):
     assert check(home) == []  # damage is the database check's finding (engine.home_health), not reported twice
     assert home.state_db_path.read_bytes() == b"not a database" * 300
     home.close()
+
+
+# Hermes storing a message meanwhile: its row and, by the triggers, its index rows in one commit
+_HERMES_STORES = (
+    "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+    "c.execute(\"INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s1', 'user', 'more', 2e9)\")"
+)
+
+
+def test_doctor_counts_the_index_and_the_messages_in_one_snapshot(home, monkeypatch):
+    """The messages and each index were counted in statements of their own: a message Hermes stored between
+    them (any doctor run while Hermes works) was reported as an index missing rows, an error whose fix needs
+    Hermes stopped."""
+    home.archive.create_session("s1")
+    home.archive.append_messages("s1", [{"role": "user", "content": f"deploy step {i}"} for i in range(5)])
+    counted = schema.fts_rows
+
+    def hermes_stores_first(conn, table):
+        if table == "messages_fts":  # after the messages were counted
+            subprocess.run([sys.executable, "-c", _HERMES_STORES, str(home.state_db_path)], check=True)
+        return counted(conn, table)
+
+    monkeypatch.setattr(schema, "fts_rows", hermes_stores_first)
+    assert check(home) == []
+    assert fts_state(home.state_db_path)["messages"] == 6  # (it did store it)

@@ -42,6 +42,7 @@ def check(home: Home) -> list[Finding]:
     except (WorkbenchError, sqlite3.DatabaseError):
         return []  # a damaged file: engine.home_health's integrity check reports it
     try:
+        conn.execute("BEGIN")  # one snapshot: a message Hermes stores meanwhile is in every count or in none
         deep = _deep_findings(
             merges.deep_indexes(conn), path, "every search fails, and so does every message Hermes stores"
         )
