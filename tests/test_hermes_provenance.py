@@ -520,7 +520,14 @@ async def test_a_timeline_row_shown_before_its_hermes_turn_was_stored_gets_its_s
         await wait_for(pilot, lambda: session_cell() == "-", timeout=60, what="the outside add, no session yet")
         message = hermes.json(root, HERMES_LATE_TURN)["message"]
         await wait_for(pilot, lambda: session_cell() == "hermes-late", timeout=60, what="its session, once stored")
-        row = next(r for r in screen.rows if "Backups run at 02:00" in r.summary)
+
+        def late_row():
+            return next(r for r in screen.rows if "Backups run at 02:00" in r.summary)
+
+        # (the cell may name the session by looking its call up before the look that credits the row reloads)
+        await wait_for(pilot, lambda: late_row().actor == "agent", timeout=60, what="the row credited to its call")
+        row = late_row()
+        assert session_cell() == "hermes-late"
         # the row itself is credited now (Hermes stores the call after its tool ran): its own session and message
         assert (row.actor, row.session_id, row.message_id) == ("agent", "hermes-late", message)
         assert "credited to session hermes-late when its turn was stored" in row.found
