@@ -273,3 +273,29 @@ def test_memory_show_wraps_an_origin_line_wider_than_the_terminal(tmp_path):
     assert lines[at + 1].startswith(indent + "↳ agent · ") and lines[at + 2].startswith(indent + "  ")
     assert all(cell_len(line) <= 60 for line in lines[at : at + 3]), lines
     assert " ".join(" ".join(lines[at + 1 : at + 3]).split()) == " ".join(origin.split())
+
+
+def test_memory_show_fits_its_gauge_line_to_the_terminal(tmp_path):
+    """A user trial: at 60 columns `memory show --target user` printed its gauge line 62 cells wide. The
+    gauge narrows to fit; where even its narrowest would not, the line wraps at a space, its rest deeper."""
+    home = open_home(tmp_path / "h")
+    for fact in ("backend engineer on the payments team", "prefers concise answers: code first", "uses Neovim"):
+        home.memory.add("user", f"User {fact}, as the demo's profile says.", ToolContext(actor="user"))
+    home.close()
+    wide = workbench(tmp_path / "h", 200, "memory", "show", "--target", "user").splitlines()
+    assert wide[1].startswith("  " + "█") and wide[1].endswith("chars · 3 entries") and cell_len(wide[1]) > 60
+    facts = wide[1].split("  ")[-1]
+    for columns in (80, 60, 40):
+        lines = workbench(tmp_path / "h", columns, "memory", "show", "--target", "user", process=columns == 60)
+        lines = lines.splitlines()
+        assert all(cell_len(line) <= columns for line in lines[:2]), lines  # (an entry is never cut)
+        gauge = lines[1].split()[0]
+        assert set(gauge) <= set("█░") and 8 <= len(gauge) <= 24, lines
+        if columns == 40:  # (the narrowest gauge and the facts do not fit 40: they wrap, the rest deeper)
+            assert (
+                lines[2].startswith("    ")
+                and cell_len(lines[2]) <= columns
+                and " ".join(lines[1:3]).split()[1:] == facts.split()
+            ), lines
+        else:
+            assert lines[1] == f"  {gauge}  {facts}" and lines[2].startswith("  1. "), lines

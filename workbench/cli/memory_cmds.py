@@ -17,7 +17,7 @@ from engine.memory.credit import credited_note
 from engine.memory.format import BOM, LISTED, far_over_note, has_crlf, line_endings, listed
 from engine.memory.targets import HEADINGS
 from engine.memory.threats import prompt_note
-from engine.textsafety import apart, clipped, inline, one_line
+from engine.textsafety import apart, cells, clipped, inline, one_line, visible
 from engine.tools import ToolContext
 from engine.values import iso_time
 
@@ -28,6 +28,7 @@ from .numbers import ID, ROWS
 from .textin import stdin_text
 
 GAUGE_CELLS = 24
+MIN_GAUGE_CELLS = 8  # the gauge gives way to a narrow terminal down to this; below it, its line wraps
 STORE_HELP = "the store: memory (MEMORY.md, the default) or user (USER.md)"
 
 
@@ -88,9 +89,16 @@ def register(subparsers, common) -> None:
 
 
 # -- show ------------------------------------------------------------------------------
-def gauge(usage: Usage) -> str:
-    filled = min(GAUGE_CELLS, round(usage.percent / 100 * GAUGE_CELLS))
-    return "█" * filled + "░" * (GAUGE_CELLS - filled)
+def gauge(usage: Usage, size: int = GAUGE_CELLS) -> str:
+    filled = min(size, round(usage.percent / 100 * size))
+    return "█" * filled + "░" * (size - filled)
+
+
+def _gauge_line(usage: Usage, facts: str, columns: int) -> list[str]:
+    """The usage gauge and ``facts`` in ``columns`` cells: the gauge narrower where they would not fit,
+    the line wrapped where even the narrowest would not."""
+    size = max(MIN_GAUGE_CELLS, min(GAUGE_CELLS, columns - 4 - cells(visible(facts))))
+    return folded(f"  {gauge(usage, size)}  {facts}", columns)
 
 
 def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
@@ -169,11 +177,11 @@ def _numbered(entries: list[str], notes: list[str] | None = None, flags: list[st
 def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
     title = HEADINGS[view["target"]] + ("  · frozen snapshot" if frozen else "")  # (the block keeps Hermes's)
     usage = Usage(view["chars"], view["limit"])
-    lines = [
-        title,
-        f"  {gauge(usage)}  {usage.text} · {_entries(view['entry_count'])}"
-        + (f" · ⚠ {view['blocked']} blocked" if view.get("blocked") and view["enabled"] else ""),
-    ]
+    columns = terminal_width()
+    facts = f"{usage.text} · {_entries(view['entry_count'])}" + (
+        f" · ⚠ {view['blocked']} blocked" if view.get("blocked") and view["enabled"] else ""
+    )
+    lines = [title, *_gauge_line(usage, facts, columns)]
     if not view["enabled"]:
         lines.append("  (disabled in config: not injected into the prompt, agent writes refused)")
     if view.get("error"):
