@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+from itertools import takewhile
 from unittest import mock
 
 from rich.cells import cell_len
@@ -299,3 +300,32 @@ def test_memory_show_fits_its_gauge_line_to_the_terminal(tmp_path):
             ), lines
         else:
             assert lines[1] == f"  {gauge}  {facts}" and lines[2].startswith("  1. "), lines
+
+
+def test_warnings_wrap_to_the_terminal_under_their_mark(tmp_path):
+    """A user trial: `skills list`'s `⚠` lines were not wrapped at all and `memory show`'s wrapped at a fixed
+    100 characters, so at 60 or 80 columns the terminal broke them inside a word. Each wraps to the
+    terminal's width at spaces now, its continuation two cells in from the `⚠` (a hanging indent)."""
+    from tests.test_skills_support import write_skill
+
+    home = open_home(tmp_path / "h")
+    write_skill(home, "nginx-reload", "devops")
+    home.close()
+    broken = tmp_path / "h" / "skills" / "devops" / "a-skill-whose-front-matter-was-cut-off"
+    broken.mkdir()
+    (broken / "SKILL.md").write_text("---\nname: [oops\n---\nbody\n", encoding="utf-8")
+    entries = ["Plain entry", "Bell\x07 on deploy", "cat ~/.netrc first, then deploy"]
+    (tmp_path / "h" / "memories" / "MEMORY.md").write_bytes(("\ufeff" + "\n§\n".join(entries)).encode())
+    for columns in (60, 80):
+        for args, mark in ((("skills", "list"), "⚠ SKILL.md does not parse"), (("memory", "show"), "     ⚠ ")):
+            lines = workbench(tmp_path / "h", columns, *args, process=columns == 60).splitlines()
+            wide = workbench(tmp_path / "h", 200, *args).splitlines()
+            warnings = [line for line in wide if line.startswith(mark)]
+            assert warnings and any(cell_len(line) > columns for line in warnings), wide
+            for warning in warnings:
+                at = lines.index(next(line for line in lines if warning.startswith(line)))
+                hang = " " * (warning.index("⚠") + 2)
+                rest = takewhile(lambda line: line.startswith(hang) and line[len(hang)] != " ", lines[at + 1 :])
+                taken = [lines[at], *rest]
+                assert len(taken) > 1 and all(cell_len(line) <= columns for line in taken), (columns, lines)
+                assert " ".join(" ".join(taken).split()) == " ".join(warning.split())

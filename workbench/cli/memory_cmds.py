@@ -23,7 +23,7 @@ from engine.values import iso_time
 
 from . import Output, UsageError, add_command, empty_text
 from .catching_up import catch_up_if_journaled
-from .fit import folded, terminal_width
+from .fit import folded, terminal_width, wrapped
 from .numbers import ID, ROWS
 from .textin import stdin_text
 
@@ -168,9 +168,7 @@ def _numbered(entries: list[str], notes: list[str] | None = None, flags: list[st
         if notes:  # (its origin wraps to the terminal's width, its continuation deeper)
             lines += folded(indent + "↳ " + notes[i - 1], columns)
         if flags and flags[i - 1]:
-            lines.append(
-                textwrap.fill(f"⚠ {flags[i - 1]}", 100, initial_indent=indent, subsequent_indent=indent + "  ")
-            )
+            lines += wrapped(f"⚠ {flags[i - 1]}", columns, indent, hang="  ")
     return lines
 
 
@@ -190,7 +188,7 @@ def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
         lines.append(f"  ({view['withheld']})")
     for key in ("far_over_limit", "line_endings", "byte_order_mark"):
         if view.get(key):
-            lines.append(f"  ⚠ {textwrap.fill(view[key], 96, subsequent_indent='    ')}")
+            lines += wrapped(f"⚠ {view[key]}", columns, "  ", hang="  ")
     lines.extend(_numbered(view["entries"], notes, view.get("flags")) if view["entries"] else ["  (no entries)"])
     return "\n".join(lines)
 

@@ -12,7 +12,7 @@ from engine.skills.validation import MAX_SKILL_CONTENT_CHARS, SkillError
 from engine.textsafety import cells, cut_cells, inline
 
 from . import Output, add_command, skill_edit_cmds
-from .fit import fit_row, terminal_width
+from .fit import fit_row, terminal_width, wrapped
 
 CLOSE_SCORE = 80  # rapidfuzz WRatio a skill's name needs to be offered for a name that matched none
 CLOSE_LIMIT = 5  # close names a refusal offers at most
@@ -91,18 +91,20 @@ def list_skills(home: Home, args) -> Output:
             columns,
         )
     ]
+    notes = []  # (each wrapped to the terminal's width, under its mark)
     broken = [inline(s.path) for s in skills if s.problem and not s.too_long]
     if broken:
-        lines.append(f"⚠ SKILL.md does not parse in {', '.join(broken)} (`workbench doctor` says why).")
-    lines += [f"⚠ {inline(s.path)}: {inline(s.name_problem)}" for s in skills if s.name_problem]
-    lines += [f"⚠ {inline(s.path)}: {inline(s.index_problem)}" for s in skills if s.index_problem]
-    lines += [f"* {inline(s.path)}: its counts {s.uses_note}" for s in skills if s.uses_note]
+        notes.append(f"⚠ SKILL.md does not parse in {', '.join(broken)} (`workbench doctor` says why).")
+    notes += [f"⚠ {inline(s.path)}: {inline(s.name_problem)}" for s in skills if s.name_problem]
+    notes += [f"⚠ {inline(s.path)}: {inline(s.index_problem)}" for s in skills if s.index_problem]
+    notes += [f"* {inline(s.path)}: its counts {s.uses_note}" for s in skills if s.uses_note]
     long = [inline(s.path) for s in skills if s.too_long]
     if long:
-        lines.append(f"⚠ SKILL.md is over the {MAX_SKILL_CONTENT_CHARS:,}-character limit in {', '.join(long)}.")
+        notes.append(f"⚠ SKILL.md is over the {MAX_SKILL_CONTENT_CHARS:,}-character limit in {', '.join(long)}.")
     warning = home.skills.usage_warning()
     if warning:
-        lines.append(f"⚠ {inline(warning)}")
+        notes.append(f"⚠ {inline(warning)}")
+    lines += [line for note in notes for line in wrapped(note, columns, hang="  ")]
     return Output({"skills": rows, "usage_problem": warning}, text="\n".join(lines) or "No skills.")
 
 
