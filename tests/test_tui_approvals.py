@@ -899,18 +899,25 @@ async def test_the_diff_pane_empties_with_the_queue_and_stays_empty_on_resize(ga
         assert text_of(app, "#proposal-diff") == ""
 
 
-async def test_each_queue_row_keeps_its_age_on_its_first_line_at_80_columns(gated, tmp_path):
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+async def test_each_queue_row_keeps_its_age_on_its_first_line(gated, tmp_path, size):
     """With enough rows for a scrollbar, or a `consolidate` among them, the first line ran past the
-    queue's width and every row's age wrapped onto a line of its own."""
+    queue's width and every row's age wrapped onto a line of its own; at 60x20 (a queue of 17 cells)
+    every row's did, under `memory add`. The what gives way to the age now, cut before a word."""
     for n in range(10):
         stage(gated, f"Proposal number {n} about the deploy window")
     app = make_app(gated, tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await open_approvals(pilot)
         queue = app.screen.query_one("#queue", OptionList)
         assert queue.scrollbars_enabled[0]  # enough rows for its scrollbar
         firsts = [line for line in screen_text(app).splitlines() if line.startswith("│ memory add")]
-        assert firsts and all(re.search(r"memory add +\d+s ", line) for line in firsts), firsts
+        assert len(firsts) >= 2 and all(re.search(r"memory add +\d+s ", line) for line in firsts), firsts
+        width = app.screen._row_width()
+        await pilot.resize_terminal(*{(80, 24): (60, 20), (60, 20): (80, 24)}[size])  # (the rows follow)
+        await settle(pilot)
+        firsts = [line for line in screen_text(app).splitlines() if line.startswith("│ memory add")]
+        assert len(firsts) >= 2 and all(re.search(r"memory add +\d+s ", line) for line in firsts), firsts
     from workbench.screens.approvals import _queue_row
 
     consolidate = next(iter(gated.approvals.list()))
@@ -920,8 +927,8 @@ async def test_each_queue_row_keeps_its_age_on_its_first_line_at_80_columns(gate
         payload={"action": "consolidate", "name": "umbrella"},
         created_at=consolidate.created_at - 86400 * 30,
     )
-    first = str(_queue_row(consolidate, gated.clock.now())).splitlines()[0]
-    assert first == "skill  consolidate   30d", first
+    first = str(_queue_row(consolidate, gated.clock.now(), width)).splitlines()[0]
+    assert first == {(80, 24): "skill  consolidate   30d", (60, 20): "skill…        30d"}[size], (width, first)
 
 
 async def asked_before_the_preview(pilot, app) -> ApprovalsScreen:

@@ -148,16 +148,23 @@ class ApprovalsScreen(WorkbenchScreen):
         self.set_interval(AGE_TICK, self.refresh_ages)
 
     def refresh_ages(self) -> None:
-        """Redraw the ages in the queue rows and the proposal's header line, and only them:
-        a reload would re-read every record and reset a long diff's scroll position."""
+        """Redraw the ages in the queue rows and the proposal's header line, and only them (and the rows
+        to the queue's width, after a resize): a reload would re-read every record and reset a long diff's
+        scroll position."""
         now = self.home.clock.now()
         queue = self.query_one("#queue", OptionList)
+        width = self._row_width()
         for index, record in enumerate(self.records[: queue.option_count]):
             if queue.get_option_at_index(index).id == record.id:
-                queue.replace_option_prompt_at_index(index, _queue_row(record, now))
+                queue.replace_option_prompt_at_index(index, _queue_row(record, now, width))
         current = self.current
         if current is not None and self.preview is not None and self.preview.get("id") == current.id:
             self.query_one("#proposal-info", Static).update(_info(current, now, self.preview.get("session_id")))
+
+    def _row_width(self) -> int:
+        """The cells a queue row's line has: the queue's, less a scrollbar, whether one shows yet or not."""
+        queue = self.query_one("#queue", OptionList)
+        return queue.content_region.width - queue.styles.scrollbar_size_vertical
 
     def engine_event(self, event: Event) -> None:
         if isinstance(event, (PendingChanged, MemoryChanged, SkillChanged)):
@@ -204,7 +211,7 @@ class ApprovalsScreen(WorkbenchScreen):
             self._show_preview(None)
             return
         queue.set_options(
-            [Option(_queue_row(r, view.now), id=r.id) for r in view.records]
+            [Option(_queue_row(r, view.now, self._row_width()), id=r.id) for r in view.records]
             + [Option(_problem_row(p), id=_problem_key(p)) for p in view.problems]
         )
         if wanted in ids or wanted in unreadable:
@@ -289,6 +296,7 @@ class ApprovalsScreen(WorkbenchScreen):
 
     def on_resize(self, _) -> None:
         self.call_after_refresh(self._title_proposal)  # (its form follows the pane's width)
+        self.call_after_refresh(self.refresh_ages)  # (so do the queue rows' first lines)
 
     def _title_proposal(self) -> None:
         """The proposal pane's title in the widest form its width shows whole: what approving would do
@@ -904,13 +912,19 @@ def _problem_row(problem: RecordProblem):
     )
 
 
-def _queue_row(record: PendingRecord, now: float):
-    """What and how old on the first line, in 24 cells (the queue's width at 80 columns, less its
-    scrollbar: a longer line wrapped the age under every row); who and the gist beneath."""
+def _queue_row(record: PendingRecord, now: float, width: int):
+    """What and how old on the first line, in ``width`` cells (the queue's, less its scrollbar: a longer
+    line wrapped the age under the row), the what cut to leave the age room; who and the gist beneath."""
     kind = KINDS.get(record.subsystem, record.subsystem)
+    what = f"{kind:<6} {one_line(record.action, 11):<11}"  # (a Hermes record's action is any text)
+    when = f" {age(now - record.created_at):>5}"
+    room = max(1, width - cell_len(when))
+    if cell_len(what) > room:  # (a narrow queue, at 60 columns: the padding goes, then the words give way)
+        what = cut_cells(f"{kind} {one_line(record.action, 11)}", room, words=True)
+        what += " " * (room - cell_len(what))
     return assemble(
-        (f"{kind:<6} {one_line(record.action, 11):<11}", "bold"),  # (a Hermes record's action is any text)
-        (f" {age(now - record.created_at):>5}\n", "$text-muted"),
+        (what, "bold"),
+        (when + "\n", "$text-muted"),
         ("⚠ not what it says · " if record.claim_problem else "", "bold $error"),  # (its file's claims lie)
         (f"{record.origin_label} · ", "$text-muted"),
         ("Hermes · " if record.by_hermes else "", "$secondary"),
