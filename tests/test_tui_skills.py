@@ -27,6 +27,8 @@ from workbench.screens.skills import DaysDialog, LedgerDialog, SkillsScreen, sho
 from workbench.screens.timeline import TimelineScreen
 
 pytestmark = pytest.mark.anyio
+# the dry run's line for seed_skills's tomato-care 45 days on: the change, and why the rule decides it
+STALE_TOMATO = "mark stale  tomato-care (unused since it was made 45 days ago; the stale limit is 30 days)"
 DAY = 86400
 
 
@@ -331,7 +333,7 @@ async def test_dry_run_then_apply_exactly_that_plan(home, tmp_path):
         screen = await open_skills(pilot)
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="plan dialog")
-        assert app.screen.detail.split("\n\n")[0] == "mark stale  tomato-care"
+        assert app.screen.detail.split("\n\n")[0] == STALE_TOMATO
         assert state_of(home, "tomato-care") == "active"  # a dry run changes nothing
         await pilot.press("y")
         await wait_for(pilot, lambda: state_of(home, "tomato-care") == "stale", what="plan applied")
@@ -358,7 +360,7 @@ async def test_the_run_question_says_where_each_kind_of_change_is_recorded(home,
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
         said = app.screen.detail
         assert app.screen.question == "Run the curator now? It would make 1 change, exactly this one:"
-        assert said.startswith("mark stale  tomato-care\n\n")  # (what it would do, before anything is done)
+        assert said.startswith(STALE_TOMATO + "\n\n")  # (what it would do, before anything is done)
         assert "every change is in the ledger" not in said
         assert "Every change it makes is on the Timeline. Those that move or write files" in said
         assert "are also in the ledger, where they can be rolled back." in said

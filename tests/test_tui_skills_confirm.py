@@ -13,6 +13,7 @@ import pytest
 from textual.widgets import Input
 
 from tests.screens_seed import open_mode, seed_skills
+from tests.test_tui_skills import STALE_TOMATO
 from tests.tui_support import make_app, settle, wait_for
 from widgets.skill_list import SkillList
 from workbench.screens.dialogs import ConfirmDialog
@@ -135,14 +136,17 @@ async def test_apply_exactly_this_never_applies_more_than_the_dry_run_showed(hom
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await plan_asked(pilot)
-        assert app.screen.detail.split("\n\n")[0] == "mark stale  tomato-care"
+        assert app.screen.detail.split("\n\n")[0] == STALE_TOMATO
         home.skills.usage.set_fields("docker-prune", created_by="agent")  # now the curator's, and idle for 45 days
         await pilot.press("y")
         await wait_for(
             pilot, lambda: isinstance(app.screen, ConfirmDialog) and "changed" in app.screen.question, what="new plan"
         )
         assert app.screen.question.startswith("The skills changed since the dry run, so nothing was applied.")
-        assert app.screen.detail.split("\n\n")[0] == "mark stale  docker-prune\nmark stale  tomato-care"
+        assert app.screen.detail.split("\n\n")[0] == (
+            "mark stale  docker-prune (unused since it was made 45 days ago; the stale limit is 30 days)\n"
+            + STALE_TOMATO
+        )
         assert state_of(home, "tomato-care") == "active" and state_of(home, "docker-prune") == "active"
         await pilot.press("y")  # the new plan, as shown this time
         await wait_for(pilot, lambda: state_of(home, "docker-prune") == "stale", what="applied")

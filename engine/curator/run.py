@@ -34,7 +34,7 @@ from .archive import archived_time, base_name, destination, restore_matches
 from .cron import jobs_naming, named_skills
 from .ledger import LedgerEntry
 from .schedule import Due, Schedule, check, dry_run_summary, last_activity, seeded_only
-from .transitions import ARCHIVE, DAY, REACTIVATE, SEED, STALE, UNJUDGED, Policy, decide
+from .transitions import ARCHIVE, DAY, REACTIVATE, SEED, STALE, UNJUDGED, Policy, decide, reason
 
 # Where a curator change is recorded, as every question about one says: the ledger holds file changes
 # only (what `curator rollback` can undo), so a pass's stale marks and reactivations, which change
@@ -92,6 +92,13 @@ class CuratorReport:
     errors: tuple[str, ...] = ()
     plan: tuple[tuple[str, str], ...] = ()  # (decision, folder under skills/) of every change, as previewed
     kept_for_cron: tuple[str, ...] = ()  # skills it would have aged, kept because a cron job names them
+    reasons: dict[str, str] = field(default_factory=dict)  # why each change, by the name the lists give
+
+    def with_reason(self, name: str) -> str:
+        """``name`` as the report lists it: in a dry run's (a question before a pass) with why the rule
+        decided its change, as both skins show it; a pass's report names the skills alone."""
+        why = self.reasons.get(name) if self.dry_run else None
+        return f"{inline(name)} ({why})" if why else inline(name)
 
     @property
     def summary(self) -> str:
@@ -131,7 +138,9 @@ class CuratorReport:
         ``awaiting`` (``Curator.awaiting_review``: its proposals still pending), names shown inline."""
         would = "would " if self.dry_run else ""
         lines = [self.headline]
-        lines += [f"  {would}{label}: {', '.join(map(inline, names))}" for label, names in self.changes() if names]
+        lines += [
+            f"  {would}{label}: {', '.join(map(self.with_reason, names))}" for label, names in self.changes() if names
+        ]
         if self.report_path:
             lines.append(f"  report: {inline(self.report_path)}")
         if awaiting:
@@ -162,16 +171,21 @@ class _Pass:
 
     decisions: dict[str, list[Found]] = field(default_factory=dict)
     shared: frozenset[str] = frozenset()  # names two active skills declare (in two folders)
+    reasons: dict[str, str] = field(default_factory=dict)  # why each change, by the skill's label
 
-    def add(self, decision: str, found: Found) -> None:
+    def add(self, decision: str, found: Found, why: str = "") -> None:
         self.decisions.setdefault(decision, []).append(found)
+        if why:
+            self.reasons[self.label(found)] = why
+
+    def label(self, found: Found) -> str:
+        """A skill as every list names it (``skill_label``): a name two active skills share comes with its
+        folder (``archived: k8s-rollout (devops/k8s-rollout), k8s-rollout (k8s-rollout)``)."""
+        return skill_label(found.name, found.rel if found.name in self.shared else None)
 
     def names(self, decision: str) -> tuple[str, ...]:
-        """The skills of one decision as every list names them (``skill_label``): a name two active skills
-        share comes with its folder (``archived: k8s-rollout (devops/k8s-rollout), k8s-rollout (k8s-rollout)``)."""
-        return tuple(
-            skill_label(f.name, f.rel if f.name in self.shared else None) for f in self.decisions.get(decision, [])
-        )
+        """The skills of one decision, each by its ``label``."""
+        return tuple(self.label(f) for f in self.decisions.get(decision, []))
 
     def plan(self) -> tuple[tuple[str, str], ...]:
         """Every change by folder (two folders may declare one name): what a preview promises."""
@@ -599,7 +613,7 @@ class Curator:
             if found.name in cron_named:  # in use while a job names it, fired lately or not: left as it is
                 kept_for_cron += [found.name] * (decision in (STALE, ARCHIVE))
             elif decision:
-                decided.add(decision, found)
+                decided.add(decision, found, reason(decision, record, now, policy) if decision != SEED else "")
 
         def report_of(dry: bool, errors: tuple[str, ...] = ()) -> CuratorReport:
             return CuratorReport(
@@ -614,6 +628,7 @@ class Curator:
                 errors=errors,
                 plan=decided.plan(),
                 kept_for_cron=tuple(kept_for_cron),
+                reasons={n: decided.reasons[n] for d in (STALE, ARCHIVE, REACTIVATE) for n in decided.names(d)},
             )
 
         if dry_run:

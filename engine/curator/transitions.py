@@ -68,3 +68,29 @@ def decide(record: dict[str, Any] | None, now: float, policy: Policy) -> str | N
     if anchor > stale_cutoff and state == "stale":
         return REACTIVATE
     return None
+
+
+def reason(decision: str, record: dict[str, Any], now: float, policy: Policy) -> str:
+    """Why ``decide`` decided ``decision`` (stale, archive or reactivate), in words a dry run shows beside
+    the skill: how long since its last activity (use, view or patch), else since it was made, against
+    the limit it passed or is back within (``curator.stale_after_days``, ``curator.archive_after_days``)."""
+    ago = _days(now - anchor_of(record, now))
+    moment = last_activity(record)
+    if moment is None:
+        since = f"unused since it was made {ago} ago"
+    else:
+        done = next(word for word, key in _ACTIVITY if parse_iso(record.get(key)) == moment)
+        since = f"last {done} {ago} ago"
+    if decision == ARCHIVE:
+        return f"{since}; the archive limit is {_days(policy.archive_after_days * DAY)}"
+    if decision == STALE:
+        return f"{since}; the stale limit is {_days(policy.stale_after_days * DAY)}"
+    return f"{since}; within the stale limit of {_days(policy.stale_after_days * DAY)}"
+
+
+_ACTIVITY = (("used", "last_used_at"), ("viewed", "last_viewed_at"), ("patched", "last_patched_at"))
+
+
+def _days(seconds: float) -> str:
+    days = int(seconds // DAY)
+    return f"{days} day{'s' * (days != 1)}"

@@ -145,7 +145,7 @@ def shown_part(text: str, where: str) -> str:
 
 def plan_lines(report: Any) -> list[str]:
     """A curator report (run or dry run) as one line per skill it touches."""
-    lines = [f"{verb:<11} {name}" for field, verb in PLAN_VERBS for name in getattr(report, field)]
+    lines = [f"{verb:<11} {report.with_reason(name)}" for field, verb in PLAN_VERBS for name in getattr(report, field)]
     return lines + [f"{'keep':<11} {name} (a cron job names it)" for name in report.kept_for_cron]
 
 
