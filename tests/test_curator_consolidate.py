@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -12,6 +13,7 @@ from engine.skills.manage import skill_manage_tool, skill_view_tool
 from engine.skills.validation import SkillError
 from engine.timeline import Timeline
 from engine.tools import ToolContext
+from tests.hermes_support import workbench_cmd
 from tests.test_skills_support import tree_state, write_skill
 
 T0 = 1_780_000_000.0
@@ -192,6 +194,21 @@ def test_approve_applies_exactly_the_previewed_plan(library):
     assert records["git"]["created_by"] == "agent"
     assert (records["git-merge"]["state"], records["git-merge"]["absorbed_into"]) == ("archived", "git")
     assert library.approvals.list() == []
+
+
+def test_a_consolidation_names_the_command_that_rolls_it_back(library):
+    """It said `workbench curator rollback` undoes it, a command that needs the ledger id the line gave
+    apart; it names the id now, and it works (the app's words, ``in_app``, are test_tui_consolidation's)."""
+    (library.root / "config.yaml").write_text("curator:\n  consolidate_without_approval: true\n")
+    shown = subprocess.run(
+        workbench_cmd("curator", "consolidate", "--home", str(library.root)), capture_output=True, text=True
+    )
+    (entry,) = library.skills.ledger.entries()
+    done = f"Consolidated git-merge, git-rebase into 'git' (ledger {entry.id}; "
+    assert shown.returncode == 0 and shown.stdout == f"{done}`workbench curator rollback {entry.id}` undoes it).\n", (
+        shown.stdout + shown.stderr
+    )
+    assert library.curator.rollback(entry.id)["success"] and not (library.skills_dir / "git").exists()
 
 
 def test_a_skill_changed_after_planning_makes_approval_refuse(library):

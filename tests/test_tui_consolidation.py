@@ -48,6 +48,13 @@ async def test_a_plan_shows_as_a_multi_file_diff_approves_and_is_one_group_on_th
         await settle(pilot)
         await wait_for(pilot, lambda: (home.skills_dir / "git").exists(), what="the plan applied")
         assert (home.skills_dir / "git" / "scripts" / "check.sh").read_text() == "echo ok\n"
+        # it told a person in the app to run `workbench curator rollback`: the app's way back is a key
+        (entry,) = home.skills.ledger.entries()
+        said = str(pilot.app.screen.query_one("#status", Static).content)
+        assert said == (
+            f"Consolidated git-merge, git-rebase into 'git' (ledger {entry.id}; on Skills, l opens the ledger, "
+            "where enter on it rolls it back)."
+        )
         screen = await open_mode(pilot, "6", TimelineScreen)
         table = screen.query_one(TimelineList)
         what = [str(table.get_row_at(i)[3]) for i in range(table.row_count)]

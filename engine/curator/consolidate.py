@@ -781,6 +781,7 @@ class Consolidator:
             )
         finally:
             self.skills.scanner.forget_layout()
+        done, ledger = f"Consolidated {', '.join(sources)} into '{umbrella['name']}'", recorded.ledger_id
         return {
             "success": True,
             "name": umbrella["name"],
@@ -788,6 +789,7 @@ class Consolidator:
             "cron_rewrites": cron[1] if cron else [],
             "journal_id": recorded.journal_id,
             "ledger_id": recorded.ledger_id,
-            "message": f"Consolidated {', '.join(sources)} into '{umbrella['name']}' (ledger {recorded.ledger_id}; "
-            "`workbench curator rollback` undoes it).",
+            "message": f"{done} (ledger {ledger}; `workbench curator rollback {ledger}` undoes it).",
+            # (as ``WorkbenchError.in_app``: the words for a person in the app, whose way back is a key)
+            "in_app": f"{done} (ledger {ledger}; on Skills, l opens the ledger, where enter on it rolls it back).",
         }

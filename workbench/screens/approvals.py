@@ -548,8 +548,8 @@ class ApprovalsScreen(WorkbenchScreen):
         except Exception as exc:
             result = {"success": False, "error": getattr(exc, "message", str(exc))}
         ok = result.get("success") is not False
-        if ok:
-            message = result.get("message")
+        if ok:  # (in the app's words where the write's result has its own: a key to press, not a command)
+            message = (result.get("result") or {}).get("in_app") or result.get("message")
             undoable = not approve and not result.get("unusable")  # (a dropped unreadable file is not rebuilt)
             self.post_result(Decided([pending_id] if undoable else []))
             if undoable:
