@@ -6,8 +6,6 @@ Writes go through the same store, guards and journal as the agent's tool, as act
 
 from __future__ import annotations
 
-import textwrap
-
 from engine.approvals.records import proposed
 from engine.clock import shown_time
 from engine.home import Home
@@ -214,7 +212,8 @@ def show(home: Home, args) -> Output:
 # -- writes ----------------------------------------------------------------------------
 def result_text(result: dict) -> str:
     """A tool result as a person would like to read it (a replace's new entry shown under the old
-    one, both cut where they differ)."""
+    one, both cut where they differ; its sentences wrapped to the terminal's width)."""
+    columns = terminal_width()
     if result.get("success"):
         lines = [f"✓ {result.get('message', 'Done.')}"]
         replaced, removed, now = result.get("replaced_entry"), result.get("removed_entry"), result.get("new_entry")
@@ -227,12 +226,11 @@ def result_text(result: dict) -> str:
             lines.append(f"  was: {_short(removed)}")
         if "usage" in result:
             lines.append(f"  {result.get('target', '')}: {result['usage']} · {_entries(result.get('entry_count', 0))}")
-        for key in ("warning", "line_endings", "byte_order_mark"):
-            if result.get(key):
-                lines.append(f"⚠ {textwrap.fill(result[key], 100, subsequent_indent='  ')}")
-        lines.extend(f"⚠ {textwrap.fill(line, 100, subsequent_indent='  ')}" for line in result.get("advice", []))
+        warnings = [result[key] for key in ("warning", "line_endings", "byte_order_mark") if result.get(key)]
+        for warning in [*warnings, *result.get("advice", [])]:  # (wrapped to the terminal, under their mark)
+            lines += wrapped(f"⚠ {warning}", columns, hang="  ")
         return "\n".join(lines)
-    lines = [f"error: {textwrap.fill(str(result.get('error')), 100, subsequent_indent='  ')}"]  # (the contract's)
+    lines = wrapped(f"error: {result.get('error')}", columns, hang="  ")  # (the contract's)
     if result.get("matches"):
         lines.append("  matching entries:")
         lines.extend(f"    - {m}" for m in result["matches"])
