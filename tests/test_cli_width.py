@@ -11,7 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
-from itertools import takewhile
+import time
 from unittest import mock
 
 from rich.cells import cell_len
@@ -332,8 +332,11 @@ def assert_wrapped(lines: list[str], whole: str, columns: int) -> None:
     ``columns`` cells, broken at spaces, the lines after the first two cells in from where it starts."""
     at = lines.index(next(line for line in lines if whole.startswith(line)))
     hang = " " * (len(whole) - len(whole.lstrip(" ")) + 2)
-    rest = takewhile(lambda line: line.startswith(hang) and line[len(hang)] != " ", lines[at + 1 :])
-    taken = [lines[at], *rest]
+    taken = [lines[at]]
+    for line in lines[at + 1 :]:  # (up to the next line, which may have the same indent)
+        if len(" ".join(taken).split()) >= len(whole.split()) or not re.match(f"{hang}\\S", line):
+            break
+        taken.append(line)
     assert len(taken) > 1 and all(cell_len(line) <= columns for line in taken), (columns, lines)
     assert " ".join(" ".join(taken).split()) == " ".join(whole.split())
 
@@ -363,3 +366,49 @@ def test_memory_writes_wrap_their_warnings_and_errors_to_the_terminal(tmp_path, 
         lines = workbench(tmp_path / str(columns), columns, "memory", "add", flagged, process=columns == 60)
         for warning in warnings:
             assert_wrapped(lines.splitlines(), warning, columns)
+
+
+def test_curator_run_wraps_its_lines_to_the_terminal(tmp_path):
+    """A user trial: at 80 columns `curator run`'s headline, a dry run's planned changes (each with its
+    reason) and the line of merges awaiting review ran past the terminal, which broke them inside words.
+    Each line wider than the terminal wraps at spaces now, its continuation two cells deeper, as `curator
+    status`'s do; a line that fits is as it was."""
+    from engine.skills.usage import iso
+    from tests.test_curator_consolidate import MERGE, REBASE, agent_skill, staged_plan
+    from tests.test_curator_transitions import record
+
+    home = open_home(tmp_path / "h")
+    agent_skill(home, "git-rebase-onto-main-safely", description="Rebase a git branch onto main safely", body=REBASE)
+    agent_skill(home, "git-merge-into-main-safely", description="Merge a git branch into main safely", body=MERGE)
+    staged_plan(home)  # (a merge that awaits review)
+    unused = {"nginx-reload-after-config-change": 45, "kubernetes-rollout-restart": 50, "postgres-vacuum": 100}
+    for name in unused:
+        agent_skill(home, name, description="An old routine", body="# Old\nRun it.\n")
+    usage = json.loads((home.skills_dir / ".usage.json").read_text())
+    for name, days in unused.items():  # (on the real clock: the command's)
+        usage[name] = {**record(), "last_used_at": iso(time.time() - days * 86400), "created_by": "agent"}
+    (home.skills_dir / ".usage.json").write_text(json.dumps(usage))
+    home.close()
+    shutil.copytree(tmp_path / "h", tmp_path / "dry")  # (a dry run at each width, then a pass)
+    for args in (("--dry-run",), ()):
+        wide = workbench(tmp_path / "dry", 1000, "curator", "run", *args).splitlines()
+        for columns in (60, 80):
+            if not args:
+                shutil.copytree(tmp_path / "h", tmp_path / str(columns))
+            home_dir = tmp_path / ("dry" if args else str(columns))
+            lines = workbench(home_dir, columns, "curator", "run", *args, process=columns == 60).splitlines()
+            assert all(cell_len(line) <= columns for line in lines), (columns, lines)
+            for whole in wide:
+                if whole.startswith("  report: "):  # (a pass's: in a folder of its home named for the time)
+                    continue
+                if cell_len(whole) > columns:
+                    assert_wrapped(lines, whole, columns)
+                else:
+                    assert whole in lines, (whole, lines)
+        if args:  # (the headline, the planned changes and the merge awaiting review, each too wide for 80)
+            assert [line.split(":")[0] for line in wide if cell_len(line) > 80] == [
+                "Curator dry run",
+                "  would mark stale",
+                "  would archive",
+                "  1 consolidation it proposed awaits review in Approvals",
+            ], wide

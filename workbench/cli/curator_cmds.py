@@ -80,7 +80,7 @@ def register(subparsers, common) -> None:
 def run_curator(home: Home, args) -> Output:
     report = home.curator.run(dry_run=args.dry_run)
     waiting = home.curator.awaiting_review()
-    return Output({**report.to_dict(), "awaiting_review": waiting}, text="\n".join(report.outcome(waiting)))
+    return Output({**report.to_dict(), "awaiting_review": waiting}, text=_fitted(report.outcome(waiting)))
 
 
 def curator_status(home: Home, args) -> Output:
@@ -98,8 +98,13 @@ def curator_status(home: Home, args) -> Output:
     ]
     for problem in (status["policy_problem"], status["usage_problem"]):
         lines += [f"⚠ {inline(problem)}"] if problem else []
-    columns = terminal_width()  # (a line wider than the terminal wraps at spaces, its continuation deeper)
-    return Output(status, text="\n".join(part for line in lines for part in folded(line, columns)))
+    return Output(status, text=_fitted(lines))
+
+
+def _fitted(lines: list[str]) -> str:
+    """``lines`` as printed: one wider than the terminal wraps at spaces, its continuation deeper."""
+    columns = terminal_width()
+    return "\n".join(part for line in lines for part in folded(line, columns))
 
 
 def _state(status: dict) -> str:
