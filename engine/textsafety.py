@@ -191,6 +191,7 @@ _SPLIT_AFTER = re.compile(r"[.,:]?\d")  # ... that the text goes on from: the cu
 _NUMBER_END = re.compile(r"[\d.,:]*$")
 _SYMBOL = re.compile(r"<U\+[0-9A-F]{4,6}>|\\x[0-9a-f]{2}")  # what ``_symbol`` shows in several characters
 _GRAPHEME = regex.compile(r"\X")
+_UNIT = regex.compile(_SYMBOL.pattern + r"|\X")  # what a cut never parts: a shown symbol, or a grapheme
 _REACH = 32  # of the text after a cut, what a symbol or grapheme it splits is looked for in
 # Hermes's CJK ranges, plus the CJK compatibility ideographs and half-width katakana (ﾗｰﾒﾝ,
 # which a word tokenizer runs together with the kanji and kana around it).
@@ -368,21 +369,26 @@ def shown_spans(text: str, spans: Spans, show: Callable[[str], str] = visible) -
 
 
 def _back(text: str, end: int, room: int) -> int:
-    """Where a stretch of ``text`` ending at ``end`` starts that fills at most ``room`` cells."""
+    """Where a stretch of ``text`` ending at ``end`` starts that fills at most ``room`` cells, whole symbols and
+    graphemes (``start_in``)."""
     start = end
-    while start > 0 and room >= char_cells(text[start - 1]):
-        start -= 1
-        room -= char_cells(text[start])
+    for unit in reversed(_UNIT.findall(text[:end])):
+        room -= cells(unit)
+        if room < 0:
+            break
+        start -= len(unit)
     return start
 
 
 def start_in(text: str, room: int) -> str:
-    """The longest start of ``text`` that fits in ``room`` cells."""
+    """The longest start of ``text`` that fits in ``room`` cells, a symbol or grapheme at a time, each measured
+    whole (``cells``): counted a character at a time, ❤️ took one cell where it draws in two, so an excerpt
+    ran past its row, and a cut parted 👩‍💻 after its joiner, ﾃﾞ before its voiced mark or ``<U+202E>``."""
     used = 0
-    for place, char in enumerate(text):
-        used += char_cells(char)
+    for found in _UNIT.finditer(text):
+        used += cells(found.group())
         if used > room:
-            return text[:place]
+            return text[: found.start()]
     return text
 
 

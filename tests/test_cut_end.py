@@ -10,8 +10,8 @@ import pytest
 import regex
 from rich.cells import cell_len
 
+from engine.textsafety import around, clipped, cut_cells, shown_spans, visible
 from engine.textsafety import cells as engine_cells
-from engine.textsafety import clipped, cut_cells, visible
 from engine.textsafety import cut as engine_cut
 from widgets.diff_view import diff_content
 from widgets.entry_list import EntryRow, row_lines
@@ -87,6 +87,19 @@ def test_a_tail_fits_its_cells_and_starts_whole(text):
         rest = ending.removeprefix("…")
         assert cell_len(ending) <= cells and shown.endswith(rest), (cells, ending)
         assert len(shown) - len(rest) in wholes(shown), (cells, ending)
+
+
+@pytest.mark.parametrize("text", [*HOSTILE, "love ❤️❤️❤️❤️❤️❤️ love", "x ﾃﾞﾌﾟﾛｲ ｽﾃｰｼﾞ 👩\u200d💻👩\u200d💻 y"])
+def test_a_search_excerpt_fits_its_cells_and_is_cut_between_graphemes(text):
+    """``around`` (both skins' search excerpt) counted a character at a time: ❤️ took one cell where it draws
+    in two, so the excerpt ran past its row, and a cut parted 👩‍💻 after its joiner or ﾃﾞ before its mark."""
+    shown, spans = shown_spans(text, ((0, 4),))
+    for room in range(4, cell_len(shown) + 2):
+        piece, _ = around(shown, spans, room)
+        kept = piece.removeprefix("…").removesuffix("…")
+        start = shown.index(kept)
+        assert cell_len(piece) <= room, (room, piece)
+        assert start in wholes(shown) and start + len(kept) in wholes(shown), (room, piece)
 
 
 def line_starts(shown: str, lines: list[str]) -> list[int]:
