@@ -283,6 +283,8 @@ def word_end(kept: str, rest: str) -> str:
 
 
 _NO_CELL = {"Mn", "Me", "Mc", "Cc", "Cf", "Zl", "Zp"}  # marks drawn on the character before, and controls
+# An emoji that draws as text unless VS16 follows it (1️⃣, ↔️, ❤️): VS16 widens these, and only these, as Rich does.
+_TEXT_EMOJI = regex.compile(r"(?V1)[\p{Emoji}--\p{Emoji_Presentation}]")
 
 
 def char_cells(ch: str) -> int:
@@ -300,14 +302,14 @@ def char_cells(ch: str) -> int:
 def _widths(text: str):
     """Each character's cells in ``text`` (``char_cells``), as Rich counts them in context: what follows
     a zero-width joiner is drawn into the character before it (👩‍💻 takes two), and VS16 widens a
-    narrow symbol to an emoji (❤️)."""
+    narrow emoji (❤️, the keycap 1️⃣; not ° or other symbols, which have no emoji form)."""
     joined = False
     before = ""
     for ch in text:
         if ch == "\u200d" or joined:
             width, joined = 0, ch == "\u200d"
         elif ch == "\ufe0f":
-            width = int(bool(before) and char_cells(before) == 1 and unicodedata.category(before) == "So")
+            width = int(char_cells(before) == 1 and bool(_TEXT_EMOJI.match(before))) if before else 0
             before = ""
         else:
             width = char_cells(ch)

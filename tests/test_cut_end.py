@@ -56,7 +56,9 @@ def test_a_cut_never_ends_inside_a_symbol_or_a_grapheme(cut, text):
         assert shown.startswith(kept) and len(kept) in wholes(shown), (width, kept)
 
 
-@pytest.mark.parametrize("text", [*HOSTILE, "ﾃﾞﾌﾟﾛｲ ｽﾃｰｼﾞ", "한글 조합", "漢字 かな ｶﾅ", "é ȅ ñ"])
+@pytest.mark.parametrize(
+    "text", [*HOSTILE, "ﾃﾞﾌﾟﾛｲ ｽﾃｰｼﾞ", "한글 조합", "漢字 かな ｶﾅ", "é ȅ ñ", "step 1️⃣ #️⃣ ‼️ ↔️ ℹ️ ❤️ 20°️C ©️"]
+)
 def test_the_engine_counts_cells_as_the_terminal_draws_them(text):
     """The engine may not import Rich, so it has its own count of cells (``engine_cells``): it must agree with
     the one Rich and Textual draw by, or a cut line would overrun a row or leave a gap."""
@@ -64,6 +66,16 @@ def test_the_engine_counts_cells_as_the_terminal_draws_them(text):
     assert engine_cells(shown) == cell_len(shown)
     for width in range(2, cell_len(shown) + 2):
         assert cell_len(cut_cells(shown, width)) <= width
+
+
+def test_vs16_widens_the_emoji_rich_widens_and_nothing_else():
+    """VS16 turns a text-style emoji into a wide one (1️⃣, ↔️), not any symbol: counted for every "So" character,
+    the keycaps were a cell short and ``°️`` a cell long, so a cut line overran its row or left a gap."""
+    emoji = regex.compile(r"\p{Emoji}")
+    for ch in (chr(code) for code in range(0x20, 0x30000)):
+        if emoji.match(ch) and engine_cells(ch) == cell_len(ch):
+            assert engine_cells(ch + "\ufe0f") == cell_len(ch + "\ufe0f"), hex(ord(ch))
+    assert engine_cells("20°\ufe0fC") == cell_len("20°\ufe0fC") == 4
 
 
 @pytest.mark.parametrize("text", HOSTILE)
