@@ -17,6 +17,7 @@ from widgets.diff_view import diff_content
 from widgets.entry_list import EntryRow, row_lines
 from widgets.literal import hanging, literal, tail, wrapped
 from workbench.cli.fit import fit_row
+from workbench.cli.fit import wrapped as cli_wrapped
 
 HOSTILE = [
     "x" * 5 + "\x1b[31m" + "数据库迁移" * 3,
@@ -129,6 +130,7 @@ WRAPS = {
     "wrapped": lambda text, width: [line.plain for line in wrapped(text, width, 10_000)],
     "hanging": lambda text, width: [line.plain for line in hanging(text, width + 2)],  # (its lines after the first)
     "diff": lambda text, width: [line[2:] for line in diff_content([("+", text)], width=width + 2).plain.split("\n")],
+    "cli": cli_wrapped,  # (the CLI's sentences and ⚠ lines: ``folded``)
 }
 
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import shutil
 
-from rich.cells import chop_cells
-
-from engine.textsafety import cells, cut_cells, visible
+from engine.textsafety import cells, cut_cells, fold_end, start_in, tail_start, visible
 
 MIN_FREE = 12  # cells a row's free text keeps however narrow the terminal: below that, the line is cut at its end
 
@@ -49,12 +47,23 @@ def wrapped(text: str, width: int, indent: str = "", hang: str = "") -> list[str
     first, room = max(1, width - cells(indent)), max(1, width - cells(indent + hang))
     lines: list[str] = []
     for word in visible(text).split():
-        for piece in chop_cells(word, room if lines else first):
+        for piece in _chopped(word, room if lines else first):
             if lines and cells(lines[-1]) + 1 + cells(piece) <= (first if len(lines) == 1 else room):
                 lines[-1] += " " + piece
             else:
                 lines.append(piece)
     return [indent + hang * bool(i) + line for i, line in enumerate(lines)] or [indent.rstrip()]
+
+
+def _chopped(word: str, width: int) -> list[str]:
+    """``word`` in pieces of at most ``width`` cells (a symbol or grapheme wider than that, alone), parted as the
+    TUI folds (``fold_end``): Rich's chop parted ﾃﾞ before its voiced mark and left ``。`` to start a line."""
+    pieces: list[str] = []
+    while word:
+        piece = start_in(word, width) or word[: tail_start(word, 1)]
+        pieces.append(fold_end(piece, word[len(piece) :]))
+        word = word[len(pieces[-1]) :]
+    return pieces
 
 
 def folded(line: str, width: int, hang: str = "  ") -> list[str]:
