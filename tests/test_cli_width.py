@@ -204,6 +204,22 @@ def test_sessions_search_fits_the_terminal_and_keeps_the_match_in_view(tmp_path)
     assert "«デプロイ手順»" in found["results"][0]["snippet"] and "skill_manage" in found["results"][0]["snippet"]
 
 
+def test_sessions_search_never_cuts_the_session_id_a_command_takes(tmp_path):
+    """A Hermes session id is 22 characters: at 40 and 60 columns the hit's first line was cut inside it
+    (`20261207_104643_087e1…`), the id `sessions show` needs. Where the line leaves the title too little room,
+    the id ends a line of its own and the role and title go under it; at 80 columns the row is as before."""
+    home = open_home(tmp_path / "h")
+    session = home.archive.create_session("20261207_104643_087e1c", source="cli", title="Weekly check-in")
+    home.archive.append_message(session.id, "user", "remember that invoice PDFs are rendered by the docs-renderer")
+    home.close()
+    for columns in (40, 60):
+        lines = workbench(tmp_path / "h", columns, "sessions", "search", "invoice").splitlines()
+        assert lines[0].endswith("  20261207_104643_087e1c") and lines[1] == "    [user #1]  Weekly check-in", lines
+        assert all(cell_len(line) <= columns for line in lines), (columns, lines)
+    wide = workbench(tmp_path / "h", 80, "sessions", "search", "invoice").splitlines()
+    assert wide[0].endswith("  20261207_104643_087e1c  [user #1]  Weekly check-in"), wide
+
+
 def test_an_empty_queue_says_so_in_lines_that_fit(tmp_path):
     """A user trial: at 60 columns `pending list` on an empty queue printed its note of 230 characters as one
     line, which the terminal broke inside words. It wraps at spaces, as every sentence the CLI prints does,

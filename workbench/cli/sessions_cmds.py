@@ -223,7 +223,11 @@ def search_sessions(home: Home, args) -> Output:
         for h in hits:
             title = titled(h.title, previews.get(h.session_id)) or ""
             mark = "  · archived" if h.archived else ""  # (hidden from lists, still searched: as the TUI marks it)
-            head = f"{_when(h.when)}  {h.session_id}  [{h.role} #{h.match_message_id}]  "
+            stamp, role = f"{_when(h.when)}  {h.session_id}", f"[{h.role} #{h.match_message_id}]  "
+            head = f"{stamp}  {role}"
+            if cell_len(visible(head)) > columns - MIN_FREE:  # (the id `sessions show` takes is never cut: under it)
+                lines.append(stamp)
+                head = "    " + role
             lines += fit_row(head, title, mark, columns, "    ")
             lines.append("    " + h.snippet_in(columns - 4))
         return "\n".join(lines)
