@@ -224,17 +224,20 @@ def whole(kept: str, rest: str) -> tuple[str, str]:
 
 
 # CJK punctuation that closes what comes before it: a line that starts with one reads as broken (``。`` alone
-# under a sentence), so a fold takes the character before it along (the rule of kinsoku shori).
+# under a sentence), so a fold takes the character before it along (the rule of kinsoku shori); and what
+# opens what follows it, which never ends a line (``「`` at a line's end, its quote on the next).
 _NO_LINE_START = "、。，．！？：；）」』】〕〉》〙〗〟｝］｡､｣"
+_NO_LINE_END = "（「『【〔〈《〘〖〝｛［｢"
 
 
 def fold_end(line: str, rest: str) -> str:
     """Where a line folded before ``rest`` ends: as ``whole`` moves it, and then back by a character (a
-    grapheme) at a time while ``rest`` would start with closing CJK punctuation (``」。`` takes two), unless
-    that would leave the line empty."""
+    grapheme) at a time while ``rest`` would start with closing CJK punctuation (``」。`` takes two) or the
+    line would end with opening punctuation (``。「``: the ``「`` goes down), unless that would leave the line
+    empty."""
     first, rest = whole(line, rest)
     kept = first
-    while rest[:1] and rest[0] in _NO_LINE_START and kept and not kept[-1].isspace():
+    while kept and not kept[-1].isspace() and ((rest and rest[0] in _NO_LINE_START) or kept[-1] in _NO_LINE_END):
         kept, rest = whole(kept[:-1], kept[-1:] + rest)
     return kept or first
 

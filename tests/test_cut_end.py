@@ -173,15 +173,17 @@ def test_a_timeline_row_at_80_columns_shows_the_cjk_entry_it_added():
 
 
 @pytest.mark.parametrize("wrap", WRAPS.values(), ids=WRAPS)
-def test_a_wrapped_line_never_starts_with_closing_cjk_punctuation(wrap):
+def test_a_wrapped_line_never_starts_with_closing_nor_ends_with_opening_cjk_punctuation(wrap):
     """A user trial: at 120 columns the Memory screen showed Hermes's Japanese entry as `…ﾃﾞﾌﾟﾛｲは金曜日に禁止`
-    with its `。` alone on the next line. The character before it now goes down with it (`禁止。` → `止。`)."""
-    text = "デプロイ手順: ビルド→テスト→ステージング→本番。ﾃﾞﾌﾟﾛｲは金曜日に禁止。次、確認（必須）」。"
+    with its `。` alone on the next line. The character before it now goes down with it (`禁止。` → `止。`).
+    Nor does a line end with opening punctuation: a transcript read `…テスト。「` / `確認」を求める。`."""
+    text = "デプロイ手順: ビルド→テスト→ステージング→本番。ﾃﾞﾌﾟﾛｲは金曜日に禁止。次、確認（必須）」。「確認」を求める。"
     broken = 0
     for width in range(8, literal(text).cell_length + 2):
         lines = wrap(text, width)
         assert "".join(lines).replace(" ", "") == text.replace(" ", ""), width
         assert not any(line.strip()[:1] in "。、）」" for line in lines[1:]), (width, lines)
+        assert not any(line.rstrip()[-1:] in "（「" for line in lines[:-1]), (width, lines)
         broken += len(lines) > 1
     assert broken
 
