@@ -426,6 +426,23 @@ def test_the_text_search_marks_an_archived_session_as_the_tui_does(home_dir):
     assert hits and all(line.endswith("· archived") for line in hits), listed
 
 
+def test_a_title_stored_as_bytes_is_searched_and_shown_as_text(home_dir):
+    """The fuzz suite: a session whose title another program stored as a BLOB (bad UTF-8 among it) made
+    `sessions search`'s text output raise TypeError (the fitted title line read the bytes as text)."""
+    db = sqlite3.connect(home_dir / "state.db")
+    db.execute("UPDATE sessions SET title = ? WHERE id = 'root_1'", (b"\xff\xfe\x00Night \xe5\x8d\x8a",))
+    db.commit()
+    db.close()
+    status, out, err = ran("sessions", "search", "migration", "--home", str(home_dir))
+    assert status == 0 and "Traceback" not in err, err
+    hit = next(line for line in out.splitlines() if "root_1" in line)
+    assert hit.endswith("\ufffd\ufffd\u2400Night 半"), hit  # (bad bytes as U+FFFD, NUL as its symbol)
+    code, data, _ = wb(home_dir, "sessions", "search", "migration")
+    assert code == 0 and {h["title"] for h in data["results"] if h["session_id"] == "root_1"} == {
+        "\ufffd\ufffd\x00Night 半"
+    }
+
+
 def test_a_rename_taking_an_earlier_segments_title_says_so(home_dir):
     """Renaming a continuation to its first segment's title moved it off that segment, as Hermes does,
     and the CLI said only the new title: the other session's was gone without a word."""

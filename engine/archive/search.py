@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import BadSearchFilter, WorkbenchError
 from ..textsafety import quoted
+from ..values import text_value
 from . import vocab
 from .cjk import HALF_WIDTH, INDEXED_TEXT, BigramIndex, fts_pages
 from .core import in_chunks
@@ -709,13 +710,13 @@ class SearchMixin(LineageMixin):
         titles: dict[str, str | None] = {}
         for chunk, marks in in_chunks(list(session_ids)):
             titles.update(self.conn().execute(f"SELECT id, title FROM sessions WHERE id IN ({marks})", chunk))
-        return [titles.get(sid) for sid in session_ids]
+        return [text_value(titles.get(sid)) for sid in session_ids]  # (a title stored as a BLOB: decoded)
 
     def _chain_title(self, row: sqlite3.Row, segments: tuple[str, ...]) -> str | None:
         """A hit's title: its chain's (``chain_title``, as the tree titles its row) whichever segment
         matched, never a parent's it is not a continuation of."""
         if segments[0] == row["session_id"] and row["title"]:
-            return row["title"]  # (the first segment's title is the chain's)
+            return text_value(row["title"])  # (the first segment's title is the chain's)
         return chain_title(self._titles(segments or (row["session_id"],)))
 
     def _hit(
