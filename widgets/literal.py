@@ -75,7 +75,7 @@ def _wrap_paragraph(content: Content, width: int) -> list[Content]:
                 return done + lines
             following = lines[-2].plain
             start = plain.find(following, at) if following else -1
-            if start < 0:
+            if start <= 0:  # (not found, or no text taken: as Textual wraps the rest, never the same window again)
                 return done + content.wrap(width)
             done += lines[:-2]
             content = content[start:]
