@@ -161,8 +161,7 @@ def flat_line(text: str | None, width: int | None = None) -> str:
     ``⏎`` and a tab as ``⇥`` (``inline``: a replace reads ``old: 乌龙茶⏎new: …``, never as if its two lines
     were one text), runs of spaces fold (``one_line``), cut to ``width`` when given, before a word it would
     split (``cut`` with ``words``)."""
-    line = one_line(inline(text))
-    return line if width is None else cut(line, width, words=True)
+    return one_line(inline(text), width, words=True)
 
 
 def preview_line(text: str | None, limit: int | None = 80) -> str:

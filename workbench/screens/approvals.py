@@ -210,8 +210,9 @@ class ApprovalsScreen(WorkbenchScreen):
             )
             self._show_preview(None)
             return
+        width = self._row_width()
         queue.set_options(
-            [Option(_queue_row(r, view.now, self._row_width()), id=r.id) for r in view.records]
+            [Option(_queue_row(r, view.now, width), id=r.id) for r in view.records]
             + [Option(_problem_row(p), id=_problem_key(p)) for p in view.problems]
         )
         if wanted in ids or wanted in unreadable:
