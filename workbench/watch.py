@@ -23,6 +23,7 @@ import contextlib
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -39,6 +40,7 @@ log = logging.getLogger(__name__)
 
 SESSION_FILES = {"state.db", "state.db-wal", "state.db-journal"}
 DEBOUNCE_MS = 250
+HOLD_S = 2.0  # a writer's merge step takes milliseconds: a hold it never ended stops counting after this
 
 
 def classify(home: Home, paths: Iterable[str]) -> set[str]:
@@ -191,6 +193,7 @@ class _FileStamps:
         self._closed = False  # (that writer may still hold these after the watch ended)
         self.last = self._stamp()
         self._moving: tuple | None = None
+        self._held_until: float | None = None  # a writer's commit between ``before`` and ``after``
 
     def _stamp(self) -> tuple:
         stamps = []
@@ -206,6 +209,8 @@ class _FileStamps:
 
     def changed(self) -> bool:
         with self._lock:
+            if self._held():
+                return False  # (looked at again once the writer tells ``after``, at the next poll)
             now = self._stamp()
             if now == self.last:
                 self._moving = None
@@ -218,19 +223,28 @@ class _FileStamps:
 
     def before(self) -> tuple | None:
         """A writer of this process, under its write lock, before it writes: what is seen now, or None
-        when that holds a change not reported yet (``engine.archive.upkeep.CommitWitness``)."""
+        when that holds a change not reported yet (``engine.archive.upkeep.CommitWitness``). Looks are
+        held from then until its ``after``, which decides whether what they would see is news."""
         with self._lock:
-            if self._closed:
+            if self._closed or self._held():
                 return None
             now = self._stamp()
-            return now if now == self.last else None
+            if now != self.last:
+                return None
+            self._held_until = time.monotonic() + HOLD_S
+            return now
 
-    def after(self, seen: object) -> None:
-        """That writer's commits since ``before`` are all there is: what is seen now is no change, unless
-        a look reported them meanwhile (the last report is no longer ``seen``) or the database is another
-        file now (one put in its place, whose commits the writer's connection, on the old one, never sees)."""
+    def _held(self) -> bool:
+        return self._held_until is not None and time.monotonic() < self._held_until
+
+    def after(self, seen: object, alone: bool) -> None:
+        """Ends the hold. ``alone``: that writer's commits since ``before`` are all there is, so what is seen
+        now is no change, unless a look reported meanwhile (the last report is no longer ``seen``: the hold
+        ran out) or the database is another file now (one put in its place, whose commits the writer's
+        connection, on the old one, never sees). Not alone: the next look reports what it sees."""
         with self._lock:
-            if self.last != seen or self._closed:
+            self._held_until = None
+            if not alone or self.last != seen or self._closed:
                 return
             now = self._stamp()
             if self._database(now) is not None and self._database(now) == self._database(seen):

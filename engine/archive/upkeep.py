@@ -47,14 +47,16 @@ class CommitWitness(Protocol):
     out: a merge changes no session or message, and each one reloaded the Sessions screen's tree.
 
     ``before`` is asked inside the merge's transaction, before it writes: what the witness sees now, or None
-    when it has a change not yet reported (nothing may then be left out). ``after(seen)`` is called once no
-    other connection can have committed since (SQLite's ``data_version`` on the merge's own connection moves
-    only with other connections' commits, and it is read again under the write lock): the witness may take
-    what it sees then as seen, if it is still at ``seen``."""
+    when it has a change not yet reported (nothing may then be left out). A witness that answered holds its
+    reports of the database until ``after(seen, alone)``, which always follows, the merge failed or not (a
+    look between the merge's commit and its ``after`` took the merge for another process's change). ``alone``
+    when no other connection can have committed since (SQLite's ``data_version`` on the merge's own connection
+    moves only with other connections' commits, and it is read again under the write lock): the witness may
+    then take what it sees as seen, if it is still at ``seen``; otherwise it reports what it sees."""
 
     def before(self) -> object | None: ...
 
-    def after(self, seen: object) -> None: ...
+    def after(self, seen: object, alone: bool) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -160,12 +162,12 @@ class UpkeepMixin(SearchMixin):
                 started = time.perf_counter()
                 told = witness if conn is archive else None
                 merged, before = _merge_step(conn, table, told)
+                if told is not None and before is not None:
+                    _alone_since(conn, before, told)
                 if not merged:
                     break
                 if conn is archive:
                     self._wrote(conn, time.perf_counter() - started)
-                    if told is not None and before is not None:
-                        _alone_since(conn, before, told)
                 steps[table] = steps.get(table, 0) + 1
                 if time.monotonic() >= deadline:
                     break
@@ -176,15 +178,15 @@ def _merge_step(
     conn: sqlite3.Connection, table: str, witness: CommitWitness | None
 ) -> tuple[bool, tuple[int, object] | None]:
     """One ``merge`` of MERGE_PAGES pages in its own transaction; False when busy or nothing was done. With
-    it, the connection's ``data_version`` and what ``witness`` saw before the merge wrote (None: nothing to
-    leave out)."""
+    it, once committed, the connection's ``data_version`` and what ``witness`` saw before the merge wrote
+    (None: nothing to leave out; a witness asked is told ``after`` here if the merge failed)."""
     try:
         with busy_wait(conn, QUICK_BUSY_MS):
             conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError:
         return False, None
+    before = seen = None
     try:
-        before = None
         if witness is not None and (seen := witness.before()) is not None:
             before = (conn.execute("PRAGMA data_version").fetchone()[0], seen)
         merged = merge_due(structure(conn, table)) and _carry(conn, table)  # read inside: no writer comes between
@@ -192,6 +194,8 @@ def _merge_step(
     except sqlite3.Error as exc:
         with contextlib.suppress(sqlite3.Error):  # (damage may have ended the transaction already)
             conn.execute("ROLLBACK")
+        if witness is not None and seen is not None:
+            witness.after(seen, alone=False)
         if is_corrupt(exc):
             raise  # the file is damaged: said, and no step follows (``upkeep``)
         return False, None
@@ -199,20 +203,23 @@ def _merge_step(
 
 
 def _alone_since(conn: sqlite3.Connection, before: tuple[int, object], witness: CommitWitness) -> None:
-    """Tell ``witness`` its view now holds this connection's commits only, if it does: under the write lock
-    again, ``data_version`` as the merge found it means no other connection committed since."""
+    """Tell ``witness`` whether its view now holds this connection's commits only: under the write lock
+    again, ``data_version`` as the merge found it means no other connection committed since. It is told
+    whatever happens (another writer holding the lock: not alone, its commit is reported with the merge's)."""
     version, seen = before
+    alone = False
     try:
         with busy_wait(conn, QUICK_BUSY_MS):
             conn.execute("BEGIN IMMEDIATE")
+        try:
+            alone = conn.execute("PRAGMA data_version").fetchone()[0] == version
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
     except sqlite3.OperationalError:
-        return  # (another writer holds it: its commit, if any, is reported with the merge's)
-    try:
-        if conn.execute("PRAGMA data_version").fetchone()[0] == version:
-            witness.after(seen)
+        pass  # (another writer holds the lock: its commit, if any, is reported with the merge's)
     finally:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
+        witness.after(seen, alone)
 
 
 def _carry(conn: sqlite3.Connection, table: str) -> bool:
