@@ -1192,3 +1192,38 @@ async def test_a_line_break_in_a_summary_shows_as_on_approvals(home, tmp_path):
         queue = approvals.query_one("#queue", OptionList)
         await wait_for(pilot, lambda: queue.option_count == 1, what="the queue")
         assert str(queue.get_option_at_index(0).prompt).endswith("add to memory: Tea:⏎green")
+
+
+async def test_a_live_reload_while_a_filter_is_read_never_splices_into_the_unfiltered_rows(home, tmp_path, monkeypatch):
+    """A write arriving while a typed filter's first page was read: the live reload asked for the rows newer
+    than those shown (the unfiltered ones), which cancelled the first page, so the filtered newer rows were
+    spliced on top of every unfiltered row and the list stayed unfiltered under the filter."""
+    import threading
+
+    learn(home)
+    release, reading = threading.Event(), threading.Event()
+    page = Timeline.page
+
+    def slow_first_page(self, **kw):
+        if kw.get("actor") == "agent" and kw.get("after_id") is None and not reading.is_set():
+            reading.set()
+            release.wait(30)
+        return page(self, **kw)
+
+    monkeypatch.setattr(Timeline, "page", slow_first_page)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        assert len(shown(screen)) == 5
+        screen.query_one("#timeline-search", Input).value = "actor:agent"
+        await wait_for(pilot, reading.is_set, what="the filter's first page read")
+        home.memory.add("memory", "An agent note written meanwhile", ToolContext(actor="agent"))
+        screen.reload()  # (what the write's event asks for)
+        await settle(pilot)
+        release.set()
+        await wait_for(
+            pilot,
+            lambda: (
+                shown(screen) == ["MEMORY + 'An agent note written meanwhile'", "MEMORY + 'Project uses Postgres 16'"]
+            ),
+            what="the filtered rows only",
+        )

@@ -152,6 +152,7 @@ class TimelineScreen(WorkbenchScreen):
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[Row] = []
+        self.rows_query: str | None = None  # the filter the listed rows were read under
         self.titles: dict[str, str] = {}
         self.heads: dict[str, tuple[str, str | None]] = {}  # each group header's actor and session
         self.group_sizes: dict[str, int] = {}  # under a filter, each group's whole size (its title says so)
@@ -188,7 +189,12 @@ class TimelineScreen(WorkbenchScreen):
 
     # -- loading -------------------------------------------------------------------
     def load(self, before_id: int | None = None, after_id: int | None = None) -> None:
-        """The first page, an older page (``before_id``) or the rows newer than ``after_id`` (live)."""
+        """The first page, an older page (``before_id``) or the rows newer than ``after_id`` (live). Rows
+        listed under another filter than the box's (its first page still being read) are followed by a first
+        page only: a newer or older page of the new filter would be spliced into them, and, one worker at a
+        time, it cancels that first page."""
+        if self.search != self.rows_query:
+            before_id = after_id = None
         if before_id is None:  # this load cancels an older page's in flight (one worker group): ask again later
             self.loading_more = False
         live = after_id is not None
@@ -274,7 +280,7 @@ class TimelineScreen(WorkbenchScreen):
             self.uncredited -= message.credited.keys()
         else:
             self.uncredited = set()
-            self.rows = message.rows
+            self.rows, self.rows_query = message.rows, message.query
             self.exhausted = len(message.rows) < PAGE and message.reach is None
         self.uncredited.update(message.uncredited)
         if len(self.uncredited) > UNCREDITED_MOST:  # (each live reload adds the new ones: the newest are kept)
