@@ -384,6 +384,21 @@ def test_memory_writes_wrap_their_warnings_and_errors_to_the_terminal(tmp_path, 
             assert_wrapped(lines.splitlines(), warning, columns)
 
 
+def test_a_path_to_copy_is_never_cut_or_split():
+    """`curator run`'s `report:` path was wrapped as words are: a space in it broke it, and a path wider than
+    the terminal was chopped. It now follows its label where it fits, else stands whole on its own line."""
+    from workbench.cli.fit import folded
+
+    path = "/home/ana/My Homes/hermes/logs/curator/20261207-122540"
+    assert folded(f"  report: {path}", 70, whole=path) == [f"  report: {path}"]
+    assert folded(f"  report: {path}", 60, whole=path) == ["  report:", f"    {path}"]
+    assert folded(f"  report: {path}", 40, whole=path) == ["  report:", f"    {path}"]  # (past the edge)
+    assert folded("  a sentence that wraps at spaces before the path /p", 30, whole="/p") == [
+        "  a sentence that wraps at",
+        "    spaces before the path /p",
+    ]
+
+
 def test_curator_run_wraps_its_lines_to_the_terminal(tmp_path):
     """A user trial: at 80 columns `curator run`'s headline, a dry run's planned changes (each with its
     reason) and the line of merges awaiting review ran past the terminal, which broke them inside words.
@@ -413,6 +428,10 @@ def test_curator_run_wraps_its_lines_to_the_terminal(tmp_path):
                 shutil.copytree(tmp_path / "h", tmp_path / str(columns))
             home_dir = tmp_path / ("dry" if args else str(columns))
             lines = workbench(home_dir, columns, "curator", "run", *args, process=columns == 60).splitlines()
+            if not args:  # (the report's path, wider than the terminal here, whole on a line of its own)
+                (report,) = (home_dir / "logs" / "curator").iterdir()
+                assert lines[lines.index("  report:") + 1] == f"    {report}", lines
+                lines.remove(f"    {report}")
             assert all(cell_len(line) <= columns for line in lines), (columns, lines)
             for whole in wide:
                 if whole.startswith("  report: "):  # (a pass's: in a folder of its home named for the time)

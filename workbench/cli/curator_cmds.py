@@ -80,7 +80,8 @@ def register(subparsers, common) -> None:
 def run_curator(home: Home, args) -> Output:
     report = home.curator.run(dry_run=args.dry_run)
     waiting = home.curator.awaiting_review()
-    return Output({**report.to_dict(), "awaiting_review": waiting}, text=_fitted(report.outcome(waiting)))
+    lines = report.outcome(waiting)
+    return Output({**report.to_dict(), "awaiting_review": waiting}, text=_fitted(lines, inline(report.report_path)))
 
 
 def curator_status(home: Home, args) -> Output:
@@ -101,10 +102,11 @@ def curator_status(home: Home, args) -> Output:
     return Output(status, text=_fitted(lines))
 
 
-def _fitted(lines: list[str]) -> str:
-    """``lines`` as printed: one wider than the terminal wraps at spaces, its continuation deeper."""
+def _fitted(lines: list[str], path: str = "") -> str:
+    """``lines`` as printed: one wider than the terminal wraps at spaces, its continuation deeper, but
+    never inside ``path`` (the report's, a user copies it): that goes whole on a line of its own."""
     columns = terminal_width()
-    return "\n".join(part for line in lines for part in folded(line, columns))
+    return "\n".join(part for line in lines for part in folded(line, columns, whole=path))
 
 
 def _state(status: dict) -> str:

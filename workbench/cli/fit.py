@@ -66,13 +66,20 @@ def _chopped(word: str, width: int) -> list[str]:
     return pieces
 
 
-def folded(line: str, width: int, hang: str = "  ") -> list[str]:
+def folded(line: str, width: int, hang: str = "  ", whole: str = "") -> list[str]:
     """``line`` as it is where it fits ``width``, else ``wrapped`` at spaces after its own indent, its
-    continuation ``hang`` deeper: a sentence of a report that the terminal would break inside a word."""
+    continuation ``hang`` deeper: a sentence of a report that the terminal would break inside a word.
+    ``whole``, where ``line`` ends with it (a path or an id a user copies), is never cut or split: after
+    the rest where it fits, else on a line of its own ``hang`` deeper, past the terminal's edge if it must."""
     if cells(visible(line)) <= width:
         return [line]
     body = line.lstrip(" ")
-    return wrapped(body, width, line[: len(line) - len(body)], hang)
+    indent = line[: len(line) - len(body)]
+    if not whole or not body.endswith(" " + whole):
+        return wrapped(body, width, indent, hang)
+    lines = wrapped(body.removesuffix(whole).rstrip(), width, indent, hang)
+    last = f"{lines[-1]} {whole}"
+    return [*lines[:-1], last] if cells(visible(last)) <= width else [*lines, indent + hang + whole]
 
 
 def commands(parts: list[str], width: int) -> list[str]:
