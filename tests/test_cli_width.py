@@ -384,6 +384,38 @@ def test_memory_writes_wrap_their_warnings_and_errors_to_the_terminal(tmp_path, 
             assert_wrapped(lines.splitlines(), warning, columns)
 
 
+def test_memory_replace_and_remove_fit_their_was_and_now_lines_to_the_terminal(tmp_path):
+    """A user trial: `memory replace`'s `was:` and `now:` lines and `remove`'s `was:` were some 79 cells
+    whatever the terminal's width, so at 60 columns the terminal broke them inside words. They wrap at
+    spaces now, the lines after the first under the entry's start, as a wide terminal shows them whole."""
+    home = open_home(tmp_path / "seeded")
+    home.memory.add("memory", NOTE, ToolContext(actor="user"))
+    home.memory.add(
+        "memory", "Staging deploys run make deploy-staging; production needs a tagged release", ToolContext()
+    )
+    home.close()
+    new = NOTE + " and the broth, and whether they would go back for the gyoza"
+    for columns in (1000, 80, 60, 40):  # (a home each: each makes the same change)
+        shutil.copytree(tmp_path / "seeded", tmp_path / str(columns))
+    shown = {}
+    for columns in (1000, 80, 60, 40):
+        home_dir = tmp_path / str(columns)
+        replaced = workbench(home_dir, columns, "memory", "replace", "--old", "ramen shop", new, process=columns == 60)
+        removed = workbench(home_dir, columns, "memory", "remove", "--old", "Staging deploys")
+        lines = replaced.splitlines() + removed.splitlines()
+        assert all(cell_len(line) <= columns for line in lines), (columns, lines)
+        parts: dict[str, list[str]] = {}
+        for line in lines:
+            if line.startswith(("  was: ", "  now: ")):
+                parts[line[:7] + str(len(parts))] = [line[7:]]
+            elif line.startswith(" " * 7):  # (a continuation: under the entry's start)
+                parts[list(parts)[-1]].append(line[7:])
+        shown[columns] = {label: " ".join(part) for label, part in parts.items()}
+        assert [label[:7] for label in shown[columns]] == ["  was: ", "  now: ", "  was: "], lines
+        assert any(len(part) > 1 for part in parts.values()) == (columns < 80), (columns, lines)  # (79 cells)
+    assert shown[80] == shown[60] == shown[40] == shown[1000]  # (the same words, wrapped at spaces)
+
+
 def test_a_path_to_copy_is_never_cut_or_split():
     """`curator run`'s `report:` path was wrapped as words are: a space in it broke it, and a path wider than
     the terminal was chopped. It now follows its label where it fits, else stands whole on its own line."""

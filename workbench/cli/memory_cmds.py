@@ -217,15 +217,19 @@ def result_text(result: dict) -> str:
     if result.get("success"):
         lines = [f"✓ {result.get('message', 'Done.')}"]
         replaced, removed, now = result.get("replaced_entry"), result.get("removed_entry"), result.get("new_entry")
+        shown: list[tuple[str, str]] = []
         if replaced is not None and now is not None:
             was, now = apart(replaced, now, SHORT)
-            lines += [f"  was: {was}", f"  now: {now}"]
+            shown += [("was", was), ("now", now)]
         elif replaced is not None:
-            lines.append(f"  was: {_short(replaced)}")
+            shown.append(("was", _short(replaced)))
         if removed is not None:
-            lines.append(f"  was: {_short(removed)}")
+            shown.append(("was", _short(removed)))
+        for label, entry in shown:  # (wrapped to the terminal, the lines after the first under the entry's start)
+            lines += wrapped(f"{label}: {entry}", columns, "  ", hang=" " * (len(label) + 2))
         if "usage" in result:
-            lines.append(f"  {result.get('target', '')}: {result['usage']} · {_entries(result.get('entry_count', 0))}")
+            usage = f"  {result.get('target', '')}: {result['usage']} · {_entries(result.get('entry_count', 0))}"
+            lines += folded(usage, columns)
         warnings = [result[key] for key in ("warning", "line_endings", "byte_order_mark") if result.get(key)]
         for warning in [*warnings, *result.get("advice", [])]:  # (wrapped to the terminal, under their mark)
             lines += wrapped(f"⚠ {warning}", columns, hang="  ")
