@@ -220,6 +220,28 @@ def test_sessions_search_never_cuts_the_session_id_a_command_takes(tmp_path):
     assert wide[0].endswith("  20261207_104643_087e1c  [user #1]  Weekly check-in"), wide
 
 
+def test_a_session_id_is_never_cut_or_split_at_20_columns(tmp_path):
+    """A user trial: at 20 columns `sessions list` cut a Hermes id to `20261207_104643_087…`, and `sessions
+    search` and `sessions lineage` printed one after other words on a line the terminal broke inside it. Each
+    id is whole now, on a line of its own where the line has no room for it (past a very narrow edge)."""
+    home = open_home(tmp_path / "h")
+    parent = home.archive.create_session("20261207_104643_087e1c", source="cli", title="Weekly check-in")
+    home.archive.append_message(parent.id, "user", "remember that invoice PDFs are rendered by the docs-renderer")
+    child = home.archive.create_session("20261207_104700_aa11bb", source="cli", parent_session_id=parent.id)
+    home.archive.create_session("20261207_104800_cc22dd", source="cli")  # (untitled, with no message)
+    home.close()
+    ids = ("20261207_104643_087e1c", "20261207_104700_aa11bb", "20261207_104800_cc22dd")
+    listed = workbench(tmp_path / "h", 20, "sessions", "list").splitlines()
+    assert all(i in listed for i in ids) and f"(child of {parent.id})" in listed, listed
+    assert all(cell_len(line) <= 20 for line in listed if not line.startswith(("2026", "(child"))), listed
+    found = workbench(tmp_path / "h", 20, "sessions", "search", "invoice").splitlines()
+    assert found[:3] == [found[0][:16], parent.id, "    [user #1]"] and cell_len(found[0]) == 16, found
+    chain = workbench(tmp_path / "h", 20, "sessions", "lineage", child.id).splitlines()
+    assert chain[:3] == ["chain:", f"  {parent.id}", f"  -> {child.id}"], chain
+    chain = workbench(tmp_path / "h", 60, "sessions", "lineage", child.id).splitlines()
+    assert chain[0] == f"chain: {parent.id} -> {child.id}", chain  # (as before where it fits)
+
+
 def test_an_empty_queue_says_so_in_lines_that_fit(tmp_path):
     """A user trial: at 60 columns `pending list` on an empty queue printed its note of 230 characters as one
     line, which the terminal broke inside words. It wraps at spaces, as every sentence the CLI prints does,

@@ -29,15 +29,26 @@ def fit_row(head: str, free: str, tail: str, width: int, indent: str, free_first
     takes: never cut) goes on a line of its own after ``indent`` (without it where both would not fit),
     under the row cut at its end. A ``head`` that leaves ``free`` fewer than ``MIN_FREE`` cells by itself
     (the timeline's at 40 columns) has it on the next line, after ``indent``, where it has more: cut at the
-    head's end, it showed nothing of it."""
+    head's end, it showed nothing of it. The head's first word (an id) is never cut."""
     head, free, tail = visible(head), visible(free), visible(tail)
     if free and width - cells(head) < MIN_FREE <= width - cells(indent):
-        return [cut_cells(head.rstrip(), width), *fit_row(indent, free, tail, width, indent, free_first)]
+        return [
+            _cut_past_id(head.rstrip(), width, words=False),
+            *fit_row(indent, free, tail, width, indent, free_first),
+        ]
     room = width - cells(head) - cells(tail)
     if not tail or (room >= MIN_FREE and not (free_first and cells(free) > room)):
-        return [cut_cells(head + cut_cells(free, max(room, MIN_FREE), words=True), width, words=True) + tail]
+        return [_cut_past_id(head + cut_cells(free, max(room, MIN_FREE), words=True), width) + tail]
     ids = tail.strip()
-    return [cut_cells(head + free, width, words=True), indent + ids if cells(indent + ids) <= width else ids]
+    return [_cut_past_id(head + free, width), indent + ids if cells(indent + ids) <= width else ids]
+
+
+def _cut_past_id(row: str, width: int, words: bool = True) -> str:
+    """``row`` cut to ``width`` cells (``cut_cells``), never inside its first word (the id a command takes,
+    which a 20-column terminal left as ``20261207_122507_8a6…``): that alone, past the edge, if it is wider."""
+    body = row.lstrip()
+    lead = row[: len(row) - len(body) + len(body.split(" ", 1)[0])]
+    return lead if cells(lead) >= width else cut_cells(row, width, words)
 
 
 def wrapped(text: str, width: int, indent: str = "", hang: str = "") -> list[str]:
@@ -77,9 +88,9 @@ def folded(line: str, width: int, hang: str = "  ", whole: str = "") -> list[str
     indent = line[: len(line) - len(body)]
     if not whole or not body.endswith(" " + whole):
         return wrapped(body, width, indent, hang)
-    lines = wrapped(body.removesuffix(whole).rstrip(), width, indent, hang)
+    lines, whole = wrapped(body.removesuffix(whole).rstrip(), width, indent, hang), visible(whole)
     last = f"{lines[-1]} {whole}"
-    return [*lines[:-1], last] if cells(visible(last)) <= width else [*lines, indent + hang + whole]
+    return [*lines[:-1], last] if cells(last) <= width else [*lines, indent + hang + whole]
 
 
 def commands(parts: list[str], width: int) -> list[str]:

@@ -26,7 +26,7 @@ from engine.values import call_name
 
 from . import Output, UsageError, add_command
 from .echo import echoed
-from .fit import MIN_FREE, cut_cells, fit_row, terminal_width
+from .fit import MIN_FREE, cut_cells, fit_row, folded, terminal_width
 from .index_upgrade import upgrade_before_search
 from .numbers import COUNT, ID, ROWS, number
 
@@ -226,7 +226,7 @@ def search_sessions(home: Home, args) -> Output:
             stamp, role = f"{_when(h.when)}  {h.session_id}", f"[{h.role} #{h.match_message_id}]  "
             head = f"{stamp}  {role}"
             if cell_len(visible(head)) > columns - MIN_FREE:  # (the id `sessions show` takes is never cut: under it)
-                lines.append(stamp)
+                lines += folded(stamp, columns, hang="", whole=h.session_id)  # (nor split: on its own line)
                 head = "    " + role
             lines += fit_row(head, title, mark, columns, "    ")
             lines.append("    " + h.snippet_in(columns - 4))
@@ -285,7 +285,9 @@ def show_lineage(home: Home, args) -> Output:
     data = lineage.to_dict()
 
     def text() -> str:
-        lines = ["chain: " + " -> ".join(lineage.chain)]
+        links = [lineage.chain[0], *(f"-> {link}" for link in lineage.chain[1:])]
+        chain = " ".join(["chain:", *links])  # (wider than the terminal: an id a line, none split)
+        lines = [chain] if cell_len(visible(chain)) <= terminal_width() else ["chain:", *(f"  {x}" for x in links)]
 
         def walk(node: str, depth: int) -> None:
             lines.append("  " * depth + node)
