@@ -284,6 +284,59 @@ def test_approving_a_duplicate_says_it_changed_nothing(home, capsys):
     assert "0000ad02" in out and out.count("nothing changed") == 1
 
 
+def test_an_approval_says_what_it_applied_in_the_words_the_tui_shows(tmp_path):
+    """A user trial: `pending approve ID` said only which proposal it approved, never what that did, while
+    the TUI said `Entry added.` and the like. Each approval now says it under its row, from the engine's
+    result (the TUI's words): for a memory add, replace and remove, and a skill's patch."""
+    home = tmp_path / "h"
+    (home / "skills" / "brew").mkdir(parents=True)
+    (home / "skills" / "brew" / "SKILL.md").write_text(
+        "---\nname: brew\ndescription: Brew tea\n---\n\nSteep 3 minutes.\n"
+    )
+    (home / "config.yaml").write_text("skills:\n  write_approval: on\n")
+    opened = open_home(home)
+    opened.memory.add("memory", "Kettle descales monthly", ToolContext(actor="user"))
+    opened.memory.add("memory", "Cups live left of the sink", ToolContext(actor="user"))
+    opened.close()
+    ids = [
+        staged(home, "memory", {"action": "add", "target": "memory", "content": "Tea is oolong"}, "add tea"),
+        staged(
+            home,
+            "memory",
+            {"action": "replace", "target": "memory", "old_text": "monthly", "content": "Kettle descales weekly"},
+            "replace kettle",
+        ),
+        staged(home, "memory", {"action": "remove", "target": "memory", "old_text": "Cups live"}, "remove cups"),
+    ]
+    opened = open_home(home)
+    patch = {"action": "patch", "name": "brew", "old_string": "3 minutes", "new_string": "4 minutes"}
+    ids.append(skill_manage_tool(opened, patch, ToolContext())["pending_id"])
+    opened.close()
+    said_ = [
+        "Entry added.",
+        "Entry replaced.",
+        "Entry removed.",
+        "Patched SKILL.md in skill 'brew' (1 replacement).",
+    ]
+    for n, (rid, words) in enumerate(zip(ids, said_, strict=True)):
+        if n == 0:  # (once as a person runs it)
+            done = subprocess.run(
+                [sys.executable, "-m", "workbench", "pending", "approve", rid, "--home", str(home)],
+                capture_output=True,
+                text=True,
+            )
+            code, out = done.returncode, done.stdout
+        else:
+            code, out, _ = ran("pending", "approve", rid, "--home", str(home))
+        lines = out.splitlines()
+        assert code == 0 and lines[0] == "Approved 1 pending write(s)." and lines[1].startswith(f"  {rid}  "), out
+        assert lines[2:] == [f"    {words}"], out
+    opened = open_home(home)
+    assert opened.memory.entries("memory") == ["Kettle descales weekly", "Tea is oolong"]
+    assert "Steep 4 minutes." in (home / "skills" / "brew" / "SKILL.md").read_text()
+    opened.close()
+
+
 def _files(root) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 

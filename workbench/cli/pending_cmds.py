@@ -192,8 +192,12 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
         return Output(data, text=f"error: {data['error']}")
     if not (done or failed or outcome.get("left_unreadable")):  # `all` of an empty queue: as `pending list` says it
         return Output(data, text="\n".join(wrapped(home.approvals.empty_note(args.subsystem), terminal_width())))
+    columns = terminal_width()
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
-    lines += [f"  {item['id']}  {flat_line(item.get('summary'))}{_how(item)}" for item in done]
+    for item in done:
+        lines.append(f"  {item['id']}  {flat_line(item.get('summary'))}{_how(item)}")
+        if done_key == "approved" and item.get("changed") is not False:  # what it did, in the engine's words
+            lines += wrapped(item.get("message") or "Applied.", columns, " " * 4, hang="  ")
     lines += [item["message"] for item in outcome.get("left_unreadable", ())]  # (files it could not take)
     if failed:
         lines.append("Failed:")
