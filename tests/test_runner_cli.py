@@ -214,6 +214,21 @@ def test_run_waits_for_its_background_reviews_before_it_exits(tmp_path):
     assert (home / "memories" / "USER.md").read_text(encoding="utf-8").startswith("User's name is Lin.")
 
 
+def test_a_run_closes_its_databases_and_leaves_no_wal_behind(tmp_path):
+    """A long run (past the 40 writes that start state.db's checkpoint thread) ended with its connections
+    open, that thread's among them, so SQLite never copied the -wal in and deleted it: state.db-wal and
+    -shm stayed beside state.db. The CLI closes the home once the command is done."""
+    home = tmp_path / "h"
+    open_home(home).close()
+    done = subprocess.run(
+        workbench_cmd("run", "--home", str(home), "--scenario", "demo"), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(path.name for path in home.glob("*.db*")) == ["state.db", "state.db.lock", "workbench.db"]
+    with contextlib.closing(open_home(home, read_only=True)) as look:  # (the writes are in the files)
+        assert sum(session.message_count for session in look.archive.list_sessions()) > 40
+
+
 def test_ctrl_c_mid_turn_says_where_what_was_said_is(tmp_path):
     """A trial: ctrl+c while the model thought exited 130 with nothing said, though the message was kept."""
     from tests.test_models_openai import FakeEndpoint

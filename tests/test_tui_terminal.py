@@ -155,6 +155,38 @@ def test_a_message_sent_with_ctrl_q_quits_at_once_and_ends_the_session(tmp_path)
             os.waitpid(child, 0)
 
 
+def test_quitting_the_demo_leaves_no_wal_behind(tmp_path):
+    """A trial: after ctrl+q in `workbench demo` megabytes of workbench.db-wal and state.db-wal stayed
+    beside the databases: the process ended with its connections open (state.db's checkpoint thread's, once
+    the demo had written 40 times), and SQLite copies a -wal into its database and deletes it only as the
+    last connection to it closes. The demo's home is closed at the quit now (`workbench`'s as every command's)."""
+    home = tmp_path / "home"
+    env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(tmp_path / "config"), "COLUMNS": "100", "LINES": "30"}
+    child, master = pty.fork()
+    if child == 0:
+        os.execve(sys.executable, [sys.executable, "-m", "workbench", "demo", "--home", str(home)], env)
+    try:
+        assert b"Memory" in _read_until(master, b"Memory", 60)
+        deadline, stored = time.monotonic() + 120, 0
+        while stored <= 40 and time.monotonic() < deadline:  # (40 writes start state.db's checkpoint thread)
+            _read_until(master, b"\0", 0.5)  # (the pty drained as the demo plays)
+            with closing(open_home(home, read_only=True)) as look:
+                stored = sum(session.message_count for session in look.archive.list_sessions())
+        assert stored > 40 and (home / "state.db-wal").stat().st_size and (home / "workbench.db-wal").stat().st_size
+        os.write(master, b"\x11")  # ctrl+q
+        deadline = time.monotonic() + 60
+        while _alive(child) and time.monotonic() < deadline:
+            _read_until(master, b"\0", 0.2)
+        _, status = os.waitpid(child, 0)
+        child = 0
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        assert sorted(path.name for path in home.glob("*.db*")) == ["state.db", "state.db.lock", "workbench.db"]
+    finally:
+        if child:
+            os.kill(child, 9)
+            os.waitpid(child, 0)
+
+
 def test_what_is_drawn_after_the_terminal_went_away_never_holds_the_quit():
     """Textual's output thread ended at the first write to a closed terminal, its queue (30 writes)
     filled with the frames drawn after, and the quit's ``stop`` waited for ever: a workbench whose tmux

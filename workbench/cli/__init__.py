@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import difflib
 import importlib
 import re
@@ -467,7 +468,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, as_json: bool) -> int:
-    """The command ``args`` names, run on its home; its exit status (every failure said, never a traceback)."""
+    """The command ``args`` names, run on its home, closed once all is said (``_closing``)."""
+    with contextlib.ExitStack() as closing:
+        return _run_closing(parser, args, as_json, closing)
+
+
+def _run_closing(parser: argparse.ArgumentParser, args, as_json: bool, closing: contextlib.ExitStack) -> int:
+    """The command ``args`` names, run on its home; its exit status (every failure said, never a traceback).
+    Its home goes on ``closing``: SQLite copies a database's -wal into it and deletes it as the last
+    connection to it closes, which one left open as the process ends never does (the TUI left megabytes of
+    -wal behind); while another process (Hermes) holds the database open, SQLite leaves its -wal be."""
     handler = getattr(args, "handler", None)
     if handler is None:  # bare `workbench` opens the TUI
         handler = importlib.import_module("workbench.cli.tui_cmds").open_tui
@@ -484,6 +494,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, as_json: boo
                 store_kept=getattr(args, "stores_kept", True),
                 config_defaults=getattr(args, "config_defaults", False),
             )
+            closing.callback(home.close)
             if home.created:  # a mistyped --home would otherwise go unnoticed (the TUI says it too)
                 sys.stderr.write(visible(f"note: {home.root} did not exist: created a new, empty home there") + "\n")
             if not getattr(args, "reports_problems", False):

@@ -5,6 +5,7 @@ Textual is imported only here, when the TUI really opens, so other commands stay
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
@@ -76,19 +77,20 @@ def open_demo(_home: None, args) -> None:
     root = resolve_home(getattr(args, "home", None))
     if args.fresh and root.exists():
         set_aside(open_home(root))
-    home = open_home(root)
-    if holds_other_data(home):
-        raise WorkbenchError(
-            f"{home.root} already holds memory, sessions or skills that are not the demo's, and the demo "
-            "would add to them; nothing was changed. Use a folder of its own "
-            "(`workbench demo --home ./demo-home`), or `workbench` to open this home.",
-            home=str(home.root),
-        )
-    from engine.demo import seed_demo_home
-    from workbench.app import run_app
+    # closed as every command's home is (its -wal copied in and deleted: ``cli._run_closing``)
+    with contextlib.closing(open_home(root)) as home:
+        if holds_other_data(home):
+            raise WorkbenchError(
+                f"{home.root} already holds memory, sessions or skills that are not the demo's, and the demo "
+                "would add to them; nothing was changed. Use a folder of its own "
+                "(`workbench demo --home ./demo-home`), or `workbench` to open this home.",
+                home=str(home.root),
+            )
+        from engine.demo import seed_demo_home
+        from workbench.app import run_app
 
-    seed_demo_home(home)
-    run_app(home, demo_speed=args.speed)
+        seed_demo_home(home)
+        run_app(home, demo_speed=args.speed)
 
 
 def set_aside(home: Home) -> None:
