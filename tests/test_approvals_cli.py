@@ -279,9 +279,10 @@ def test_approving_a_duplicate_says_it_changed_nothing(home, capsys):
     home.close()
     assert main(["--home", str(home.root), "pending", "approve", "all"]) == 0
     out = capsys.readouterr().out
-    [duplicate] = [line for line in out.splitlines() if "0000ad01" in line]
-    assert duplicate.endswith("  (nothing changed: Entry already exists (no duplicate added).)")
-    assert "0000ad02" in out and out.count("nothing changed") == 1
+    lines = out.splitlines()
+    duplicate = lines.index(next(line for line in lines if "0000ad01" in line))
+    assert lines[duplicate + 1] == "    Nothing changed: Entry already exists (no duplicate added)."
+    assert "0000ad02" in out and out.count("Nothing changed") == 1
 
 
 def test_an_approval_says_what_it_applied_in_the_words_the_tui_shows(tmp_path):
@@ -483,7 +484,7 @@ def test_an_edited_approval_says_the_edit_was_applied(tmp_path):
     payload = {"action": "add", "target": "memory", "content": "Hermes fact alpha"}
     rid = staged(home, "memory", payload, "add to memory: Hermes fact alpha")
     code, out, _ = ran("pending", "approve", rid, "--edit", "Edited fact beta", "--home", str(home))
-    assert code == 0 and f"  {rid}  add to memory: Hermes fact alpha  (approved with your edit)" in out
+    assert code == 0 and f"  {rid}  add to memory: Hermes fact alpha\n    Entry added. (approved with your edit)" in out
     opened = open_home(home)
     assert opened.memory.entries("memory") == ["Edited fact beta"]
     opened.close()

@@ -242,6 +242,31 @@ def test_a_session_id_is_never_cut_or_split_at_20_columns(tmp_path):
     assert chain[0] == f"chain: {parent.id} -> {child.id}", chain  # (as before where it fits)
 
 
+def test_pending_approve_and_reject_fit_their_rows_to_the_terminal(tmp_path):
+    """A user trial: at 60 columns `pending approve` and `reject` printed each decided proposal's row whole,
+    which the terminal broke inside a word. The row is cut as `pending list` cuts it (`--json` keeps the
+    summary whole), and under an approved one what it did wraps at spaces."""
+    home = open_home(tmp_path / "h")
+    staged = [
+        home.approvals.stage(
+            subsystem="memory",
+            action="add",
+            summary=f"add to memory: {note}",
+            origin="foreground",
+            payload={"action": "add", "target": "memory", "content": note},
+        ).id
+        for note in (NOTE, NOTE.replace("ramen", "udon"))
+    ]
+    home.close()
+    for command, rid in zip(("approve", "reject"), staged, strict=True):
+        lines = workbench(tmp_path / "h", 60, "pending", command, rid, process=command == "approve").splitlines()
+        assert all(cell_len(line) <= 60 for line in lines), lines
+        assert lines[1].startswith(f"  {rid}  add to memory: The user keeps") and lines[1].endswith("…"), lines
+        assert lines[2:] == (["    Entry added."] if command == "approve" else []), lines
+    data = json.loads(workbench(tmp_path / "h", 60, "pending", "list", "--json"))
+    assert data["pending"] == []
+
+
 def test_an_empty_queue_says_so_in_lines_that_fit(tmp_path):
     """A user trial: at 60 columns `pending list` on an empty queue printed its note of 230 characters as one
     line, which the terminal broke inside words. It wraps at spaces, as every sentence the CLI prints does,

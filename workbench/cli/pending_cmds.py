@@ -194,10 +194,9 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
         return Output(data, text="\n".join(wrapped(home.approvals.empty_note(args.subsystem), terminal_width())))
     columns = terminal_width()
     lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
-    for item in done:
-        lines.append(f"  {item['id']}  {flat_line(item.get('summary'))}{_how(item)}")
-        if done_key == "approved" and item.get("changed") is not False:  # what it did, in the engine's words
-            lines += wrapped(item.get("message") or "Applied.", columns, " " * 4, hang="  ")
+    for item in done:  # (a row as `pending list` fits it; under an approved one, what it did)
+        lines += fit_row(f"  {item['id']}  ", flat_line(item.get("summary")), "", columns, " " * 6)
+        lines += wrapped(_applied(item), columns, " " * 4, hang="  ") if done_key == "approved" else []
     lines += [item["message"] for item in outcome.get("left_unreadable", ())]  # (files it could not take)
     if failed:
         lines.append("Failed:")
@@ -207,12 +206,13 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
     return Output(data, text="\n".join(lines), report=bool(done))
 
 
-def _how(item: dict) -> str:
-    """An approval that found memory already so (a duplicate add) says it changed nothing; one made with
-    --edit, that the edit was written, not the proposal's text the line names."""
+def _applied(item: dict) -> str:
+    """What an approval did, in the engine's words (the TUI's): one that found memory already so (a duplicate
+    add) says it changed nothing; one made with --edit, that the edit was written, not the text its row names."""
+    said = item.get("message") or "Applied."
     if item.get("changed") is False:
-        return f"  (nothing changed: {item.get('message') or 'it read so already'})"
-    return "  (approved with your edit)" if item.get("edited") else ""
+        return f"Nothing changed: {said}"
+    return f"{said} (approved with your edit)" if item.get("edited") else said
 
 
 def approve_pending(home: Home, args) -> Output:
