@@ -463,6 +463,24 @@ def test_memory_replace_and_remove_fit_their_was_and_now_lines_to_the_terminal(t
     assert shown[80] == shown[60] == shown[40] == shown[1000]  # (the same words, wrapped at spaces)
 
 
+def test_memory_history_fits_its_rows_and_entries_to_the_terminal(tmp_path):
+    """`memory history` printed each row's session id and notes after its columns, and its `-`/`+` entry
+    lines at some 83 cells, whatever the width: at 60 columns the terminal split the session id and broke
+    the entries inside words. The session and notes go under the columns where the line has no room for
+    them, and the entry lines wrap at spaces under the entry's start."""
+    home = open_home(tmp_path / "h")
+    session = home.archive.create_session("20261207_104643_087e1c", source="cli")
+    home.memory.add("memory", NOTE, ToolContext(actor="agent", session_id=session.id))
+    home.close()
+    wide = workbench(tmp_path / "h", 1000, "memory", "history").splitlines()
+    assert len(wide) == 2 and wide[0].endswith(f"memory  session {session.id}"), wide
+    lines = workbench(tmp_path / "h", 60, "memory", "history").splitlines()
+    assert all(cell_len(line) <= 60 for line in lines), lines
+    assert lines[0] == wide[0][: wide[0].index("  session")] and lines[1] == f"         session {session.id}"
+    assert lines[2].startswith("         + The user keeps") and lines[3].startswith(" " * 11 + "Shinjuku"), lines
+    assert " ".join(line.strip() for line in lines[2:]) == wide[1].strip()
+
+
 def test_a_path_to_copy_is_never_cut_or_split():
     """`curator run`'s `report:` path was wrapped as words are: a space in it broke it, and a path wider than
     the terminal was chopped. It now follows its label where it fits, else stands whole on its own line."""

@@ -345,6 +345,7 @@ def show_history(home: Home, args) -> Output:
         if not events:
             none = "No change to this entry" if args.entry is not None else "No memory changes"
             return "\n".join(lines + [f"{none} journaled yet."])
+        columns = terminal_width()
         for row, e in zip(rows, events, strict=True):
             when = shown_time(e["at"]) or "unknown"
             where = (
@@ -372,14 +373,16 @@ def show_history(home: Home, args) -> Output:
                 + ([detail["label"]] if row.action == "repair" and isinstance(detail.get("label"), str) else [])
             )
             tail = "  (" + "; ".join(notes) + ")" if notes else ""
-            lines.append(f"#{e['id']:<5} {when}  {e['actor']:<8} {word:<8} {e['target']:<6}{where}{tail}")
+            row = f"#{e['id']:<5} {when}  {e['actor']:<8} {word:<8} {e['target']:<6}"
+            if cells(visible(row + where + tail)) <= columns:
+                lines.append(row + where + tail)
+            else:  # (its columns kept; the session and notes under them, wrapped: an id is never split)
+                lines += [row.rstrip(), *wrapped(f"{where}{tail}", columns, " " * 9, hang="  ")]
             before, after = e["before"], e["after"]
             if before is not None and after is not None:  # a rewrite: both cut where they differ
                 before, after = apart(before, after, SHORT)
-            if before is not None:
-                lines.append(f"         - {_short(before)}")
-            if after is not None:
-                lines.append(f"         + {_short(after)}")
+            for mark, entry in (("-", before), ("+", after)):  # (wrapped to the terminal, under the entry's start)
+                lines += wrapped(f"{mark} {_short(entry)}", columns, " " * 9, hang="  ") if entry is not None else []
         return "\n".join(lines)
 
     return Output(data, text=text)
