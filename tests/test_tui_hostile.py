@@ -286,9 +286,11 @@ async def test_a_paste_into_a_search_box_shows_its_control_characters_as_symbols
         assert box.value == "␛[2Jdeploy\\x9b1m <U+202E>evil"
         assert all(ch not in segment.text for segment in box.render_line(0) for ch in "\x1b\x9b\u202e")
         box.value = ""
-        app.screen.query_one("#sessions-tree").focus()  # a paste over the list goes on to the box
+        tree = app.screen.query_one("#sessions-tree")
+        tree.focus()  # a paste over the list goes on to the box (focus moves on the next loop: waited for)
+        await wait_for(pilot, lambda: app.focused is tree, timeout=30, what="the list focused")
         app.post_message(events.Paste("/\x1b[31mred"))
-        await wait_for(pilot, lambda: "red" in box.value, what="the paste passed on")
+        await wait_for(pilot, lambda: "red" in box.value, timeout=30, what="the paste passed on")
         assert box.value == "␛[31mred"
         box.focus()
         box.value = ""
