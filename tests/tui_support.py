@@ -79,8 +79,9 @@ async def sessions_search_box(pilot):
     return box
 
 
-async def wait_for(pilot, condition, timeout: float = 5.0, what: str = "condition") -> None:
-    """Pause until ``condition()`` is true (checked on the UI loop)."""
+async def wait_for(pilot, condition, timeout: float = 30.0, what: str = "condition") -> None:
+    """Pause until ``condition()`` is true (checked on the UI loop). The limit only ends a failing wait, so it is
+    generous: a clean-clone run at load 5-8 took longer than 5 s over a paste's few events."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
