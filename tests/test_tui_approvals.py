@@ -931,6 +931,35 @@ async def test_each_queue_row_keeps_its_age_on_its_first_line(gated, tmp_path, s
     assert first == {(80, 24): "skill  consolidate   30d", (60, 20): "skill…        30d"}[size], (width, first)
 
 
+ENGLISH = "The release manager is Sato-san, who signs off every production deploy on Fridays after checks"
+JAPANESE = f"デプロイの前に「ステージング環境」で必ず確認すること。{KANA[:24]}手順書を読む。"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+async def test_queue_rows_fold_by_the_projects_rules(gated, tmp_path, size):
+    """The rows were folded by Textual: at 60x20 a Japanese gist ended a line with `「` and started the next
+    with `」`, and half-width ﾃﾞ could lose its voiced mark to the next line. They fold by ``wrap`` now: never
+    inside a grapheme or a symbol, no closing CJK punctuation first or opening last, an English word whole."""
+    stage(gated, ENGLISH)
+    stage(gated, JAPANESE)
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await open_approvals(pilot)
+        queue = app.screen.query_one("#queue", OptionList)
+        lines = []
+        for _ in range(queue.option_count):  # (each row in view in turn, as the cursor keeps it)
+            await settle(pilot)
+            lines += [line.strip("│ ▁▂▃▄▅▆▇█▔") for line in drawn_in(queue)]
+            await pilot.press("down")
+        shown = "".join(lines)
+        assert "Sato-san" in shown and "ステージング" in shown and KANA[:6] in shown, lines
+        assert not parted(lines), lines
+        assert not [line for line in lines if line and (line[0] in "」。、" or line[-1] == "「")], lines
+        words = set(f"agent · add to memory: {ENGLISH} {JAPANESE}".split())
+        english = [word for line in lines if line.isascii() for word in line.rstrip("…").split()]
+        assert set(english) - {"memory", "add", *re.findall(r"\d+s", shown)} <= words, lines
+
+
 async def asked_before_the_preview(pilot, app) -> ApprovalsScreen:
     """`a` on the first proposal while its preview is not read (as for a moment after the cursor moves):
     no question yet, it says one follows, and asks once the preview is read. The screen, the question open."""

@@ -40,7 +40,7 @@ from engine.textsafety import clipped, flat_line, inline, quote_ending
 from widgets.cursor_in_view import CursorList
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
-from widgets.literal import WholeStatic, age, assemble, cut_cells, literal, one_line
+from widgets.literal import WholeStatic, WholeWrap, age, assemble, cut_cells, literal, one_line
 
 from ..messages import ShowProposal
 from .base import ReloadWanted, WorkbenchScreen, clauses
@@ -902,20 +902,24 @@ def _problem_key(problem: RecordProblem) -> str:
     return UNREADABLE + problem.path
 
 
-def _problem_row(problem: RecordProblem):
-    """An unreadable record file's row, in the shape of a proposal's: what, then its id and why."""
+def _problem_row(problem: RecordProblem) -> WholeWrap:
+    """An unreadable record file's row, in the shape of a proposal's: what, then its id and why (folded as a
+    proposal's row is)."""
     kind = KINDS.get(problem.subsystem or "", "pending")
-    return assemble(
-        (f"{kind:<6} {'unreadable':<11}", "bold $error"),
-        ("\n⚠ ", "bold $error"),
-        (f"{one_line(problem.id or problem.name, 40)} · ", "$text-muted"),
-        (one_line(problem.error, 40), ""),  # (two lines at 80 columns; the pane says it whole)
+    return WholeWrap(
+        assemble(
+            (f"{kind:<6} {'unreadable':<11}", "bold $error"),
+            ("\n⚠ ", "bold $error"),
+            (f"{one_line(problem.id or problem.name, 40)} · ", "$text-muted"),
+            (one_line(problem.error, 40), ""),  # (two lines at 80 columns; the pane says it whole)
+        )
     )
 
 
-def _queue_row(record: PendingRecord, now: float, width: int):
+def _queue_row(record: PendingRecord, now: float, width: int) -> WholeWrap:
     """What and how old on the first line, in ``width`` cells (the queue's, less its scrollbar: a longer
-    line wrapped the age under the row), the what cut to leave the age room; who and the gist beneath."""
+    line wrapped the age under the row), the what cut to leave the age room; who and the gist beneath,
+    folded by ``wrap`` (Textual's fold ended a line with ``「`` and parted ﾃﾞ from its voiced mark)."""
     kind = KINDS.get(record.subsystem, record.subsystem)
     what = f"{kind:<6} {one_line(record.action, 11):<11}"  # (a Hermes record's action is any text)
     when = f" {age(now - record.created_at):>5}"
@@ -923,16 +927,18 @@ def _queue_row(record: PendingRecord, now: float, width: int):
     if cell_len(what) > room:  # (a narrow queue, at 60 columns: the padding goes, then the words give way)
         what = cut_cells(f"{kind} {one_line(record.action, 11)}", room, words=True)
         what += " " * (room - cell_len(what))
-    return assemble(
-        (what, "bold"),
-        (when + "\n", "$text-muted"),
-        ("⚠ not what it says · " if record.claim_problem else "", "bold $error"),  # (its file's claims lie)
-        (f"{record.origin_label} · ", "$text-muted"),
-        ("Hermes · " if record.by_hermes else "", "$secondary"),
-        (
-            cut_cells(flat_line(record.summary), 120, words=True),
-            "",
-        ),  # (cells: in CJK, 120 characters filled the queue)
+    return WholeWrap(
+        assemble(
+            (what, "bold"),
+            (when + "\n", "$text-muted"),
+            ("⚠ not what it says · " if record.claim_problem else "", "bold $error"),  # (its file's claims lie)
+            (f"{record.origin_label} · ", "$text-muted"),
+            ("Hermes · " if record.by_hermes else "", "$secondary"),
+            (
+                cut_cells(flat_line(record.summary), 120, words=True),
+                "",
+            ),  # (cells: in CJK, 120 characters filled the queue)
+        )
     )
 
 
