@@ -157,19 +157,11 @@ def one_line(text: str, width: int | None = None, words: bool = False) -> str:
 
 
 def flat_line(text: str | None, width: int | None = None) -> str:
-    """Data text on one line, as every summary shows it (a Timeline row, a proposal): a line break shows as
-    ``⏎`` and a tab as ``⇥`` (``inline``: a replace reads ``old: 乌龙茶⏎new: …``, never as if its two lines
-    were one text), runs of spaces fold (``one_line``), cut to ``width`` when given, before a word it would
-    split (``cut`` with ``words``)."""
+    """Data text on one line, as every summary and preview in both skins shows it (a Timeline row, a proposal,
+    an entry in a notice or the budget advice): a line break shows as ``⏎`` and a tab as ``⇥`` (``inline``: a
+    replace reads ``old: 乌龙茶⏎new: …``, never as if its two lines were one text), runs of spaces fold
+    (``one_line``), cut to ``width`` when given, before a word it would split (``cut`` with ``words``)."""
     return one_line(inline(text), width, words=True)
-
-
-def preview_line(text: str | None, limit: int | None = 80) -> str:
-    """A single-line preview of an entry as the screens show it: ``visible``, newlines shown as ⏎, cut
-    with … past ``limit`` characters (None: whole). The TUI's ``one_line`` and the budget advice both
-    say, so a multi-line entry reads alike in the editor and in the shell."""
-    flat = visible(text).replace("\r\n", "\n").replace("\n", " ⏎ ").replace("\t", " ")
-    return flat if limit is None or len(flat) <= limit else flat[: max(0, limit - 1)] + "…"
 
 
 SHOWN_CHARS = 6000  # a longer text is cut where a screen shows it (the file or archive keeps it whole)

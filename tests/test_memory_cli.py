@@ -540,7 +540,7 @@ def test_add_and_replace_give_the_editors_duplicate_advice_once_written(cli, tmp
 
 def test_the_advice_shows_a_line_break_of_an_entry_as_the_editor_did(cli):
     """Moving the advice into the engine folded an entry's line break into a space, where the editor had
-    shown ⏎: one preview (``engine.textsafety.preview_line``) now serves the editor and the shell."""
+    shown ⏎: one rule (``engine.textsafety.flat_line``) now serves the editor, the shell and every summary."""
     assert cli("memory", "add", "Deploys run on Fridays\nat noon").returncode == 0
     added = cli("memory", "add", "--json", "Deploys run on Fridays at noon")
-    assert as_json(added)["advice"] == ["Nearly the same as: Deploys run on Fridays ⏎ at noon"]
+    assert as_json(added)["advice"] == ["Nearly the same as: Deploys run on Fridays⏎at noon"]

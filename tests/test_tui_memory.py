@@ -1054,7 +1054,7 @@ async def test_the_history_of_an_entry_rewritten_near_its_end_shows_each_version
         await settle(pilot)
         detail = str(screen.query_one("#detail-text", Static).content)
         # every version with its line breaks shown as ⏎, a rewrite's as its add's
-        assert "replace  Kettle: ⏎ Descale weekly\n" in detail and "add      Kettle: ⏎ Descale monthly\n" in detail
+        assert "replace  Kettle:⏎Descale weekly\n" in detail and "add      Kettle:⏎Descale monthly\n" in detail
 
 
 async def test_the_undo_question_shows_a_long_entrys_versions_where_they_differ(home, tmp_path):

@@ -127,7 +127,7 @@ async def test_file_names_in_a_skill_never_drive_the_terminal(home, tmp_path):
         screen = await open_skills(pilot)
         files, shown = await files_of(pilot, screen, "git-rebase", 5)
         assert "references/␛[2Jevil.md" in shown and "references/<U+202E>gpj.md" in shown, shown
-        assert "references/new ⏎ line.md" in shown
+        assert "references/new⏎line.md" in shown
         files.focus()
         files.highlighted = next(i for i, text in enumerate(shown) if "evil" in text)
         await wait_for(pilot, lambda: screen.shown == ("git-rebase", "references/\x1b[2Jevil.md"), what="the file")

@@ -13,7 +13,9 @@ from textual.content import Content
 from textual.highlight import guess_language, highlight
 from textual.widgets import Static
 
-from .literal import WholeStatic, one_line
+from engine.textsafety import flat_line
+
+from .literal import WholeStatic
 from .transcript import sanitize
 
 EXTENSION_LANGUAGES = {
@@ -56,8 +58,8 @@ class CodeView(VerticalScroll, can_focus=True):
     def show(self, name: str, text: str, warning: str | None = None, title: str | None = None) -> None:
         """``warning``: one line under the file (why a SKILL.md does not parse), cut to the border; ``title``:
         what the border names in place of ``name`` (a path to it)."""
-        self.border_title = Content(one_line(title or name, None))  # a file name from the library is any text
-        self.border_subtitle = Content.styled(f"⚠ {one_line(warning, None)}", "$text-warning") if warning else None
+        self.border_title = Content(flat_line(title or name))  # a file name from the library is any text
+        self.border_subtitle = Content.styled(f"⚠ {flat_line(warning)}", "$text-warning") if warning else None
         self.query_one("#code", Static).update(highlight_file(name, text))
         self.scroll_home(animate=False)
 

@@ -17,8 +17,10 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from engine.textsafety import flat_line
+
 from .cursor_in_view import CursorInView
-from .literal import assemble, one_line
+from .literal import assemble
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ class FactRow:
 
 def _said(row: FactRow, width: int) -> str:
     if row.source_text:
-        return one_line(row.source_text, max(10, width - 20))
+        return flat_line(row.source_text, max(10, width - 20))
     return f"(tool call: {', '.join(row.source_calls)})" if row.source_calls else "(no text)"
 
 
@@ -58,7 +60,7 @@ def _source(row: FactRow, width: int) -> Content:
 
 def fact_content(row: FactRow, width: int = 80) -> Content:
     merged = [(f"  (merged ×{row.merged})", "$text-muted")] if row.merged else []
-    head = assemble((f"{row.id:>4}  ", "bold $accent"), one_line(row.content, max(10, width - 8)), *merged)
+    head = assemble((f"{row.id:>4}  ", "bold $accent"), flat_line(row.content, max(10, width - 8)), *merged)
     return Content("\n").join([head, _source(row, width)])
 
 

@@ -16,12 +16,11 @@ from textual.style import Style
 from textual.visual import RenderOptions, Visual, VisualType
 from textual.widgets import Static
 
-from engine.textsafety import cut_cells, fold_end, preview_line, tail_start, visible
+from engine.textsafety import cut_cells, fold_end, tail_start, visible
 
 Part = tuple[str, str] | str
 TAB_CELLS = 8  # a tab's stops, as Textual's fold spaces them out
 HANG = 2  # cells a wrapped line's continuation sits deeper than the line's own start (``hanging``)
-one_line = preview_line  # a single-line preview of an entry, as the CLI's budget advice makes it
 
 
 def literal(text: str | None, style: str = "") -> Content:

@@ -14,7 +14,9 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from .literal import cut_cells, one_line, wrapped
+from engine.textsafety import flat_line
+
+from .literal import cut_cells, wrapped
 from .skill_list import SkillRow
 
 LINES = 4  # at most: the files below keep their rows at 80x24
@@ -50,7 +52,7 @@ def state_lines(skill: SkillRow, width: int) -> list[Content]:
     lines: list[Content] = []
     line: Content | None = None
     for text, style in state_parts(skill):
-        part = cut_cells(one_line(text), max(width, 1), words=True)
+        part = cut_cells(flat_line(text), max(width, 1), words=True)
         if line is not None and line.cell_length + cell_len(SEPARATOR + part) <= width:
             line = Content.assemble(line, (SEPARATOR + part, style))
             continue
@@ -63,11 +65,11 @@ def state_lines(skill: SkillRow, width: int) -> list[Content]:
 def meta_lines(skill: SkillRow, width: int, height: int = LINES) -> list[Content]:
     """What the pane shows for ``skill`` in ``width`` cells and at most ``height`` lines."""
     width = max(width, 1)
-    lines = [fitted(one_line(skill.name, 200), width, "bold"), *state_lines(skill, width)][:height]
+    lines = [fitted(flat_line(skill.name, 200), width, "bold"), *state_lines(skill, width)][:height]
     room = height - len(lines)
     # a broken SKILL.md's description is a guess (the file is shown beside): why it is broken instead; a
     # blocked one, why the index will not show it (its characters are in the file beside, as symbols)
-    description = one_line(skill.problem or skill.index_problem or skill.description, 400)
+    description = flat_line(skill.problem or skill.index_problem or skill.description, 400)
     if room <= 0 or not description:
         return lines
     return [*lines, *wrapped(description, width, room)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..textsafety import preview_line
+from ..textsafety import flat_line
 from .format import size_of
 from .ops import already_entry, room_advice, twice_advice
 from .similar import near_duplicates, strongest
@@ -39,13 +39,13 @@ class Budget:
         if self.problem:
             lines.insert(0, self.problem)
         elif over > 0:
-            similar = "; ".join(preview_line(e, QUOTED) for e in self.similar) or "none close"
+            similar = "; ".join(flat_line(e, QUOTED) for e in self.similar) or "none close"
             lines.insert(
                 0, f"Over the limit by {over:,}: shorten it, or merge entries first. Similar entries: {similar}"
             )
         elif self.duplicates:
             more = f" (and {self.more_duplicates} more)" if self.more_duplicates else ""
-            lines.insert(0, "Nearly the same as: " + "; ".join(preview_line(e, QUOTED) for e in self.duplicates) + more)
+            lines.insert(0, "Nearly the same as: " + "; ".join(flat_line(e, QUOTED) for e in self.duplicates) + more)
         return lines
 
 

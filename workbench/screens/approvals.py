@@ -40,7 +40,7 @@ from engine.textsafety import clipped, flat_line, inline, quote_ending
 from widgets.cursor_in_view import CursorList
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
-from widgets.literal import WholeStatic, WholeWrap, age, assemble, cut_cells, literal, one_line
+from widgets.literal import WholeStatic, WholeWrap, age, assemble, cut_cells, literal
 
 from ..messages import ShowProposal
 from .base import ReloadWanted, WorkbenchScreen, clauses
@@ -308,7 +308,7 @@ class ApprovalsScreen(WorkbenchScreen):
         if current is None or preview is None or preview.get("id") != current.id:
             return  # (no proposal, or an unreadable record's title, or a preview still on its way)
         static = self.query_one("#proposal-title", Static)
-        where = f" · {one_line(preview['path'], 80)}" if preview.get("path") else ""  # a skill's, under skills/
+        where = f" · {flat_line(preview['path'], 80)}" if preview.get("path") else ""  # a skill's, under skills/
         if current.subsystem == "memory":  # which store: MEMORY.md or USER.md (the summary may not say)
             where = f" · {FILE_NAMES.get(str(current.payload.get('target') or 'memory'), 'MEMORY.md')}"
         head, named = f"{current.subsystem} {current.action} ", current.id + where
@@ -363,11 +363,11 @@ class ApprovalsScreen(WorkbenchScreen):
         if preview.get("umbrella"):  # (the label names the skill the agent asked for)
             notes += [("Goes to another skill: ", "bold $warning"), (preview["umbrella"] + "\n", "")]
         for heading, entry in late_hits(preview):
-            notes += [(heading + ": ", "bold $warning"), (one_line(entry, 200) + "\n", "")]
+            notes += [(heading + ": ", "bold $warning"), (flat_line(entry, 200) + "\n", "")]
         named, more = strongest(preview.get("duplicates") or [])
         for dup in named:
             label = "Exact duplicate of" if dup.get("exact") else f"Near-duplicate ({dup.get('score')}%) of"
-            notes += [(f"{label}: ", "bold $warning"), (one_line(dup.get("existing"), 200) + "\n", "")]
+            notes += [(f"{label}: ", "bold $warning"), (flat_line(dup.get("existing"), 200) + "\n", "")]
         if more:
             notes.append((f"and {more} more (`workbench pending show {current.id}` lists every one)\n", "$warning"))
         warnings.update(assemble(*notes) if notes else "")
@@ -391,7 +391,7 @@ class ApprovalsScreen(WorkbenchScreen):
             assemble(
                 ("unreadable ", "bold $error"),
                 (f"{kind} record ", "bold $accent"),
-                (one_line(problem.id or problem.name, 60), "$text-muted"),
+                (flat_line(problem.id or problem.name, 60), "$text-muted"),
             )
         )
         try:
@@ -399,12 +399,12 @@ class ApprovalsScreen(WorkbenchScreen):
         except ValueError:
             shown = problem.path
         self.query_one("#proposal-info", Static).update(
-            assemble(("file ", "$text-muted"), (one_line(shown, 200), "bold"))
+            assemble(("file ", "$text-muted"), (flat_line(shown, 200), "bold"))
         )
         self.query_one("#proposal-warnings", Static).update(
             assemble(
                 ("Cannot be used: ", "bold $error"),  # (a file whose name is no id may read well)
-                (one_line(problem.error, 400) + "\n\n", ""),
+                (flat_line(problem.error, 400) + "\n\n", ""),
                 ("What can be done:\n", "bold"),
                 (problem.remedy, ""),
                 ("" if problem.reject_refusal else "\nPress r to reject it (u does not put it back).", "bold"),
@@ -529,7 +529,7 @@ class ApprovalsScreen(WorkbenchScreen):
             return
         self.confirm(
             f"Reject unreadable {KINDS.get(problem.subsystem or '', 'pending')} record {problem.id}?",
-            f"It cannot be read: {one_line(problem.error, 300)}\n"
+            f"It cannot be read: {flat_line(problem.error, 300)}\n"
             "Its file is removed and its exact bytes are kept in its journal row (u does not put it back)."
             + f"\n{HERMES_SEES.get(problem.hermes, '')}",
             lambda: self._decide(problem.id or "", approve=False, unreadable=True),
@@ -585,7 +585,7 @@ class ApprovalsScreen(WorkbenchScreen):
         refused = f"As it stands it would be refused: {opened['error']}" if opened.get("error") else None
         # (what the draft takes the place of, which the box does not show)
         hits = seen_entries(opened.get("targets") or []) if record.action == "replace" else {}
-        replaces = f"It replaces {quote_ending(one_line(hits[1], 160))}" if 1 in hits else None
+        replaces = f"It replaces {quote_ending(flat_line(hits[1], 160))}" if 1 in hits else None
         self.app.push_screen(
             EditDialog(
                 f"Edit, then approve {record.subsystem} {record.action} {record.id}",
@@ -657,7 +657,7 @@ class ApprovalsScreen(WorkbenchScreen):
             late = [(why, entry) for why, entry in late_hits(preview) if entry not in heard]
             if late:
                 heard.update(entry for _, entry in late)
-                warnings = "\n".join(f"⚠ {why}: {one_line(entry, 160)}" for why, entry in late)
+                warnings = "\n".join(f"⚠ {why}: {flat_line(entry, 160)}" for why, entry in late)
                 return f"Nothing was approved. Save again to approve with your edit anyway, or cancel.\n{warnings}"
             seen = seen_in(preview)  # what was checked is what it changes
         result = self.home.approvals.approve(record.id, edit=text, seen=seen)
@@ -708,7 +708,7 @@ class ApprovalsScreen(WorkbenchScreen):
             seen[record.id] = seen_in(preview)
             refused += bool(refusal_now(preview))
         ids = [record.id for record in records] + [str(problem.id) for problem in droppable]
-        lines += [f"{problem.id}  unreadable · {one_line(problem.error, 70)}" for problem in droppable]
+        lines += [f"{problem.id}  unreadable · {flat_line(problem.error, 70)}" for problem in droppable]
         if approve and unreadable:  # (never counted as approved: there is nothing in them to apply)
             rejects = " (r rejects one)." if rejectable else "."
             lines.append(f"Left as they are: {_files(unreadable)}, which cannot be approved{rejects}")
@@ -822,15 +822,15 @@ class ApprovalsScreen(WorkbenchScreen):
 def cautions(preview: dict) -> list[str]:
     """What a question to approve repeats from the pane, one line each: a refusal the preview foresees
     (approving now would be refused, and it stays pending), then each entry written after staging."""
-    lines = [f"⚠ {heading}: {one_line(entry, 160)}" for heading, entry in late_hits(preview)]
+    lines = [f"⚠ {heading}: {flat_line(entry, 160)}" for heading, entry in late_hits(preview)]
     refusal = preview.get("error") or preview.get("stale")
     if now := refusal_now(preview):
-        lines.insert(0, f"⚠ Would be refused now, and stay pending: {one_line(now, 400)}")
+        lines.insert(0, f"⚠ Would be refused now, and stay pending: {flat_line(now, 400)}")
     elif refusal:  # a skill's, after an earlier one: judged against the skill as it is now
         lines.insert(
             0,
             f"⚠ Judged against the skill as it is now: {preview['after_earlier']}, before it here, changes "
-            f"that skill first, so it may apply then; as it stands: {one_line(str(refusal), 400)}",
+            f"that skill first, so it may apply then; as it stands: {flat_line(str(refusal), 400)}",
         )
     return lines
 
@@ -867,7 +867,7 @@ def _what_changed(record: PendingRecord, opened: dict, now: dict) -> str:
 
 def _cannot_read(name: str, error: str, reject_refusal: str | None = None) -> str:
     """What a or e says on a record file that cannot be read: why nothing can be approved, what to do."""
-    return f"Not approved: {name} cannot be read ({one_line(error, 200)}), so there is no write to apply. " + (
+    return f"Not approved: {name} cannot be read ({flat_line(error, 200)}), so there is no write to apply. " + (
         reject_refusal or "Fix the file by hand, or press r to reject it."
     )
 
@@ -881,7 +881,7 @@ def _unread(pending_id: str, exc: Exception) -> str:
         return _cannot_read(pending_id, str(exc.details.get("problem") or exc.message))
     return (
         f"Not approved: what approving {pending_id} would change could not be read "
-        f"({one_line(getattr(exc, 'message', str(exc)), 200)}), so it was not asked; it stays pending. Select "
+        f"({flat_line(getattr(exc, 'message', str(exc)), 200)}), so it was not asked; it stays pending. Select "
         "it again to read it again, or press r to reject it."
     )
 
@@ -910,8 +910,8 @@ def _problem_row(problem: RecordProblem) -> WholeWrap:
         assemble(
             (f"{kind:<6} {'unreadable':<11}", "bold $error"),
             ("\n⚠ ", "bold $error"),
-            (f"{one_line(problem.id or problem.name, 40)} · ", "$text-muted"),
-            (one_line(problem.error, 40), ""),  # (two lines at 80 columns; the pane says it whole)
+            (f"{flat_line(problem.id or problem.name, 40)} · ", "$text-muted"),
+            (flat_line(problem.error, 40), ""),  # (two lines at 80 columns; the pane says it whole)
         )
     )
 
@@ -921,11 +921,11 @@ def _queue_row(record: PendingRecord, now: float, width: int) -> WholeWrap:
     line wrapped the age under the row), the what cut to leave the age room; who and the gist beneath,
     folded by ``wrap`` (Textual's fold ended a line with ``「`` and parted ﾃﾞ from its voiced mark)."""
     kind = KINDS.get(record.subsystem, record.subsystem)
-    what = f"{kind:<6} {one_line(record.action, 11):<11}"  # (a Hermes record's action is any text)
+    what = f"{kind:<6} {flat_line(record.action, 11):<11}"  # (a Hermes record's action is any text)
     when = f" {age(now - record.created_at):>5}"
     room = max(1, width - cell_len(when))
     if cell_len(what) > room:  # (a narrow queue, at 60 columns: the padding goes, then the words give way)
-        what = cut_cells(f"{kind} {one_line(record.action, 11)}", room, words=True)
+        what = cut_cells(f"{kind} {flat_line(record.action, 11)}", room, words=True)
         what += " " * (room - cell_len(what))
     return WholeWrap(
         assemble(

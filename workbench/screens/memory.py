@@ -47,13 +47,13 @@ from engine.memory.snapshot import MemorySnapshot
 from engine.memory.targets import SHORT_NAMES, next_target
 from engine.memory.threats import entry_flags, prompt_note
 from engine.safety import Verdict
-from engine.textsafety import apart, quote_ending
+from engine.textsafety import apart, flat_line, quote_ending
 from engine.tools import ToolContext
 from widgets.drift_banner import DriftBanner
 from widgets.entry_list import MARKS, EntryList, EntryRow
 from widgets.fact_list import FactList
 from widgets.gauge import CapacityGauge
-from widgets.literal import WholeStatic, assemble, literal, one_line
+from widgets.literal import WholeStatic, assemble, literal
 
 from ..messages import JumpToMessage, ShowEntry
 from .base import WorkbenchScreen
@@ -439,9 +439,9 @@ class MemoryScreen(WorkbenchScreen):
         if message.prompts:
             parts += [("prompts ", "bold"), (message.prompts + "\n", "$warning")]
         for row in detail.history:
-            version = one_line(row.after if row.after is not None else row.before, 60)
+            version = flat_line(row.after if row.after is not None else row.before, 60)
             if row.before is not None and row.after is not None:  # a rewrite: cut where it differs from before
-                version = apart(one_line(row.before, None), one_line(row.after, None), 60)[1]
+                version = apart(flat_line(row.before), flat_line(row.after), 60)[1]
             credited = credited_note(row)
             parts += [
                 (f"{history.when(row.at)} ", "$text-muted"),
@@ -817,7 +817,7 @@ class _OnDisk:
         if moved:  # (a removal leaves no version of theirs to show: what saving does then is said)
             note = (
                 "Changed on disk since you opened it: another writer changed this entry to "
-                f"{quote_ending(one_line(theirs, 160))} Saving will show both versions first."
+                f"{quote_ending(flat_line(theirs, 160))} Saving will show both versions first."
                 if theirs is not None
                 else "Changed on disk since you opened it: another writer removed this entry. Saving will ask "
                 "first: keep mine adds your draft back as an entry, take theirs leaves it removed."
@@ -840,8 +840,8 @@ def _undo_detail(offer: history.Undo) -> str:
             + "\n".join("  ⋯" if line is None else f"{line[0]} {line[1]}" for line in offer.diff)
             + more
         )
-    now = one_line(offer.now, 300) if offer.now is not None else "(nothing)"
-    back = one_line(offer.back_to, 300) if offer.back_to is not None else "(nothing)"
+    now = flat_line(offer.now, 300) if offer.now is not None else "(nothing)"
+    back = flat_line(offer.back_to, 300) if offer.back_to is not None else "(nothing)"
     if offer.now is not None and offer.back_to is not None:  # a rewrite: both cut where they differ
-        now, back = apart(one_line(offer.now, None), one_line(offer.back_to, None), 300)
+        now, back = apart(flat_line(offer.now), flat_line(offer.back_to), 300)
     return f"now: {now}\nback to: {back}"

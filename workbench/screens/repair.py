@@ -31,9 +31,10 @@ from engine.errors import WorkbenchError
 from engine.memory import TARGETS, repair
 from engine.memory.format import LISTED, far_over
 from engine.memory.ops import Refusal
+from engine.textsafety import flat_line
 from widgets.diff_view import diff_content
 from widgets.drift_banner import DriftBanner
-from widgets.literal import WholeStatic, assemble, literal, one_line
+from widgets.literal import WholeStatic, assemble, literal
 
 from .dialogs import ConfirmDialog, Dialog, EditDialog, Outcome
 
@@ -110,7 +111,7 @@ class RepairDialog(Dialog[Choice | None]):
                     assemble(
                         mark,
                         (f"entry {piece.number} · line {piece.line} · {piece.chars:,} chars  ", "$text-muted"),
-                        one_line(piece.entry or "(empty)", 60),
+                        flat_line(piece.entry or "(empty)", 60),
                     ),
                     id=f"entry-{piece.number}",
                 )

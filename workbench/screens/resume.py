@@ -25,7 +25,8 @@ from engine.archive import Session
 from engine.archive.sessions import titled
 from engine.clock import shown_time
 from engine.errors import WorkbenchError
-from widgets.literal import WholeStatic, literal, one_line
+from engine.textsafety import flat_line
+from widgets.literal import WholeStatic, literal
 
 from .dialogs import Dialog
 
@@ -45,7 +46,7 @@ def session_option(session: Session, shown: str) -> Option:
         Content.assemble(
             (session.id, "bold"),
             (f"  {when}  ", "$text-muted"),
-            one_line(shown, 50),
+            flat_line(shown, 50),
             (f"  {state}", "$text-muted"),
         ),
         id=session.id,

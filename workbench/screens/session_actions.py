@@ -21,7 +21,7 @@ from engine.db import DatabaseBusyError
 from engine.errors import ExportExists, SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from engine.export_file import write_export
 from engine.memory import history
-from widgets.literal import one_line
+from engine.textsafety import flat_line
 from widgets.transcript import Transcript
 
 from ..messages import ResumeSession
@@ -246,7 +246,9 @@ class SessionActions(WorkbenchScreen):
         """The rename box (again, with the draft and why it was refused, when a title was refused)."""
         segment = _segment(message)
         row = (
-            f" (the tree's row shows the chain as '{one_line(message.chain_title, 40)}')" if message.chain_title else ""
+            f" (the tree's row shows the chain as '{flat_line(message.chain_title, 40)}')"
+            if message.chain_title
+            else ""
         )
         question = f"Rename {message.name}" + (f", {segment}{row}" if segment else "")
         hint = "enter: save (empty: no title) · esc: cancel"
@@ -329,7 +331,7 @@ class SessionActions(WorkbenchScreen):
                 except DatabaseBusyError as exc:  # nothing changed: the box back with the draft, to try again
                     self.post_result(TitleRefused(message, str(value), exc.in_app))
                     return
-                said = f"Renamed {session_id}: {one_line(title, 60)}." if title else f"{session_id} has no title now."
+                said = f"Renamed {session_id}: {flat_line(title, 60)}." if title else f"{session_id} has no title now."
                 if taken:  # (as Hermes does: one title per conversation)
                     said += f" Taken from {taken}, an earlier segment of this conversation, now untitled."
             else:
@@ -352,7 +354,7 @@ class SessionActions(WorkbenchScreen):
 
 def _named(session_id: str, label: str | None) -> str:
     """How a question names a session: its id, and its title (or first message) when it has one."""
-    return f"session {session_id}" + (f" ({one_line(label, 40)})" if label else "")
+    return f"session {session_id}" + (f" ({flat_line(label, 40)})" if label else "")
 
 
 def _segment(message: SessionLooked) -> str:
@@ -372,9 +374,9 @@ def _chain_name(message: SessionLooked, changed: int) -> str:
     if len(message.segments) < 2 and changed <= 1:
         return message.name
     if message.chain_title:
-        label = f"'{one_line(message.chain_title, 40)}'"
+        label = f"'{flat_line(message.chain_title, 40)}'"
     else:  # the chain's first message in quotes, as the tree's row names it, else the session's own name
-        label = one_line(message.chain_label, 40) if message.chain_label else message.name
+        label = flat_line(message.chain_label, 40) if message.chain_label else message.name
     if changed < 1:
         return f"{label} (its conversation)"
     return f"{label}, {changed} session{'s' * (changed != 1)} of its conversation"

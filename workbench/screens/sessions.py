@@ -34,8 +34,8 @@ from engine.events import Event, MemoryChanged, MessageStored, SessionChanged, S
 from engine.home import ARCHIVE_UNREADABLE
 from engine.runner.claims import unbacked_claims
 from engine.session_writes import Write, approved_outside, session_writes, session_wrote
+from engine.textsafety import flat_line
 from widgets.lineage_tree import LineageTree, SessionNode
-from widgets.literal import one_line
 from widgets.search_box import SearchBox
 from widgets.search_results import Hit, SearchResults
 from widgets.transcript import Transcript, TranscriptItem
@@ -577,7 +577,7 @@ class SessionsScreen(SessionActions, SessionPrune):
         live = message.select_id is None and message.session_id == self.shown_session
         known = len(transcript.items)
         mark = "archived · " if message.archived else ""  # before the title, which a narrow border cuts
-        transcript.border_title = Content(f"Transcript · {mark}{one_line(message.title, 60)}")  # (renamed, say)
+        transcript.border_title = Content(f"Transcript · {mark}{flat_line(message.title, 60)}")  # (renamed, say)
         self.shown_session = message.session_id
         self.picked_archived = message.archived_share
         self.refresh_bindings()  # (a, e, D and x act on it; a reads Archive or Unarchive, archived here or elsewhere)
@@ -825,7 +825,7 @@ def session_items(home, session_id: str, around: int | None = None) -> list[Tran
 
 def describe_write(write: Write) -> str:
     """One line saying what a write changed, e.g. ``memory add (memory): User likes tea``."""
-    return f"{write.summary}: {one_line(write.text, 70)}"
+    return f"{write.summary}: {flat_line(write.text, 70)}"
 
 
 def transcript_item(

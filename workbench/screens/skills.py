@@ -32,8 +32,9 @@ from engine.events import Event, SkillChanged
 from engine.skills.hand_edit import open_skill_md
 from engine.skills.library import PROVENANCE_NOTE
 from engine.skills.usage import parse_iso
+from engine.textsafety import flat_line
 from widgets.code_view import CodeView
-from widgets.literal import WholeStatic, assemble, literal, one_line, visible
+from widgets.literal import WholeStatic, assemble, literal, visible
 from widgets.search_box import SearchBox
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 from widgets.skill_meta import SkillMeta
@@ -395,10 +396,10 @@ class SkillsScreen(WorkbenchScreen):
             return
         files = self.query_one("#skills-files", OptionList)
         files.clear_options()
-        files.add_options([Option(Content(one_line(path, None)), id=path) for path in message.files])
+        files.add_options([Option(Content(flat_line(path)), id=path) for path in message.files])
         files.add_options(  # in the folder, but no linked file: the agent's skill_view never lists them
             [
-                Option(Content.assemble(one_line(path, None), ("  not linked", "$text-muted")), id=path)
+                Option(Content.assemble(flat_line(path), ("  not linked", "$text-muted")), id=path)
                 for path in message.unlinked
             ]
         )
@@ -433,7 +434,7 @@ class SkillsScreen(WorkbenchScreen):
             self.query_one(CodeView).show(
                 message.file,
                 message.text,
-                problem and one_line(problem.splitlines()[0], 200),
+                problem and flat_line(problem.splitlines()[0], 200),
                 title=f"{folder}/{message.file}" if folder else None,
             )
 
