@@ -57,7 +57,7 @@ from .skills.archive_calls import hermes_skill_call
 from .skills.outside import ARCHIVED, CREATED, EDITED, HERMES_PASS, RECORD_ONLY, REMOVED, STATE_CHANGES
 from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
-from .textsafety import apart, cut, flat_line, inline, one_line, quoted, visible
+from .textsafety import apart, cut, flat_line, inline, quoted, visible
 from .tools import ToolContext
 from .values import half_width, iso_time, number_value, row_id, text_value, typed_number
 
@@ -649,7 +649,7 @@ def describe_group(rows: list[Row], total: int | None = None) -> str:
         if len(sessions) == 1 and all(row.by != row.actor for row in rows):  # every row Hermes's, in one session
             title = f"Hermes's edit of {FILES.get(rows[0].target, rows[0].target)} in session {inline(sessions.pop())}"
     elif kind == "revert" and rows[0].revert_of:
-        title = f"revert of {visible(one_line(rows[0].revert_of, 60))}"
+        title = f"revert of {flat_line(rows[0].revert_of, 60)}"
     else:
         title = {"review": "background review", "curator": "Curator pass", "revert": "revert of a group"}.get(
             kind, kind
@@ -1076,14 +1076,14 @@ def _undoing(entry: JournalEntry) -> str:
 
 def _why(entry: JournalEntry) -> str | None:
     """How a decision made outside the workbench was told, or why an approval was refused (its
-    journal row keeps the refusal as ``error``), on one line with control characters as symbols."""
+    journal row keeps the refusal as ``error``), on one line as a summary is (``flat_line``)."""
     if entry.detail.get("outside"):
         why = entry.detail.get("why")
     elif (entry.subsystem, entry.action) == ("approvals", "approve_failed"):
         why = entry.detail.get("error")
     else:
         return None
-    return visible(one_line(why, WHY_CHARS)) if isinstance(why, str) else None
+    return flat_line(why, WHY_CHARS) if isinstance(why, str) else None
 
 
 # how a look found each outside skill change (``skills.outside``): what it compared, and what it saw
@@ -1137,7 +1137,7 @@ def _found(entry: JournalEntry) -> str | None:
             )
         found = f"found by comparing {name} with the last version the workbench saw"
     elif entry.subsystem == "skills":
-        change, path = detail.get("change"), visible(one_line(str(detail.get("path", "")), 120))
+        change, path = detail.get("change"), flat_line(str(detail.get("path", "")), 120)
         if isinstance(detail.get("file"), str):
             state = {"created": "new", "edited": "changed", "removed": "gone"}.get(str(change), "changed")
             found = (

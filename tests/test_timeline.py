@@ -892,7 +892,7 @@ def test_a_failed_approval_says_why_in_the_row_the_listing_and_json(home, clock)
         assert not home.approvals.approve(pid)["success"]
     failed = [r for r in Timeline(home).page(subsystem="approvals") if r.action == "approve_failed"]
     assert [r.why for r in failed] == [
-        "Skill 'br␛[2J ew' not found.",
+        "Skill 'br␛[2J⏎ew' not found.",
         "Could not find old_string in SKILL.md of skill 'brew'. View the current text and copy the exact passage "
         "to replace.",
     ]

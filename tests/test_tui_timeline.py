@@ -1227,3 +1227,33 @@ async def test_a_live_reload_while_a_filter_is_read_never_splices_into_the_unfil
             ),
             what="the filtered rows only",
         )
+
+
+async def test_a_line_break_in_a_revert_title_a_why_or_a_path_shows_as_in_a_summary(home, tmp_path, clock):
+    """A reverted group's title (`revert of …`), a row's `why` and the path an outside skill change names folded
+    a line break into a space, so a session id, a skill's name or a file's of two lines read as one; they show ⏎
+    now, as every one-line summary does (``flat_line``)."""
+    from tests.hermes_support import hermes_record
+
+    review = ToolContext(actor="review", session_id="s\n1", message_id=7)
+    for entry in ("Deploys go through staging", "Prefers short answers"):
+        assert home.memory.add("memory", entry, review)["success"]
+    assert Timeline(home).revert("review:s\n1:7")["success"]
+    folder = write_skill(home, "brew")
+    home.skills.outside.record()
+    (folder / "references").mkdir()
+    (folder / "references" / "new\nline.md").write_text("# Notes\n", encoding="utf-8")
+    home.skills.outside.record()
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    payload = {"action": "patch", "name": "br\new", "old_string": "Boil.", "new_string": "Heat."}
+    hermes_record(home, "0000bb01", payload, created_at=clock.now(), subsystem="skills")
+    assert not home.approvals.approve("0000bb01")["success"]
+    async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        assert "▾ revert of review:s⏎1:7 (2 rows): 2 memory entries undone" in shown(screen), "\n".join(shown(screen))
+        await cursor_to(pilot, screen, "approval failed")
+        assert "why: Skill 'br⏎ew' not found." in str(screen.query_one("#timeline-detail").render())
+        await cursor_to(pilot, screen, "of skill 'brew' created outside")
+        detail = str(screen.query_one("#timeline-detail").render())
+        assert "support files with the workbench's last look: brew/references/new⏎line.md is new since" in detail
