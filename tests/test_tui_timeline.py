@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -313,6 +314,7 @@ async def test_enter_reads_off_the_ui_thread_and_a_late_answer_for_a_row_left_op
 
 HERMES_ARCHIVES_THEN_MAKES_AGAIN = """
 import json
+import re
 import sqlite3
 from tools.skill_usage import archive_skill
 from tools.skill_manager_tool import skill_manage
@@ -1257,3 +1259,15 @@ async def test_a_line_break_in_a_revert_title_a_why_or_a_path_shows_as_in_a_summ
         await cursor_to(pilot, screen, "of skill 'brew' created outside")
         detail = str(screen.query_one("#timeline-detail").render())
         assert "support files with the workbench's last look: brew/references/new⏎line.md is new since" in detail
+
+
+async def test_a_session_id_with_a_line_break_shows_whole_in_its_column(home, tmp_path):
+    """The session column drew `s` for a session `s⏎1`, a cell showing only the id's first line, where the
+    detail line below names it `s⏎1`: the column shows the id as the detail does."""
+    assert home.memory.add("memory", "Deploys go through staging", ToolContext(actor="agent", session_id="s\n1"))
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: shown(screen) == ["MEMORY + 'Deploys go through staging'"], what="the row")
+        [row] = [line for line in screen_text(pilot.app).splitlines() if line.startswith("│ 20")]  # (the table's)
+        assert re.search(r" agent +s⏎1 +MEMORY \+ ", row), row
+        assert "session s⏎1" in str(screen.query_one("#timeline-detail").render())

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from engine.clock import shown_time
+from engine.textsafety import inline
 
 from .literal import cut_cells, tail, visible
 from .row_table import RowTable
@@ -213,8 +214,9 @@ class TimelineList(RowTable):
             self.show(*self.shown, heads=self.heads)
 
     def _session(self, session: str | None) -> Text:
-        """A session, its end when long (the detail line below the table names it whole)."""
-        return Text(tail(session, self.SESSION_CHARS) if session else "-")
+        """A session, its end when long (the detail line below the table names it whole), on one line as the
+        detail names it (``inline``): a cell drew only an id's first line."""
+        return Text(tail(inline(session), self.SESSION_CHARS) if session else "-")
 
     @property
     def current_key(self) -> str | None:
