@@ -655,6 +655,20 @@ def test_a_hermes_remove_that_now_hits_an_entry_written_after_it_was_staged_says
     assert home.approvals.preview("0000cc01")["error"] is None  # a warning, not a refusal
 
 
+def test_approving_a_late_hit_names_the_entry_with_its_line_break_shown(home, clock):
+    """Approving a Hermes remove whose entry was rewritten since is refused naming that entry, its line break
+    folded to a space (`“… /var/cache/ci3 cleaned weekly”`): an entry of two lines read as one. It shows ⏎, as
+    the proposal's summary and the preview's target line do (``flat_line``)."""
+    seed(home, "The build cache lives in /var/cache/ci", "Project uses uv")
+    payload = {"action": "remove", "target": "memory", "old_text": "build cache"}
+    hermes_record(home, "0000cc02", payload, created_at=clock.now())
+    clock.advance(60)
+    home.memory.replace("memory", "build cache", "The build cache lives in /var/cache/ci3\ncleaned weekly", USER)
+    result = home.approvals.approve("0000cc02")
+    assert not result["success"], result
+    assert "hits “The build cache lives in /var/cache/ci3⏎cleaned weekly”, written after" in result["error"], result
+
+
 def test_a_memory_diff_keeps_each_entry_whole(home):
     """A batch removing one entry and adding another: a line diff of the file paired the lines of
     an unrelated entry (`- hotfixes… + Integration… § - Integration… + always`), as if that entry

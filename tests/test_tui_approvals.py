@@ -1292,3 +1292,16 @@ async def test_a_warning_quoting_an_entry_never_folds_inside_a_grapheme(gated, t
         await settle(pilot)
         lines = drawn_in(warnings)
         assert KANA[:12] in "".join(lines) and not parted(lines), lines
+
+
+async def test_the_entry_a_replace_hits_shows_its_line_break_as_every_summary_does(gated, tmp_path):
+    """The question named the entry a replace hits with its line break folded to a space (`Kettle: Descale
+    weekly`) under a summary that showed ⏎: an entry of two lines read as one. It shows ⏎ too now."""
+    gated.memory.add("memory", "Kettle:\nDescale weekly", ToolContext(actor="user"))
+    staged = gated.memory.replace("memory", "Descale weekly", "Kettle:\nDescale monthly", AGENT)
+    assert staged.get("staged"), staged
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        detail = (await asked(pilot, "a")).detail.splitlines()
+        assert "op 1 replace hits: Kettle:⏎Descale weekly" in detail, detail
+        assert detail[0].endswith("new: Kettle:⏎Descale monthly"), detail

@@ -14,7 +14,7 @@ from ..diffs import DiffLine, line_diff
 from ..memory.format import Usage, serialize, split_pieces
 from ..memory.ops import staged_operations
 from ..memory.similar import near_duplicates
-from ..textsafety import inline, one_line
+from ..textsafety import flat_line, inline
 
 
 def entry_diff(before: list[str], after: list[str], rewrites: Collection[tuple[str, str]] = ()) -> list[DiffLine]:
@@ -136,9 +136,10 @@ def skill_view(staged: dict) -> dict:
 
 
 def target_line(target: dict, width: int | None = None, *, warn: bool = True) -> str:
-    """Which live entry one replace or remove hits (``op N`` only matters in a batch), each entry
-    cut to ``width`` characters when given; ``warn``: with a warning line when the entry it hits was
-    written after staging (off where the caller says that itself)."""
+    """Which live entry one replace or remove hits (``op N`` only matters in a batch), each entry on one
+    line as a summary shows it (``flat_line``: a line break as ⏎), cut to ``width`` characters when given;
+    ``warn``: with a warning line when the entry it hits was written after staging (off where the caller
+    says that itself)."""
     head = f"op {target['op']} {target['action']}"
     if target["status"] == "hits":
         newer = target.get("written_after") if warn else None
@@ -149,13 +150,13 @@ def target_line(target: dict, width: int | None = None, *, warn: bool = True) ->
             if newer
             else ""
         )
-        return f"{head} hits: {one_line(target['entry'], width, words=True)}{warning}"
+        return f"{head} hits: {flat_line(target['entry'], width)}{warning}"
     if target["status"] == "ambiguous":
         matches = len(target["matches"])
-        return f"{head} '{one_line(target['old_text'], width)}' is ambiguous, it matches {matches} entries"
+        return f"{head} '{flat_line(target['old_text'], width)}' is ambiguous, it matches {matches} entries"
     if target["pinned"] is not None:
-        return f"{head} was staged against an entry that is gone: {one_line(target['pinned'], width, words=True)}"
-    return f"{head} '{one_line(target['old_text'], width)}' matches no entry now"
+        return f"{head} was staged against an entry that is gone: {flat_line(target['pinned'], width)}"
+    return f"{head} '{flat_line(target['old_text'], width)}' matches no entry now"
 
 
 def seen_entries(targets: list[dict]) -> dict[int, str]:

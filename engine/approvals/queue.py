@@ -25,7 +25,7 @@ from ..events import PendingChanged
 from ..fileio import crash_point
 from ..memory.format import Usage
 from ..memory.ops import too_long
-from ..textsafety import inline, one_line
+from ..textsafety import flat_line, inline
 from ..tools import AlreadyWaiting
 from ..values import iso_time
 from .labels import detail_summary
@@ -900,7 +900,7 @@ class ApprovalQueue:
             return Seen(seen_entries(targets), checked=True)
         newer = hit["written_after"]
         reason = (
-            f"op {hit['op']} {hit['action']} hits “{one_line(hit['entry'], 160)}”, written after this was staged "
+            f"op {hit['op']} {hit['action']} hits “{flat_line(hit['entry'], 160)}”, written after this was staged "
             f"({shown_time(newer['at']) or newer['at']}, {newer['actor']}, event {newer['event_id']}): it may not be "
             "the entry the proposal meant."
         )
