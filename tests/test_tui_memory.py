@@ -13,6 +13,7 @@ from textual.widgets import Static, TextArea
 
 from engine import lock_waits
 from engine.events import MemoryChanged, RunnerEvent
+from engine.memory import history
 from engine.memory.budget import draft_budget, hermes_blocked
 from engine.memory.format import render_block
 from engine.memory.snapshot import snapshot_from_prompt
@@ -300,6 +301,32 @@ async def test_an_approved_proposal_names_its_proposer_after_its_approver(home, 
         await settle(pilot)
         detail = str(app.screen.query_one("#detail-text", Static).content)
         assert "user (approved, proposed by agent) · " in detail and "session s-1" in detail
+
+
+async def test_the_history_rows_say_who_proposed_an_approved_write_and_which_row_an_undo_takes_back(home, tmp_path):
+    """The detail's history read "user add" for the agent's proposal the user approved, and "user undo"
+    without the row it took back, where `memory history` says both."""
+    home.config_path.write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    staged = home.memory.add("memory", "Proposed by the agent", AGENT)
+    assert home.approvals.approve(staged["pending_id"])["success"]
+    home.memory.add("memory", "Deploys on Fridays", ToolContext(actor="user"))
+    home.memory.replace("memory", "Fridays", "Deploys on Mondays", ToolContext(actor="user"))
+    replaced = home.memory.history("memory")[0].id
+    history.undo(home.memory, replaced)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        detail = str(app.screen.query_one("#detail-text", Static).content)
+        assert "user     add      Proposed by the agent (proposed by agent)" in detail, detail
+        app.screen.query_one("#live-list", EntryList).highlighted = 1
+        await wait_for(
+            pilot,
+            lambda: "Deploys on Fridays (undoes" in str(app.screen.query_one("#detail-text", Static).content),
+            what="the undo's row",
+        )
+        detail = str(app.screen.query_one("#detail-text", Static).content)
+        assert f"user     undo     Deploys on Fridays (undoes #{replaced})" in detail, detail
 
 
 async def test_switching_to_user_shows_its_entries_and_limit(home, tmp_path):

@@ -25,7 +25,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..approvals.outside import citing_approval
-from ..approvals.records import approved_by
+from ..approvals.records import approved_by, proposed
 from ..approvals.sources import staged_at
 from ..clock import shown_time
 from ..diffs import DiffLine, line_diff, shown_diff, whitespace_only
@@ -35,6 +35,7 @@ from ..textsafety import one_line, quoted, visible
 from ..values import iso_time
 from . import ops, repair
 from .archive_writes import HERMES_SLACK_S, REMOVE, TAKING_ACTIONS, WRITING_ACTIONS
+from .credit import credited_note
 from .format import FILE_NAMES, read_as_hermes, split_pieces
 from .ops import Outcome, Refusal, refuse
 from .rebuild import LEFT_ROW
@@ -601,6 +602,30 @@ def action_word(row: JournalEntry) -> str:
     ):
         return "revert"
     return row.action
+
+
+def row_notes(row: JournalEntry) -> list[str]:
+    """What a history row says after its action, the same in ``memory history`` and the Memory screen's
+    detail: the row it takes back, the proposer of an approved write (else it reads as the approver's own),
+    when a later look found it, its late credit, a first look's count and a repair's label."""
+    detail = row.detail
+    word = action_word(row)
+    notes = (
+        [f"{'reverts' if word == 'revert' else 'undoes'} #{detail['undo_of']}"]
+        if detail.get("undo_of") is not None
+        else []
+    )
+    if isinstance(detail.get("proposed_by"), str):
+        notes.append(proposed(detail["proposed_by"], detail.get("edited") is True))
+    if iso_time(detail.get("seen_at")):
+        notes.append(f"found {when(detail['seen_at'])}")
+    if credited := credited_note(row):
+        notes.append(credited)
+    if row.action == "seen":
+        notes.append(first_look(row))
+    if row.action == repair.ACTION and isinstance(detail.get("label"), str):
+        notes.append(detail["label"])
+    return notes
 
 
 def entry_named(memory: MemoryStore, target: str, text: str) -> str:

@@ -6,18 +6,15 @@ Writes go through the same store, guards and journal as the agent's tool, as act
 
 from __future__ import annotations
 
-from engine.approvals.records import proposed
 from engine.clock import shown_time
 from engine.home import Home
 from engine.memory import FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.memory.budget import written_advice
-from engine.memory.credit import credited_note
 from engine.memory.format import BOM, LISTED, far_over_note, has_crlf, line_endings, listed
 from engine.memory.targets import HEADINGS
 from engine.memory.threats import prompt_note
 from engine.textsafety import apart, cells, clipped, inline, one_line, visible
 from engine.tools import ToolContext
-from engine.values import iso_time
 
 from . import Output, UsageError, add_command, empty_text
 from .catching_up import catch_up_if_journaled
@@ -353,25 +350,8 @@ def show_history(home: Home, args) -> Output:
                 if e["session_id"]
                 else ""
             )
-            detail = e["detail"]
-            seen = detail.get("seen_at")
+            notes = history.row_notes(row)
             word = history.action_word(row)  # (a Timeline revert's row is a revert, as the Timeline says)
-            notes = (
-                (
-                    [f"{'reverts' if word == 'revert' else 'undoes'} #{detail['undo_of']}"]
-                    if detail.get("undo_of") is not None
-                    else []
-                )
-                + (
-                    [proposed(detail["proposed_by"], detail.get("edited") is True)]
-                    if isinstance(detail.get("proposed_by"), str)
-                    else []
-                )
-                + ([f"found {history.when(seen)}"] if iso_time(seen) else [])
-                + ([credited] if (credited := credited_note(row)) else [])
-                + ([history.first_look(row)] if row.action == "seen" else [])
-                + ([detail["label"]] if row.action == "repair" and isinstance(detail.get("label"), str) else [])
-            )
             tail = "  (" + "; ".join(notes) + ")" if notes else ""
             row = f"#{e['id']:<5} {when}  {e['actor']:<8} {word:<8} {e['target']:<6}"
             if cells(visible(row + where + tail)) <= columns:

@@ -40,7 +40,6 @@ from engine.events import (
 from engine.memory import MemoryFileUnreadable, history
 from engine.memory.align import ADDED, CHANGED, MOVED, REMOVED, UNCHANGED, UNLISTED, align
 from engine.memory.budget import Budget, draft_budget
-from engine.memory.credit import credited_note
 from engine.memory.format import Usage, listed
 from engine.memory.ops import ALREADY_THERE
 from engine.memory.snapshot import MemorySnapshot
@@ -442,12 +441,12 @@ class MemoryScreen(WorkbenchScreen):
             version = flat_line(row.after if row.after is not None else row.before, 60)
             if row.before is not None and row.after is not None:  # a rewrite: cut where it differs from before
                 version = apart(flat_line(row.before), flat_line(row.after), 60)[1]
-            credited = credited_note(row)
+            notes = history.row_notes(row)
             parts += [
                 (f"{history.when(row.at)} ", "$text-muted"),
                 (f"{row.actor:<8} {history.action_word(row):<8} ", "$secondary"),
                 (version, ""),
-                (f" ({credited})" if credited else "", "$text-muted"),
+                (f" ({'; '.join(notes)})" if notes else "", "$text-muted"),
                 ("\n", ""),
             ]
         text.update(assemble(*parts))
