@@ -488,6 +488,22 @@ async def test_full_width_letters_find_their_half_width_words(home, tmp_path):
         assert [hit.snippet[start:end] for start, end in hit.spans] == ["PDF", "report"]
 
 
+@pytest.mark.parametrize("size", [(120, 40), (80, 24), (60, 20)])
+async def test_the_results_title_says_how_they_were_found_in_words_it_shows_whole(home, tmp_path, size):
+    """A user trial at 120 columns: the title read `2 sessions · via CJK bigram index, best m…`, cut by
+    its border inside a word. It drops how the results are ordered, then the index, until what is left
+    fits; the count of sessions always stays."""
+    seed_sessions(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=size) as pilot:
+        _, results = await searched(pilot, "ラーメン")
+        count, why = "1 session", f" · via {results.why}"
+        forms = [count + why[: len(why) - len(cut)] for cut in ["", ", best match", why]]
+        fits = [form for form in forms if cell_len(form) <= results.size.width - 6]
+        assert results.why == "CJK bigram index, best match" and fits, (results.why, results.size)
+        assert results.border_title == fits[0], (results.border_title, size)
+
+
 async def test_a_not_with_nothing_before_it_is_said_over_the_results_not_searched_for(home, tmp_path):
     """Typing ``NOT tomatoes`` listed the tomato sessions; now nothing is searched and the row says why."""
     seed_sessions(home)

@@ -47,6 +47,7 @@ STALE_AFTER = 0.25  # seconds a search may run before the old results are dimmed
 MIN_EXCERPT = 14  # cells a narrow list keeps for an excerpt (7 CJK characters) by shortening its head
 ROLE_CELLS = 12  # a role longer than this (hostile data) is cut
 MIN_TITLE = 8  # cells a session's title keeps in a header before its count loses the word "matches"
+TITLE_MARGIN = 6  # cells of the top border a title leaves to the corners and the spaces around it
 
 
 @dataclass(frozen=True)
@@ -242,6 +243,7 @@ class SearchResults(CursorInView, OptionList):
         self._stale_timer: Timer | None = None
         self._shown = 0  # results shown so far
         self._cut_width = 0  # the width the rows were last cut to
+        self._count = ""  # the title's count of sessions (``1 session``, ``50+ sessions``)
         self._drawn: LRUCache[tuple, list[Strip]] = LRUCache(maxsize=1024)  # rows drawn lately, by what they show
 
     # -- data in -------------------------------------------------------------------
@@ -282,10 +284,19 @@ class SearchResults(CursorInView, OptionList):
         self._not_stale()
         self._render(highlight_first=not again)
         sessions = len(self.best)
-        title = f"{sessions}{'+' * more} session{'s' * (sessions != 1 or more)}" + (
-            f" · via {self.why}" if self.why else ""
-        )
-        self.border_title = ("search failed" if error else "nothing searched" if unsearched else title) if query else ""
+        self._count = f"{sessions}{'+' * more} session{'s' * (sessions != 1 or more)}"
+        self._fit_title()
+
+    def _fit_title(self) -> None:
+        """The title in the widest form its border shows whole (it cut ``best match`` to ``best m…``):
+        how the hits were ordered gives way first, then the indexes read; the count of sessions stays."""
+        if not self.query or self.error or self.unsearched:
+            self.border_title = ("search failed" if self.error else "nothing searched") if self.query else ""
+            return
+        parts = self.why.split(", ") if self.why else []  # (the indexes, then the order: ``explain_plan``)
+        forms = [f"{self._count} · via {', '.join(parts[:kept])}" for kept in range(len(parts), 0, -1)]
+        room = self.size.width - TITLE_MARGIN
+        self.border_title = next((form for form in forms if cell_len(form) <= room), self._count)
 
     def set_counts(self, query: str, counts: dict[str, int]) -> None:
         """How many messages of each listed session match (ignored when another query is shown)."""
@@ -429,6 +440,7 @@ class SearchResults(CursorInView, OptionList):
     def _on_resize(self) -> None:
         """Also sent when the list is shown, so a width forecast while hidden is checked here."""
         super()._on_resize()
+        self._fit_title()
         if (self.best or self.note or self.query) and self.scrollable_content_region.width != self._cut_width:
             self._render()  # excerpts are cut to the width, a note wrapped to it, "no messages match" cut
 
