@@ -544,3 +544,32 @@ def test_curator_run_wraps_its_lines_to_the_terminal(tmp_path):
                 "  would archive",
                 "  1 consolidation it proposed awaits review in Approvals",
             ], wide
+
+
+def test_run_wraps_its_warnings_to_the_terminal(tmp_path):
+    """A user trial at 60 columns: `run --session` of a session Hermes has not ended printed its warning
+    (stderr) and the transcript's `!! Not compressed: …` line whole, so the terminal broke them inside words.
+    Both wrap at spaces now, each continuation two cells in from where it starts, as `memory add`'s do."""
+    from engine.models.offline import OfflineModel
+    from engine.runner.session import AgentSession
+
+    home = open_home(tmp_path / "h")
+    hermes = AgentSession(home, OfflineModel(), title="Hermes's live one")  # never ended: live
+    for i in range(4):
+        assert hermes.run_turn(f"prepare the weekly report number {i}").status == "done"
+    squeezed = f"model:\n  context_length: {hermes.context_tokens() - 1}\ncompression:\n  threshold: 1.0\n"
+    home.config_path.write_text(squeezed, encoding="utf-8")  # (the next turn would compress it)
+    home.close()
+    said = {}
+    for columns in (1000, 60):
+        shutil.copytree(tmp_path / "h", tmp_path / str(columns))
+        argv = [sys.executable, "-m", "workbench", "--home", str(tmp_path / str(columns)), "run"]
+        argv += ["--session", hermes.id, "-m", "what did we discuss about invoices?"]
+        done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "COLUMNS": str(columns)})
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        said[columns] = (done.stdout.splitlines(), done.stderr.splitlines())
+    [warning] = [line for line in said[1000][1] if line.startswith("warning: ")]
+    [uncompressed] = [line for line in said[1000][0] if line.startswith("  !! Not compressed: ")]
+    assert cell_len(warning) > 60 and cell_len(uncompressed) > 60
+    assert_wrapped(said[60][1], warning, 60)
+    assert_wrapped([line for line in said[60][0] if line], uncompressed, 60)  # (a blank line starts any)
