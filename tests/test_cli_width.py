@@ -573,3 +573,26 @@ def test_run_wraps_its_warnings_to_the_terminal(tmp_path):
     assert cell_len(warning) > 60 and cell_len(uncompressed) > 60
     assert_wrapped(said[60][1], warning, 60)
     assert_wrapped([line for line in said[60][0] if line], uncompressed, 60)  # (a blank line starts any)
+
+
+def test_pending_show_wraps_why_a_proposal_would_fail(tmp_path):
+    """A user trial at 80 columns: `pending show` of a staged replace whose entry Hermes had rewritten printed
+    `would fail: this replace targets …` (four sentences) on one line, which the terminal broke inside words.
+    The line wraps at spaces now, its continuation two cells in, as `pending list`'s ⚠ lines do."""
+    home = open_home(tmp_path / "h")
+    home.memory.add("user", "Works in JST", ToolContext(actor="user"))
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    staged = home.memory.replace(
+        "user", "Works in JST", "Works in JST (UTC+9), 10:00-19:00", ToolContext(actor="agent")
+    )
+    home.config_path.write_text("", encoding="utf-8")
+    home.reload_config()
+    home.memory.replace("user", "Works in JST", "Lives in Osaka", ToolContext(actor="user"))
+    home.close()
+    wide = workbench(tmp_path / "h", 1000, "pending", "show", staged["pending_id"]).splitlines()
+    [fails] = [line for line in wide if line.startswith("would fail: ")]
+    assert cell_len(fails) > 80, fails
+    for columns in (60, 80):
+        lines = workbench(tmp_path / "h", columns, "pending", "show", staged["pending_id"], process=columns == 60)
+        assert_wrapped(lines.splitlines(), fails, columns)

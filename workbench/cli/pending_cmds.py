@@ -122,6 +122,7 @@ def show_pending(home: Home, args) -> Output:
 
 def render_preview(preview: dict) -> str:
     staged = stamped(preview["created_at"], seconds=True)
+    columns = terminal_width()  # (its sentences wrap to it: the terminal broke them inside words)
     lines = [
         f"# Pending {preview['subsystem']} write {preview['id']}: {flat_line(preview['summary'])}",
         f"origin: {preview['origin']} ({preview['actor']})   staged: {staged}"
@@ -130,16 +131,17 @@ def render_preview(preview: dict) -> str:
         + (f" (message {preview['message_id']})" if preview.get("message_id") is not None else ""),
     ]
     if preview.get("error"):
-        lines.append(f"would fail: {preview['error']}")
+        lines += wrapped(f"would fail: {preview['error']}", columns, hang="  ")
         lines += [f"it asks to write: {clipped(text)}" for text in preview.get("proposed") or []]
         if preview.get("proposed_count", 0) > len(preview.get("proposed") or []):
             lines.append(f"  and {preview['proposed_count'] - len(preview['proposed']):,} more texts")
     if preview.get("stale"):  # its diff still follows: what approving would take away
-        lines.append(f"would fail: {preview['stale']}")
+        lines += wrapped(f"would fail: {preview['stale']}", columns, hang="  ")
     if preview.get("umbrella"):  # (the label names the skill the agent asked for)
-        lines.append(f"note: {preview['umbrella']}")
+        lines += wrapped(f"note: {preview['umbrella']}", columns, hang="  ")
     lines += [target_line(target) for target in preview.get("targets") or []]
-    lines += [f"⚠ flagged: {reason}" for reason in preview.get("flags", [])]
+    for reason in preview.get("flags", []):
+        lines += wrapped(f"⚠ flagged: {reason}", columns, hang="  ")
     budget = preview.get("budget")
     if budget:
         lines.append(f"budget ({budget_label(preview)}): {budget['text']}")
