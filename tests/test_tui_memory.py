@@ -147,6 +147,35 @@ async def test_add_edit_remove_by_hand_are_journaled_as_user(home, tmp_path):
         assert [a for a, _ in journal_actors(home)] == ["user", "user", "user"]
 
 
+async def test_e_and_d_from_the_detail_pane_act_on_the_entry_it_describes(home, tmp_path):
+    """A user trial: tab took the focus to the detail pane, which described the live entry under the cursor,
+    and `e` there said "Select an entry in the live column (right) first.". `e` and `d` act on the live entry
+    under the shared cursor now wherever the focus is but the snapshot column, where they say which key
+    moves to the live column."""
+    for text in ("Deploys on Fridays", "Prefers short answers"):
+        home.memory.add("memory", text, AGENT)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#live-list", EntryList).highlighted = 1
+        await settle(pilot)
+        app.screen.query_one("#memory-detail").focus()
+        await wait_for(
+            pilot, lambda: "Prefers short" in str(app.screen.query_one("#detail-text", Static).content), what="detail"
+        )
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")
+        assert app.screen.query_one(TextArea).text == "Prefers short answers"
+        await pilot.press("escape")
+        await settle(pilot)
+        app.screen.query_one("#frozen-list", EntryList).focus()
+        await pilot.press("d")
+        await settle(pilot)
+        status = str(app.screen.query_one("#status", Static).render())
+        assert status == "e and d change the live file: l (or →) moves to the live column (right).", status
+        assert home.memory.entries("memory") == ["Deploys on Fridays", "Prefers short answers"]
+
+
 async def test_refused_add_shows_the_error_in_place_and_changes_nothing(home, tmp_path):
     home.memory.add("memory", "keep me")
     app = make_app(home, tmp_path)

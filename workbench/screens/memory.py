@@ -634,9 +634,13 @@ class MemoryScreen(WorkbenchScreen):
         self.show_status((note or "Saved.") if saved else "")
 
     def _editable_row(self) -> EntryRow | None:
-        live = self.query_one("#live-list", EntryList)
-        row = live.current
-        if self.focused is not live or row is None:
+        """The live entry under the columns' shared cursor, which the detail pane describes too (tab there
+        left ``e`` refused); not from the snapshot column, whose reader may think they edit the snapshot."""
+        row = self.query_one("#live-list", EntryList).current
+        if self.focused is self.query_one("#frozen-list", EntryList):
+            self.show_status("e and d change the live file: l (or →) moves to the live column (right).")
+            return None
+        if row is None:
             self.show_status("Select an entry in the live column (right) first.")
             return None
         if row.blank:
