@@ -596,3 +596,28 @@ def test_pending_show_wraps_why_a_proposal_would_fail(tmp_path):
     for columns in (60, 80):
         lines = workbench(tmp_path / "h", columns, "pending", "show", staged["pending_id"], process=columns == 60)
         assert_wrapped(lines.splitlines(), fails, columns)
+
+
+def test_revert_wraps_what_it_did_and_why_a_row_is_refused_to_the_terminal(tmp_path, cli):
+    """A user trial at 100 columns: `revert` printed `refused row 211 (skill 'deploy-stage' edited outside …):
+    … would lose that later change` (and `--dry-run` its `would revert row …` line) whole, and the terminal
+    broke it inside words. Each line wider than the terminal wraps at spaces now, its continuation two
+    cells in, as `curator run`'s do; the command that undoes a revert stays whole."""
+    home = tmp_path / "h"
+    old, new = "the release branch after the nightly build", "the release branch after the smoke tests pass"
+    assert cli("--home", str(home), "memory", "add", f"The staging deploy runs from {old}").returncode == 0
+    replaced = cli("--home", str(home), "memory", "replace", "--old", "nightly", f"The staging deploy runs from {new}")
+    assert replaced.returncode == 0
+    for columns in (1000, 60):
+        env = {**os.environ, "COLUMNS": str(columns)}
+        run = [sys.executable, "-m", "workbench", "--home", str(home), "revert"]
+        dry = subprocess.run([*run, "2", "--dry-run"], capture_output=True, text=True, env=env)
+        refused = subprocess.run([*run, "1"], capture_output=True, text=True, env=env)
+        assert dry.returncode == 0 and refused.returncode == 1 and "Traceback" not in refused.stderr
+        said = dry.stdout.splitlines() + refused.stderr.splitlines()
+        if columns == 1000:
+            wide = said
+            assert [line.split(" (")[0] for line in wide] == ["would revert row 2", "refused row 1"], wide
+            continue
+        for whole in wide:
+            assert_wrapped(said, whole, columns)

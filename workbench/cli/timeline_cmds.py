@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable
 from dataclasses import asdict
 
 from rich.cells import cell_len
@@ -30,7 +31,7 @@ from engine.timeline import (
 
 from . import Output, UsageError, add_command
 from .catching_up import catch_up
-from .fit import commands, fit_row, terminal_width, wrapped
+from .fit import commands, fit_row, folded, terminal_width, wrapped
 from .numbers import ID, whole
 
 LIMIT = 50  # rows per page unless --limit says otherwise
@@ -233,10 +234,17 @@ def revert_ref(home: Home, args) -> Output:
         raise UsageError(exc.message) from None
 
 
+def _fitted(lines: Iterable[str]) -> list[str]:
+    """A revert's lines (a row, its summary, what reverting it does or why not), each wider than the terminal
+    wrapped at spaces, its continuation two cells in (the terminal broke it inside a word)."""
+    columns = terminal_width()
+    return [part for line in lines for part in folded(line, columns)]
+
+
 def _revert(timeline: Timeline, args) -> Output:
     if args.dry_run:
         preview = timeline.preview(args.ref, skill_md_only=args.skill_md_only)
-        lines = [f"would {line}" for line in preview_lines(preview)]
+        lines = _fitted(f"would {line}" for line in preview_lines(preview))
         if preview.get("error") and not preview["refused"]:  # (each refused row says why on its own line)
             lines.append(f"error: {preview['error']}")
         # Exits as the revert would: 1, with its error, when a row would be refused or nothing would change.
@@ -244,7 +252,7 @@ def _revert(timeline: Timeline, args) -> Output:
             {"success": "error" not in preview, **preview}, text="\n".join(lines) or "Nothing to revert.", report=True
         )
     result = timeline.revert(args.ref, skill_md_only=args.skill_md_only)
-    lines = outcome_lines(result)
+    lines = _fitted(outcome_lines(result))
     if result.get("undo_ref"):  # (as memory repair's: the command that takes it back)
         lines.append(f"  undo: workbench revert {result['undo_ref']}")
     if result.get("error") and not result["refused"]:
