@@ -621,3 +621,21 @@ def test_revert_wraps_what_it_did_and_why_a_row_is_refused_to_the_terminal(tmp_p
             continue
         for whole in wide:
             assert_wrapped(said, whole, columns)
+
+
+def test_an_error_wraps_to_the_terminal_under_its_word(tmp_path):
+    """A user trial at 60 columns: `revert 99999` and `sessions show` of a session that is not there printed
+    their `error: …` on one line, which the terminal broke inside a word (`memory undo 999`'s wrapped). An
+    error a command raises wraps at spaces now, its continuation two cells in, as `memory add`'s does."""
+    open_home(tmp_path / "h").close()
+    for args in (("revert", "99999"), ("sessions", "show", "nosuchsession")):
+        said = {}
+        for columns in (1000, 60):
+            env = {**os.environ, "COLUMNS": str(columns)}
+            argv = [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), *args]
+            done = subprocess.run(argv, capture_output=True, text=True, env=env)
+            assert done.returncode == 1 and not done.stdout and "Traceback" not in done.stderr, done.stderr
+            said[columns] = done.stderr.splitlines()
+        [error] = said[1000]
+        assert error.startswith("error: ") and cell_len(error) > 60, error
+        assert_wrapped(said[60], error, 60)

@@ -28,6 +28,7 @@ from engine.textsafety import json_text, quoted, shell_word, visible
 
 from ..crash import CRASH_EXIT, crash_message, log_to_stderr_in_one_line
 from .echo import ECHO_LIMIT, cut_echoes, echoed, retyped, typed
+from .fit import terminal_width, wrapped
 
 # Each top-level command: the module that registers it (and holds its handlers), and its line in the list
 # of commands. A command line imports only the module of the command it names; the list (``workbench
@@ -391,6 +392,12 @@ def _print(output: Output, as_json: bool) -> None:
         stream.write(visible(text.rstrip("\n")) + "\n")  # the one place text output is printed
 
 
+def _error_text(message: str) -> Callable[[], str]:
+    """A failed command's ``error: …``, its echoes of the command line cut, wrapped at spaces to the terminal's
+    width, the continuation two cells in (the terminal broke it inside a word)."""
+    return lambda: "\n".join(wrapped(cut_echoes(f"error: {message}"), terminal_width(), hang="  "))
+
+
 def _cut_errors(value: Any) -> Any:
     """``value`` with each ``error`` message in it cut as the text form cuts it (``cut_echoes``)."""
     if isinstance(value, dict):
@@ -509,11 +516,11 @@ def _run_closing(parser: argparse.ArgumentParser, args, as_json: bool, closing: 
     except UsageError as exc:  # under the usage of the command it concerns
         return _usage_error(getattr(args, "usage_parser", parser), str(exc), as_json)
     except WorkbenchError as exc:
-        _print(Output(exc.to_dict(), text=f"error: {exc.message}"), as_json)
+        _print(Output(exc.to_dict(), text=_error_text(exc.message)), as_json)
         return 1
     except (sqlite3.DatabaseError, OSError) as exc:  # disk full, read-only, busy, or damage the opening checks missed
         message = home.explain(exc) if home is not None else home_error(exc, None)
-        _print(Output({"success": False, "error": message}, text=f"error: {message}"), as_json)
+        _print(Output({"success": False, "error": message}, text=_error_text(message)), as_json)
         return 1
     except KeyboardInterrupt:  # (a wait for another process's lock, stopped before the lock was taken, is said)
         if (wait := lock_waits.interrupted()) is not None:
@@ -521,7 +528,7 @@ def _run_closing(parser: argparse.ArgumentParser, args, as_json: bool, closing: 
         return 130
     except Exception as exc:  # a bug: the traceback goes to a file, never to the terminal
         message = crash_message(exc)
-        _print(Output({"success": False, "error": message, "internal": True}, text=f"error: {message}"), as_json)
+        _print(Output({"success": False, "error": message, "internal": True}, text=_error_text(message)), as_json)
         return CRASH_EXIT
     if output is None:
         return 0
