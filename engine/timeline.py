@@ -58,6 +58,7 @@ from .skills.outside import ARCHIVED, CREATED, EDITED, HERMES_PASS, RECORD_ONLY,
 from .skills.threats import flagged, warning_message
 from .skills.validation import SkillError
 from .textsafety import apart, cut, flat_line, inline, quoted, visible
+from .textsafety import cells as cells_of
 from .tools import ToolContext
 from .values import half_width, iso_time, number_value, row_id, text_value, typed_number
 
@@ -231,6 +232,8 @@ FOUND_LATE_S = 1.0  # an outside change seen this long after it was made is mark
 # the rows journaled before such a row that its mark looks at: it is marked only when one of them is stamped after
 # it, so it sits above a newer-stamped row (the rows shown near it; a page's worth)
 OVERTAKES_WITHIN = 200
+SUMMARY_CHARS = 55  # characters of each version a rewrite's summary shows, around where they differ
+MIN_APART_CHARS = 12  # fewest a row fitted to a narrow list keeps of each (``Row.fitted``)
 
 
 @dataclass(frozen=True)
@@ -261,6 +264,7 @@ class Row:
     found_at: float | None = None
     overtakes: bool = False  # it is listed above a row stamped after it (``Timeline._marked``): the mark says why
     hermes_pass: bool = False  # an outside skill row credited to a pass of Hermes's own curator
+    versions: tuple[str, str] | None = None  # a memory rewrite's texts, before and after (``fitted`` cuts them)
 
     @property
     def when(self) -> str:
@@ -289,9 +293,16 @@ class Row:
         Hermes call was found in."""
         return self.session_id or (self.source.session_id if self.source is not None else None)
 
+    def fitted(self, cells: int) -> str:
+        """The summary in ``cells`` where it can be: cut at its end, a rewrite's lost what the entry became
+        (``MEMORY 'old text' → '…``), so its two versions are cut around where they differ until it fits."""
+        if self.versions is None or cells_of(self.summary) <= cells:
+            return self.summary
+        return _fitted(self.summary, self.versions, cells)
+
     def to_dict(self) -> dict[str, Any]:
         shown = {
-            key: value for key, value in asdict(self).items() if key not in ("found", "overtakes")
+            key: value for key, value in asdict(self).items() if key not in ("found", "overtakes", "versions")
         }  # (``why_line``
         # says the one, ``found_at`` always the other's time)
         found_at = iso_time(self.found_at) if self.found_at is not None else None
@@ -343,6 +354,33 @@ def _apart(old: str | None, new: str | None, width: int) -> tuple[str, str]:
     return _quoted(old_shown, width), _quoted(new_shown, width)
 
 
+@lru_cache(maxsize=1024)
+def _fitted(summary: str, versions: tuple[str, str], cells: int) -> str:
+    """``Row.fitted``: the most of each version that fits (the fewest chars that still fit, found by halving:
+    a list redraws every row), down to ``MIN_APART_CHARS``, then cut at its end as any summary."""
+    old, new = versions
+    wide = inline(" → ".join(_apart(old, new, SUMMARY_CHARS)))
+    if wide not in summary:  # (a summary of another form)
+        return summary
+
+    def at(chars: int) -> str:
+        return summary.replace(wide, inline(" → ".join(_apart(old, new, chars))), 1)
+
+    low, high = MIN_APART_CHARS, SUMMARY_CHARS - 1  # (the widest that fits, else the narrowest)
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if cells_of(at(middle)) <= cells else (low, middle - 1)
+    return at(low)
+
+
+def _versions(entry: JournalEntry) -> tuple[str, str] | None:
+    """A memory rewrite's two texts (a replace, or an undo that replaced), which its summary shows both of."""
+    rewrite = entry.action == "replace" or (entry.action == "undo" and entry.detail.get("op") == "replace")
+    if entry.subsystem != "memory" or not rewrite or entry.before is None or entry.after is None:
+        return None
+    return entry.before, entry.after
+
+
 def summarize(entry: JournalEntry) -> str:
     """What one row did, in one line (an approved proposal's row names its proposer, a revert the row
     it took back)."""
@@ -384,7 +422,7 @@ def _summary(entry: JournalEntry) -> str:
         if action == "remove":
             return f"{where} − {_quoted(entry.before)}"
         if action == "replace":
-            before, after = _apart(entry.before, entry.after, 55)
+            before, after = _apart(entry.before, entry.after, SUMMARY_CHARS)
             return f"{where} {before} → {after}"
         if action == "external":
             return f"{where} edited outside the workbench"
@@ -1370,6 +1408,7 @@ class Timeline:
             found=_found(entry),
             found_at=found_at,
             hermes_pass=bool(outside) and bool(entry.detail.get(HERMES_PASS)),
+            versions=_versions(entry),
         )
 
     def _marked(self, rows: list[Row]) -> list[Row]:

@@ -196,7 +196,7 @@ async def test_the_timeline_screen_says_the_same(written, tmp_path, size):
             screen = await open_mode(pilot, "6", TimelineScreen)
             table = screen.query_one(TimelineList)
             what = [str(table.get_row_at(i)[3]) for i in range(table.row_count)]
-            cat = next(i for i, line in enumerate(what) if line.startswith(REWORDED[:20]))  # (cut to the column)
+            cat = next(i for i, line in enumerate(what) if line.startswith(REWORDED[:14]))  # (fitted to the column)
             assert str(table.get_row_at(cat)[1]) == "agent"  # (its call replayed: the agent's, as memory history says)
             table.focus()
             table.move_cursor(row=cat)

@@ -1271,3 +1271,19 @@ async def test_a_session_id_with_a_line_break_shows_whole_in_its_column(home, tm
         [row] = [line for line in screen_text(pilot.app).splitlines() if line.startswith("│ 20")]  # (the table's)
         assert re.search(r" agent +s⏎1 +MEMORY \+ ", row), row
         assert "session s⏎1" in str(screen.query_one("#timeline-detail").render())
+
+
+@pytest.mark.parametrize("size", [(120, 30), (100, 24)])
+async def test_a_rewrite_cut_to_the_list_keeps_both_versions_where_they_differ(home, tmp_path, size):
+    """A user trial, Hermes rewriting its own entries: the list read `MEMORY '[L869-124] replaced 数据库迁移
+    r159' → '[L869-124] replaced…` at 120 columns. Cut at its end, a replace's summary lost what the entry
+    became. Both versions are cut around where they differ now, so both show (at 80 columns, a few
+    characters of each around the change: the column has 34 cells)."""
+    home.memory.add("memory", "[L869-124] replaced 数据库迁移 r159", AGENT)
+    home.memory.replace("memory", "数据库迁移 r159", "[L869-124] replaced grafana r187", AGENT)
+    async with make_app(home, tmp_path).run_test(size=size) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        await wait_for(pilot, lambda: len(screen.rows) == 2, what="the rows")
+        [what] = [what for what in shown(screen) if "→" in what]
+        assert "数据库迁移 r159'" in what and "grafana r187'" in what, what
+        assert screen.rows[0].summary.endswith("→ '[L869-124] replaced grafana r187'")  # (the CLI's, whole)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
@@ -169,9 +170,12 @@ class TimelineList(RowTable):
         """The row's summary; a row that was undone (and not redone) is dimmed behind ↶; one found after
         newer-stamped rows were journaled says when, after it (``Row.found_later``; the detail says it too)."""
         found = f" · ↳ {row.found_later}" if row.found_later else ""
-        if row.reverted_by is None:
-            return Text(self._what(indent + visible(row.summary) + found))
-        return Text(self._what(f"{indent}↶ {visible(row.summary)}{found}"), "dim")
+        mark = "" if row.reverted_by is None else "↶ "
+        summary = row.summary  # (a rewrite's, in the room left, with both versions where they differ)
+        if self.what_cells is not None:
+            summary = row.fitted(self.what_cells - cell_len(indent + mark + found))
+        text = self._what(f"{indent}{mark}{visible(summary)}{found}")
+        return Text(text) if row.reverted_by is None else Text(text, "dim")
 
     def _fit(self, rows: list, collapsed: set[str]) -> tuple[Layout, int | None]:
         """The columns shown and the cells the summary column has beside them (each column pads a cell on
