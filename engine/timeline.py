@@ -356,8 +356,8 @@ def _apart(old: str | None, new: str | None, width: int) -> tuple[str, str]:
 
 @lru_cache(maxsize=1024)
 def _fitted(summary: str, versions: tuple[str, str], cells: int) -> str:
-    """``Row.fitted``: the most of each version that fits (the fewest chars that still fit, found by halving:
-    a list redraws every row), down to ``MIN_APART_CHARS``, then cut at its end as any summary."""
+    """``Row.fitted``: the most of each version that fits (found by halving: a list redraws every row), down
+    to ``MIN_APART_CHARS``; where even that does not fit, the summary as it is, cut at its end as any."""
     old, new = versions
     wide = inline(" → ".join(_apart(old, new, SUMMARY_CHARS)))
     if wide not in summary:  # (a summary of another form)
@@ -366,11 +366,12 @@ def _fitted(summary: str, versions: tuple[str, str], cells: int) -> str:
     def at(chars: int) -> str:
         return summary.replace(wide, inline(" → ".join(_apart(old, new, chars))), 1)
 
-    low, high = MIN_APART_CHARS, SUMMARY_CHARS - 1  # (the widest that fits, else the narrowest)
+    low, high = MIN_APART_CHARS, SUMMARY_CHARS - 1  # (the widest that fits)
     while low < high:
         middle = (low + high + 1) // 2
         low, high = (middle, high) if cells_of(at(middle)) <= cells else (low, middle - 1)
-    return at(low)
+    fitted = at(low)
+    return fitted if cells_of(fitted) <= cells else summary  # (none fits: two stubs would say less)
 
 
 def _versions(entry: JournalEntry) -> tuple[str, str] | None:

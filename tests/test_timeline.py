@@ -16,7 +16,7 @@ from engine.clock import stamped
 from engine.errors import WorkbenchError
 from engine.journal import UNDOS_OF, tagged
 from engine.skills.manage import skill_manage_tool
-from engine.textsafety import flat_line
+from engine.textsafety import cells, flat_line
 from engine.timeline import (
     Timeline,
     describe_group,
@@ -60,6 +60,19 @@ def test_rows_are_newest_first_with_one_line_summaries_and_review_groups(home):
     assert [r.id for r in timeline.page(session_id="s1", limit=2)] == [rows[1].id, rows[2].id]
     assert [r.id for r in timeline.page(before_id=rows[1].id, limit=1)] == [rows[2].id]
     assert describe_group(timeline.rows_of("review:s1:7")) == "background review (2 rows): 2 memory entries added"
+
+
+def test_a_rewrite_fitted_to_a_column_keeps_both_versions_or_else_is_left_whole(home):
+    """``Row.fitted`` cuts a replace's two versions around where they differ until the summary fits a
+    column; at 80 columns (34 cells) none did, and the narrowest was shown anyway, which the list cut
+    again: `USER '…ed 缓存 r67' → '…ed ﾃﾞ……`. Where none fits, the summary is left as it is."""
+    home.memory.add("user", "[L869-053] replaced 缓存 r67", AGENT)
+    home.memory.replace("user", "缓存 r67", "[L869-053] replaced ﾃﾞﾌﾟﾛｲ r297", AGENT)
+    [row, _] = Timeline(home).page()
+    assert row.summary == "USER '[L869-053] replaced 缓存 r67' → '[L869-053] replaced ﾃﾞﾌﾟﾛｲ r297'"
+    fitted = row.fitted(60)
+    assert cells(fitted) <= 60 and "replaced 缓存 r67' → '…" in fitted and fitted.endswith("replaced ﾃﾞﾌﾟﾛｲ r297'")
+    assert row.fitted(34) == row.summary
 
 
 def test_the_session_filter_takes_an_id_or_the_start_of_one(home):
