@@ -276,6 +276,19 @@ def word_end(kept: str, rest: str) -> str:
     return cut_end(kept, rest).rstrip()
 
 
+def word_start(text: str, at: int, end: int) -> int:
+    """``tail_start``, but a tail (``text[at:end]``, after a …) that would start inside a word, or with a
+    space, starts at the next word when that keeps two thirds of it, as ``word_end`` cuts a head: a tail
+    read ``…ss the on-call lead`` where the text said ``unless``. CJK may part between any two characters,
+    and a longer word is split where it is."""
+    at = tail_start(text, at)
+    if not 0 < at < end or text[at - 1].isspace() or _CJK.match(text[at - 1]) or _CJK.match(text[at]):
+        return at
+    space = text.find(" ", at, end)
+    moved = space + 1 if space >= 0 else at
+    return moved if (end - moved) * 3 >= (end - at) * 2 else at
+
+
 _NO_CELL = {"Mn", "Me", "Mc", "Cc", "Cf", "Zl", "Zp"}  # marks drawn on the character before, and controls
 # An emoji that draws as text unless VS16 follows it (1️⃣, ↔️, ❤️): VS16 widens these, and only these, as Rich does.
 _TEXT_EMOJI = regex.compile(r"(?V1)[\p{Emoji}--\p{Emoji_Presentation}]")
@@ -432,6 +445,8 @@ def apart(old: str, new: str, width: int) -> tuple[str, str]:
     shared_end = min(shared_end, min(len(old_line), len(new_line)) - start)  # (never into the shared start)
     context = min(APART_CONTEXT, width // 2)  # (a narrow width keeps less around the difference)
     lead = max(min(start - context // 2, longest - (width - 2)), 1) if start > width - context else 0
+    if lead:  # (the text before ``start`` is the same in both)
+        lead = _word_start(old_line, lead, min(lead + width - 1, len(old_line)), start)
     return (
         _around(old_line, lead, start, len(old_line) - shared_end, width, context),
         _around(new_line, lead, start, len(new_line) - shared_end, width, context),
@@ -440,14 +455,35 @@ def apart(old: str, new: str, width: int) -> tuple[str, str]:
 
 def _around(line: str, lead: int, start: int, end: int, width: int, context: int) -> str:
     """``line`` from ``lead`` (… for what is left out) in ``width`` characters, its difference
-    (``start`` to ``end``) in view: cut at the end when that fits, else its start, … and its end."""
+    (``start`` to ``end``) in view: cut at the end when that fits, else its start, … and its end.
+    Each cut is made at a word (``word_end``, ``_word_start``) where that keeps the difference's
+    first character and last in view."""
     shown = ("…" if lead else "") + line[lead:]
-    if len(shown) <= width or end - lead + bool(lead) <= width - 1:
-        return cut(shown, width)
+    if len(shown) <= width:
+        return shown
+    first = start - lead + bool(lead)  # where the difference starts in ``shown``
+    if end - lead + bool(lead) <= width - 1:
+        return _head(shown, width - 1, first + 1) + "…"
     after = min(len(line), end + context // 2)  # a little of what follows the difference
-    head = shown[: min(max(width // 2, start - lead + bool(lead) + context // 2), width - context // 2 - 3)]
+    room = min(max(width // 2, first + context // 2), width - context // 2 - 3)
+    head = _head(shown, max(room, first + 1), first + 1)
     tail_room = width - len(head) - 1 - (after < len(line))
-    return head + "…" + line[after - tail_room : after] + ("…" if after < len(line) else "")
+    tail = _word_start(line, after - tail_room, after, end - 1)
+    return head + "…" + line[tail:after] + ("…" if after < len(line) else "")
+
+
+def _head(shown: str, room: int, keep: int) -> str:
+    """The first ``room`` characters of ``shown``, cut before a word (``word_end``) or else as ``cut_end``
+    cuts, unless that would leave fewer than ``keep``: then where they end."""
+    rest = shown[room:]
+    kept = (word_end(shown[:room], rest), cut_end(shown[:room], rest))
+    return next((head for head in kept if len(head) >= keep), shown[:room])
+
+
+def _word_start(line: str, at: int, end: int, limit: int) -> int:
+    """``word_start``, but never past ``limit``: a cut moved so far would hide where two versions differ."""
+    moved = word_start(line, at, end)
+    return moved if moved <= limit else at
 
 
 def is_terminal_safe(text: str) -> bool:

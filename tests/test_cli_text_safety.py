@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from os.path import commonprefix
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -238,6 +239,80 @@ def test_two_versions_cut_for_a_line_never_read_the_same(shared, between, first,
                 old.split("…")[0 if not old.startswith("…") else 1]
                 != new.split("…")[0 if not new.startswith("…") else 1]
             )
+
+
+ENGLISH = st.lists(st.sampled_from("train leaves every second Tuesday; the on-call lead 2026-11-02 (v1.4) a".split()))
+CJK = st.text(alphabet="ユーザーは毎朝数据库迁移の確認、。「」", max_size=40)
+MIXED = st.lists(st.sampled_from(["deploy", "ユーザー", "数据库迁移", "api", "7", "、", "staging-3"]))
+VERSION = st.one_of(ENGLISH.map(" ".join), CJK, MIXED.map(" ".join), MIXED.map("".join))
+
+
+@settings(max_examples=400, deadline=None)
+@given(shared=VERSION, old_end=VERSION, new_end=VERSION, width=st.integers(min_value=6, max_value=90))
+@example(shared="、" * 6, old_end="", new_end="release", width=12)
+def test_two_versions_cut_at_words_still_show_where_they_first_differ(shared, old_end, new_end, width):
+    """Cut at words (``apart``), versions that differ still read apart, each within ``width``, and
+    where they first read apart each shows its first changed character: at 12 columns
+    ``、、、、、、release`` read ``、、、、、、…ease``, its ``r`` left out."""
+    from engine.textsafety import apart, one_line
+
+    old_line, new_line = one_line(shared + old_end), one_line(shared + new_end)
+    old, new = apart(shared + old_end, shared + new_end, width)
+    assert len(old) <= width and len(new) <= width
+    if old_line == new_line:
+        return
+    assert old != new
+    changed = len(commonprefix([old_line, new_line]))
+    parted = len(commonprefix([old, new]))
+    for line, shown in ((old_line, old), (new_line, new)):
+        if changed < len(line):
+            assert shown[parted : parted + 1] == line[changed], (line, shown)
+
+
+def test_two_versions_are_cut_before_a_word_and_resume_at_one():
+    """Both ends of a cut split words: ``every second Tue…ss the on-call lead`` (``Tuesday``,
+    ``unless``), and a start cut read ``…taging-3``. Each moves to a word's edge now, at every width
+    a skin uses, as ``word_end`` does: CJK parts anywhere, a word longer than a third of what is kept
+    is cut where it is, and a cut never moves past the first character that differs."""
+    from engine.textsafety import apart
+
+    rest = "hotfixes ride the next train unless the on-call lead says otherwise"
+    old = f"Release trains leave every second Tuesday; {rest}"
+    new = f"Release trains leave every Tuesday now; {rest}, written in the runbook"
+    assert apart(old, new, 72) == (
+        "Release trains leave every second…unless the on-call lead says otherwise",
+        "Release trains leave every Tuesday…otherwise, written in the runbook",
+    )
+    assert apart(old, new, 45) == (
+        "…every second Tuesday;…lead says otherwise",
+        "…every Tuesday now;…written in the runbook",
+    )
+    assert apart(old, new, 30) == ("…every second…says otherwise", "…every Tuesday…in the runbook")
+    dated = "The deploy target for service api is staging-3, owned by the platform team since 2026-11-02"
+    assert apart(dated, dated.replace("11-02", "12-04"), 55) == (
+        "…owned by the platform team since 2026-11-02",
+        "…owned by the platform team since 2026-12-04",
+    )
+    cjk = "ユーザーは毎朝七時に起きて、コーヒーを飲んでから数据库迁移の確認をします。午後はレビューをします"
+    assert apart(cjk, cjk.replace("七", "六").replace("レビュー", "テスト"), 20) == (
+        "ユーザーは毎朝七時に起き…ビューをします",
+        "ユーザーは毎朝六時に起き…テストをします",
+    )
+    path = "Deploy {} to /srv/releases/very-long-path-name-without-any-spaces/bin/run"  # (cut where it is)
+    assert apart(path.format("stage"), path.format("prod"), 30) == (
+        "Deploy stage to /srv/releases…",
+        "Deploy prod to /srv/releases/…",
+    )
+    path = "Run /srv/releases/very-long-path-name-without-any-spaces/bin/deploy-{} now"
+    assert apart(path.format("stage"), path.format("prod"), 30) == (
+        "…-spaces/bin/deploy-stage now",
+        "…-spaces/bin/deploy-prod now",
+    )
+    # a cut that would drop the first change stays after it: a number split read as "Order…" twice
+    assert apart("Order 12345678901234567890 shipped", "Order 12395678901234567890 shipped", 20) == (
+        "Order 1234567890123…",
+        "Order 1239567890123…",
+    )
 
 
 def test_a_skin_tone_alone_is_hidden_and_shown_as_a_symbol_after_an_emoji_it_is_kept():

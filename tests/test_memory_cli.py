@@ -369,13 +369,13 @@ def test_a_replace_near_the_end_of_a_long_entry_shows_where_it_differs(cli):
     replaced = cli("memory", "replace", "--old", "45 minutes", entry.format("1 hour"))
     assert replaced.returncode == 0, replaced.stderr
     assert replaced.stdout.splitlines()[1:3] == [
-        "  was: …ling service: run migrations on staging, then promote after 45 minutes",
-        "  now: …ling service: run migrations on staging, then promote after 1 hour",
+        "  was: …service: run migrations on staging, then promote after 45 minutes",
+        "  now: …service: run migrations on staging, then promote after 1 hour",
     ]
     history = cli("memory", "history", "--target", "memory").stdout.splitlines()
     assert history[1:3] == [
-        "         - …ling service: run migrations on staging, then promote after 45 minutes",
-        "         + …ling service: run migrations on staging, then promote after 1 hour",
+        "         - …service: run migrations on staging, then promote after 45 minutes",
+        "         + …service: run migrations on staging, then promote after 1 hour",
     ]
     assert history[4] == f"         + {entry.format('45 minutes')[:71]}…"  # the add: its start, as before
 

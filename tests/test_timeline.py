@@ -795,8 +795,7 @@ def test_a_replace_that_changes_only_the_end_of_a_long_entry_reads_apart(home):
     timeline = Timeline(home)
     [row] = timeline.page(limit=1)
     assert row.summary == (
-        "MEMORY '…taging-3, owned by the platform team since 2026-11-02' → "
-        "'…taging-3, owned by the platform team since 2026-12-04'"
+        "MEMORY '…owned by the platform team since 2026-11-02' → '…owned by the platform team since 2026-12-04'"
     )
     [change] = timeline.preview(row.id)["changes"]
     assert change["undo"] == (

@@ -1099,7 +1099,7 @@ async def test_the_history_of_an_entry_rewritten_near_its_end_shows_each_version
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         detail = str(app.screen.query_one("#detail-text", Static).content)
-        assert "user     replace  …: run migrations on staging, then promote after 1 hour\n" in detail
+        assert "user     replace  …run migrations on staging, then promote after 1 hour\n" in detail
     home.memory.add("memory", "Kettle:\nDescale monthly", ToolContext(actor="user"))
     home.memory.replace("memory", "Descale monthly", "Kettle:\nDescale weekly", ToolContext(actor="user"))
     async with make_app(home, tmp_path).run_test(size=(120, 40)) as pilot:
