@@ -12,6 +12,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .counts import counted
 from .errors import WorkbenchError
 from .health import CHECKS, FIXES, NEEDS_CONFIG, Finding
 from .kept_files import drafts_finding
@@ -112,6 +113,12 @@ def _repair(home: Home, name: str) -> dict[str, Any]:
 MARKS = {"error": "✗", "warning": "!", "info": "·"}
 
 
+def needing_attention(count: int) -> str:
+    """``1 finding needs attention``, ``3 findings need attention``: the report's last line and the CLI's
+    error say it alike."""
+    return f"{counted(count, 'finding')} {'needs' if count == 1 else 'need'} attention"
+
+
 def render(data: dict) -> str:
     """A report (``Report.to_dict``) as lines to read: what was fixed, then the findings, worst first, each
     with its fix; `workbench doctor` prints it and the TUI's Doctor dialog shows it."""
@@ -121,7 +128,7 @@ def render(data: dict) -> str:
     ]
     findings = data["findings"]
     attention = [f for f in findings if f["severity"] != "info"]
-    lines.append(f"doctor: {len(attention)} finding(s) need attention" if attention else "doctor: all good")
+    lines.append(f"doctor: {needing_attention(len(attention))}" if attention else "doctor: all good")
     for finding in sorted(findings, key=lambda f: ("error", "warning", "info").index(f["severity"])):
         what = finding["what"].replace("\n", "\n" + " " * 13)  # (a YAML error's lines stay in its column)
         lines.append(f"  {MARKS[finding['severity']]} {finding['area']:<8} {what}")

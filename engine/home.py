@@ -23,6 +23,7 @@ import platformdirs
 
 from .clock import Clock
 from .config import Config
+from .counts import counted
 from .db import DatabaseDamaged, home_error, is_corrupt
 from .errors import ConfigError, HomeError, WorkbenchError
 from .events import ConfigChanged, EventBus, KeptStored
@@ -183,7 +184,7 @@ class Home:
         except (ConfigError, UnsafePath) as exc:
             return self._announce(ConfigChanged(actor="external", error=exc.message))
         if problems:
-            more = f" ({len(problems) - 1} more value(s) cannot be read either.)" if len(problems) > 1 else ""
+            more = f" ({counted(len(problems) - 1, 'more value')} cannot be read either.)" if len(problems) > 1 else ""
             return self._announce(ConfigChanged(actor="external", error=problems[0][2].message + more))
         in_use = self.__dict__.get("config") or Config({})  # none when the file it opened with was unusable
         keys = tuple(new.changed_keys(in_use))

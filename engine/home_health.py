@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from .config import Config
+from .counts import counted
 from .db import (
     foreign_wal_advice,
     foreign_wal_message,
@@ -185,7 +186,7 @@ def check_databases(home: Home) -> list[Finding]:
             what = f"{path.name} cannot be read as SQLite ({exc})."
         else:
             damage = f"SQLite's check reports: {problems[0]}"
-            what = f"{path.name}: integrity_check reports {len(problems)} problem(s), first: {problems[0]}"
+            what = f"{path.name}: integrity_check reports {counted(len(problems), 'problem')}, first: {problems[0]}"
         if problems == ["ok"]:
             findings.append(Finding("database", "info", f"{path.name}: integrity_check ok."))
             continue
@@ -335,7 +336,7 @@ def move_aside(home: Home) -> str:
             journal.abandon(entry, str(exc))
             raise
         journal.commit(entry)
-    return f"Moved {len(orphans)} left-over temp file(s) to {ASIDE / stamp}."
+    return f"Moved {counted(len(orphans), 'left-over temp file')} to {ASIDE / stamp}."
 
 
 # -- journal rows a killed process left pending -------------------------------------
@@ -368,8 +369,8 @@ def check_pending(home: Home) -> list[Finding]:
         Finding(
             "journal",
             "warning",
-            f"{sum(stuck.values())} journal row(s) still pending after a minute ({counts}): changes a process was "
-            "killed in the middle of, so the journal does not yet say whether they took effect.",
+            f"{counted(sum(stuck.values()), 'journal row')} still pending after a minute ({counts}): changes a "
+            "process was killed in the middle of, so the journal does not yet say whether they took effect.",
             "Run `workbench doctor --fix` (or open the home with the workbench) to settle them: each is marked done "
             "or abandoned as the files show.",
             repair="journal.settle",

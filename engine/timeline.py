@@ -37,6 +37,7 @@ from .approvals.records import is_pending_id, proposed
 from .approvals.sources import staged_at, staged_in_sessions
 from .archive.query import HALF_FORMS, fold_widths, like_escape
 from .clock import days, shown_time, stamped
+from .counts import counted
 from .curator.ledger import sha256
 from .diffs import line_diff
 from .errors import WorkbenchError
@@ -1090,9 +1091,9 @@ def _shortfall(changed: list, refused: list, *, preview: bool) -> dict[str, str]
         return {}
     if preview:
         rest = f"the other {len(changed)} would be reverted" if changed else "nothing would change"
-        return {"error": f"{len(refused)} row(s) would be refused (see 'refused'); {rest}."}
+        return {"error": f"{counted(len(refused), 'row')} would be refused (see 'refused'); {rest}."}
     rest = f"the other {len(changed)} were reverted" if changed else "nothing was changed"
-    return {"error": f"{len(refused)} row(s) could not be reverted (see 'refused'); {rest}."}
+    return {"error": f"{counted(len(refused), 'row')} could not be reverted (see 'refused'); {rest}."}
 
 
 def _newest_first(lines: list[tuple[int, str]]) -> list[str]:
@@ -2344,7 +2345,7 @@ class Timeline:
                     row.target, row.action == "unarchive", actor=actor, only=_flipped(self._entry(row))
                 )
                 undone = "unarchived" if row.action == "archive" else "archived again"
-                return {"success": True, "message": f"{changed} session(s) {undone}."}
+                return {"success": True, "message": f"{counted(changed, 'session')} {undone}."}
             return self.home.curator.rollback(plan["ledger_id"])
         except WorkbenchError as exc:
             return exc.to_dict()

@@ -330,7 +330,7 @@ def test_an_approval_says_what_it_applied_in_the_words_the_tui_shows(tmp_path):
         else:
             code, out, _ = ran("pending", "approve", rid, "--home", str(home))
         lines = out.splitlines()
-        assert code == 0 and lines[0] == "Approved 1 pending write(s)." and lines[1].startswith(f"  {rid}  "), out
+        assert code == 0 and lines[0] == "Approved 1 pending write." and lines[1].startswith(f"  {rid}  "), out
         assert lines[2:] == [f"    {words}"], out
     opened = open_home(home)
     assert opened.memory.entries("memory") == ["Kettle descales weekly", "Tea is oolong"]
@@ -502,3 +502,23 @@ def test_approve_or_reject_all_of_an_empty_queue_says_what_pending_list_says(tmp
         assert ran("--home", str(home), "pending", verb, "all") == listed
     skills = ran("--home", str(home), "pending", "reject", "all", "--subsystem", "skills")
     assert skills[0] == 0 and skills[1].startswith("No pending skill writes.")
+
+
+def test_counts_of_pending_writes_are_said_as_words(tmp_path):
+    """Doctor said "1 write(s) wait for review" and approving "Approved 2 pending write(s).": each count
+    reads as English now, the verb too."""
+    from engine.approvals.health import check_pending
+
+    home = tmp_path / "h"
+    staged(home, "memory", {"action": "add", "target": "memory", "content": "Tea is oolong"}, "add tea")
+    opened = open_home(home)
+    [finding] = check_pending(opened)
+    assert finding.what == "1 write waits for review (`workbench pending list`)."
+    opened.close()
+    staged(home, "memory", {"action": "add", "target": "memory", "content": "Coffee is black"}, "add coffee")
+    opened = open_home(home)
+    [finding] = check_pending(opened)
+    assert finding.what == "2 writes wait for review (`workbench pending list`)."
+    opened.close()
+    code, out, _ = ran("pending", "approve", "all", "--home", str(home))
+    assert code == 0 and out.splitlines()[0] == "Approved 2 pending writes.", out

@@ -554,7 +554,7 @@ def test_hermes_batch_edit_gives_one_text_per_add_or_replace(home):
     )
     before = memory_file(home)
     short = home.approvals.approve("0000aa02", edit="User likes oolong")
-    assert not short["success"] and "holds 1 text(s) but the batch adds or replaces 2" in short["error"]
+    assert not short["success"] and "holds 1 text but the batch adds or replaces 2" in short["error"]
     assert memory_file(home) == before
     assert home.approvals.approve("0000aa02", edit="User likes oolong\n§\nCI on GitLab")["success"]
     assert home.memory.entries("memory") == ["User likes oolong", "Deploys on Fridays", "CI on GitLab"]

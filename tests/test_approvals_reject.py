@@ -301,7 +301,7 @@ def test_pending_reject_all_names_the_unreadable_file_it_left_and_how_to_drop_it
     broken.write_bytes(b"{broken")
     home.close()
     done = completed("pending", "reject", "all", "--home", str(home.root))
-    assert done.returncode == 0 and "Rejected 0 pending write(s)." in done.stdout
+    assert done.returncode == 0 and "Rejected 0 pending writes." in done.stdout
     assert (
         f"Left as it is: {broken} cannot be read (not valid JSON" in done.stdout
         and "Drop it with `workbench pending reject 0badc0de` (its bytes stay in the journal)" in done.stdout

@@ -308,7 +308,7 @@ def test_prune_without_yes_names_what_it_would_delete_and_deletes_nothing(home_d
     """It said only 'deletes every ended session older than N days': no count, nothing to check."""
     code, doc, _ = wb(home_dir, "sessions", "prune", "--days", "0")
     assert code == 1 and doc["would_prune"] == 1
-    assert "would delete 1 ended session(s) older than 0 days: root_1 (Migration night)" in doc["error"]
+    assert "would delete 1 ended session older than 0 days: root_1 (Migration night)" in doc["error"]
     assert "child sessions stay, as roots" in doc["error"]
     code, doc, _ = wb(home_dir, "sessions", "list")
     assert {s["id"] for s in doc["sessions"]} >= {"root_1", "child_1"}

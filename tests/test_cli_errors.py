@@ -602,7 +602,7 @@ def test_approve_all_with_a_failure_ends_with_the_error(home, capsys):
     assert main(["--home", str(home.root), "pending", "approve", "all"]) == 1
     out, _ = capsys.readouterr()
     lines = out.splitlines()
-    assert lines[0] == "Approved 1 pending write(s)." and "0000ad01" in lines[1]
+    assert lines[0] == "Approved 1 pending write." and "0000ad01" in lines[1]
     assert lines[-1] == "error: 1 of 2 could not be approved and stay pending."
 
 

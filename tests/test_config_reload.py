@@ -49,7 +49,7 @@ def test_a_file_that_cannot_be_used_is_refused_and_the_settings_in_use_stay(home
         ("memory: [write_approval: false\n", "malformed YAML"),
         ("memory:\n  write_approval: true\n  memory_char_limit: lots\n", "must be a whole number, got 'lots'"),
         ("agent:\n  max_iterations: many\n", "agent.max_iterations must be a whole number"),  # not a key Hermes reads
-        ("model:\n  timeout: -1\n  stream: maybe\n", "seconds above 0, got -1.0. (1 more value(s)"),
+        ("model:\n  timeout: -1\n  stream: maybe\n", "seconds above 0, got -1.0. (1 more value cannot"),
     ):
         write_from_another_process(home.config_path, text)
         change = home.refresh_config()

@@ -313,7 +313,7 @@ def test_a_purge_given_its_preview_purges_only_that_and_names_what_it_left(home,
     assert [p["name"] for p in result["purged"]] == ["new-one", "old-one"]
     assert result["skipped"] == [{"name": "gone-one", "path": ".archive/gone-one", "reason": "restored or deleted"}]
     assert result["waiting"] == 1 and (home.skills_dir / ".archive" / "late-one").exists()
-    assert "1 more archived skill(s) became old enough since the preview" in result["message"]
+    assert "1 more archived skill became old enough since the preview" in result["message"]
 
 
 def test_archive_by_folder_refuses_once_that_folder_is_gone_or_renamed(home):

@@ -63,7 +63,7 @@ def test_refusals_exit_1_with_json_and_bad_words_exit_2(cli, files):
     crlf_first = cli("memory", "repair", "--json", "--target", "user", "--remove", "1")
     assert crlf_first.returncode == 1 and "normalise the line endings first" in json.loads(crlf_first.stdout)["error"]
     missing = cli("memory", "repair", "--json", "--remove", "9")
-    assert missing.returncode == 1 and "has no entry 9: it holds 3 piece(s)" in json.loads(missing.stdout)["error"]
+    assert missing.returncode == 1 and "has no entry 9: it holds 3 pieces" in json.loads(missing.stdout)["error"]
     assert cli("memory", "repair", "--split", "2").returncode == 2
     assert cli("memory", "repair", "--dry-run").returncode == 2
     normalised = cli("memory", "repair", "--target", "user", "--normalise-line-endings")

@@ -170,7 +170,7 @@ def test_with_write_approval_the_new_skill_is_a_proposal_in_the_queue(home):
     record = home.approvals.get(result.staged[0])
     assert (record.subsystem, record.action, record.origin) == ("skills", "create", BACKGROUND_REVIEW)
     assert "skills_list -> session_search -> terminal" in record.payload["content"]
-    assert home.skills.list() == [] and result.summary == "1 proposal(s) waiting for approval"
+    assert home.skills.list() == [] and result.summary == "1 proposal waiting for approval"
 
 
 def test_a_second_review_of_the_same_turns_proposes_the_skill_once(home):

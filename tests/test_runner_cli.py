@@ -54,7 +54,7 @@ def test_run_prints_a_readable_transcript(tmp_path, capsys):
     code, out, _ = _run(capsys, "run", "--home", str(tmp_path / "h"), "-m", "we use pytest", "-m", "hi")
     assert code == 0
     assert "you> we use pytest" in out and '-> memory(action="add", target="memory"' in out
-    assert "agent> Got it. Saved to memory" in out and "1 memory write(s)" in out
+    assert "agent> Got it. Saved to memory" in out and "1 memory write," in out
     code, out, _ = _run(capsys, "run", "--home", str(tmp_path / "h"), "-m", "hi \x1b[2J\x1b]0;title\x07 there")
     assert code == 0 and "you> hi ␛[2J␛]0;title␇ there" in out and "\x1b" not in out  # escapes shown, never obeyed
 
@@ -65,7 +65,7 @@ def test_run_counts_the_proposals_waiting_not_each_time_one_was_proposed(tmp_pat
     (home / "config.yaml").write_text("memory:\n  write_approval: true\n")
     code, out, _ = _run(capsys, "run", "--home", str(home), "-m", "we use pytest", "-m", "we use pytest")
     assert code == 0 and out.count("<- memory: staged for approval") == 2
-    assert out.rstrip().endswith("0 memory write(s), 1 staged for approval")  # one proposal to approve
+    assert out.rstrip().endswith("0 memory writes, 1 staged for approval")  # one proposal to approve
     assert len(open_home(home).approvals.list()) == 1
 
 

@@ -180,4 +180,4 @@ def test_recaps_failing_for_one_reason_are_one_warning_line_on_the_cli(home, mon
     status, out, err = ran("run", "--home", str(home.root), "--message", "what did we discuss about deploy")
     assert status == 0 and "Here is what we discussed about deploy" in out
     warned = [line for line in err.splitlines() if "recap" in line]
-    assert len(warned) == 1 and warned[0].startswith("warning: session_search: 3 recap(s) failed ($WB_RECAP_KEY_UNSET")
+    assert len(warned) == 1 and warned[0].startswith("warning: session_search: 3 recaps failed ($WB_RECAP_KEY_UNSET")

@@ -76,7 +76,7 @@ def test_repeated_multi_step_requests_become_a_skill(home):
 def test_with_skills_write_approval_the_proposal_waits_in_the_queue(home):
     _, review = _routine_twice(home, approval=True)
     assert review.staged and home.approvals.count("skills") == 1
-    assert review.summary == "1 proposal(s) waiting for approval"
+    assert review.summary == "1 proposal waiting for approval"
     assert [s.name for s in home.skills.list()] == []
     record = home.approvals.get(review.staged[0])
     assert record.origin == "background_review"

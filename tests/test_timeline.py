@@ -402,8 +402,8 @@ def test_a_dry_run_on_a_record_row_says_why_as_the_revert_refuses_it(tmp_path, h
         for dry in (["--dry-run"], [])
     ]
     assert said == [
-        "1 row(s) would be refused (see 'refused'); nothing would change.",
-        "1 row(s) could not be reverted (see 'refused'); nothing was changed.",
+        "1 row would be refused (see 'refused'); nothing would change.",
+        "1 row could not be reverted (see 'refused'); nothing was changed.",
     ]
 
 

@@ -356,7 +356,7 @@ async def test_a_batch_of_several_texts_is_edited_one_block_each_and_a_wrong_cou
         assert not advice.display
         dialog.query_one(TextArea).text = "Likes green tea"  # the § line and the replace's text gone
         await pilot.pause()
-        assert advice.display and "holds 1 text(s) but the batch adds or replaces 2" in str(advice.content)
+        assert advice.display and "holds 1 text but the batch adds or replaces 2" in str(advice.content)
         dialog.query_one(TextArea).text = "Likes green tea\n§\nUses Postgres 18"
         # (a change soon after another is advised on a moment later: a burst of keys is scored a few times)
         await wait_for(pilot, lambda: not advice.display, what="the advice gone")

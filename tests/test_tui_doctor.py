@@ -34,7 +34,7 @@ async def test_the_palette_runs_the_doctor_and_shows_its_report(home, tmp_path):
         await wait_for(pilot, lambda: "USER.md is not valid UTF-8" in screen_text(app), what="the report")
         shown = dialog.query_one("#doctor-report").text
         assert shown == render(run_doctor(home).to_dict())  # (the CLI's report, of the home as it is now)
-        assert "1 finding(s) need attention" in shown
+        assert "1 finding needs attention" in shown
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, DoctorDialog)

@@ -61,7 +61,7 @@ def _words(text: str) -> set[str]:
 @pytest.mark.parametrize(
     ("data", "alone"),
     [
-        (CRLF, "CRLF line endings on 4 line(s)"),
+        (CRLF, "CRLF line endings on 4 lines"),
         ("\ufeffalpha fact\n§\nbeta fact", "a byte-order mark at the file's start"),
         ("\n§\n".join(f"fact {n} " + "x" * 600 for n in range(4)), "2,437/2,200 chars, 237 over the limit"),
     ],
@@ -87,7 +87,7 @@ async def test_a_crlf_file_is_normalised_from_the_banner_and_undone_with_u(home,
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(
             pilot,
-            lambda: banner(app).display and banner(app).reasons == ["CRLF line endings on 4 line(s)"],
+            lambda: banner(app).display and banner(app).reasons == ["CRLF line endings on 4 lines"],
             what="the banner",
         )
         assert "r: repair" in str(banner(app).render())
@@ -185,7 +185,7 @@ async def test_a_crlf_file_reads_on_both_sides_as_hermes_reads_it_and_an_add_is_
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        assert banner(app).reasons == ["CRLF line endings on 4 line(s)"]
+        assert banner(app).reasons == ["CRLF line endings on 4 lines"]
         frozen = app.screen.query_one("#frozen-list", EntryList).rows
         rows = app.screen.query_one("#live-list", EntryList).rows
         assert [r.text for r in frozen] == [r.text for r in rows] == ["alpha fact", "beta fact", "gamma fact"]

@@ -109,9 +109,9 @@ async def test_purge_deletes_only_what_its_question_listed(home, tmp_path):
         assert app.screen.detail == "docker-prune  (.archive/docker-prune)"
         home.skills.usage.set_fields("git-rebase", archived_at="2000-01-01T00:00:00Z")  # old enough now
         await pilot.press("y")
-        await wait_for(pilot, lambda: "Purged 1 archived skill(s)" in notes(app), what="the purge")
+        await wait_for(pilot, lambda: "Purged 1 archived skill." in notes(app), what="the purge")
         assert state_of(home, "docker-prune") is None and state_of(home, "git-rebase") == "archived"
-        assert "1 more archived skill(s) became old enough since the preview" in notes(app)
+        assert "1 more archived skill became old enough since the preview" in notes(app)
 
 
 async def test_purge_says_which_listed_copy_is_gone_and_purges_the_rest(home, tmp_path):
@@ -124,7 +124,7 @@ async def test_purge_says_which_listed_copy_is_gone_and_purges_the_rest(home, tm
         await purge_asked(pilot)
         home.curator.restore("git-rebase")
         await pilot.press("y")
-        await wait_for(pilot, lambda: "Purged 1 archived skill(s)" in notes(app), what="the purge")
+        await wait_for(pilot, lambda: "Purged 1 archived skill." in notes(app), what="the purge")
         assert "Not purged, restored or deleted since the preview: .archive/git-rebase." in notes(app)
         assert state_of(home, "docker-prune") is None and state_of(home, "git-rebase") == "active"
 

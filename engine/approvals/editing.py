@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..counts import counted
 from ..memory import ops
 from ..memory.budget import Budget, hermes_blocked
 from ..memory.format import ENTRY_DELIMITER, size_of, split_pieces
@@ -73,7 +74,7 @@ def _none(what: str) -> EditDraft:
 def _batch_draft(operations: list[Any]) -> EditDraft:
     named = "; ".join(map(_described, operations[:NAMED]))
     more = f"; and {len(operations) - NAMED} more" if len(operations) > NAMED else ""
-    holds = f"This batch holds {_count(len(operations), 'operation')}: {named}{more}."
+    holds = f"This batch holds {counted(len(operations), 'operation')}: {named}{more}."
     try:  # (no edit of its texts gets a batch this long applied: refused before they are joined into a draft)
         ops.check_batch_size(operations)
     except ops.Refusal as refusal:
@@ -112,10 +113,6 @@ def _described(op: Any) -> str:
     target = op.get("matched_entry") if isinstance(op.get("matched_entry"), str) else op.get("old_text")
     named = f" '{one_line(target, QUOTED)}'" if isinstance(target, str) and action in ("replace", "remove") else ""
     return f"{action if isinstance(action, str) else 'unknown'}{named}"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def batch_draft(payload: dict[str, Any], before: list[str], draft: str, threshold: float | None = None) -> BatchDraft:

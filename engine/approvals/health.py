@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..counts import counted
 from ..health import CHECKS, Finding
 
 if TYPE_CHECKING:
@@ -33,7 +34,12 @@ def check_pending(home: Home) -> list[Finding]:
         )
     if scan.records:
         findings.append(
-            Finding("pending", "info", f"{len(scan.records)} write(s) wait for review (`workbench pending list`).")
+            Finding(
+                "pending",
+                "info",
+                f"{counted(len(scan.records), 'write')} {'waits' if len(scan.records) == 1 else 'wait'} for review "
+                "(`workbench pending list`).",
+            )
         )
     return findings
 

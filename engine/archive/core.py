@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
+from ..counts import counted
 from ..db import (
     RETRY_LONGER,
     Checkpointer,
@@ -330,7 +331,7 @@ class ArchiveCore:
                 return None  # busy, a disk error: not a verdict; the next write nobody asked for checks again
             problems = [str(exc)]
         if problems:
-            shown = problems[0] + (f"; {len(problems) - 1} more problem(s)" if len(problems) > 1 else "")
+            shown = problems[0] + (f"; {counted(len(problems) - 1, 'more problem')}" if len(problems) > 1 else "")
             self.mark_damaged(f"SQLite's check reports: {shown}", quiet)
         else:
             self._vetted = stamp

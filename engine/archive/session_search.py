@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import datetime
 from typing import Any
 
+from ..counts import counted
 from ..errors import WorkbenchError
 from ..tools import ToolContext
 from ..values import row_id
@@ -269,7 +270,7 @@ def _say_failures(whys: list[str]) -> None:
     """One warning per reason a search's recaps failed, not one per result: a dead endpoint failing
     five recaps was five identical lines on the CLI and five notifications in the TUI."""
     for why, count in Counter(whys).items():
-        log.warning("session_search: %d recap(s) failed (%s); the raw excerpts are used", count, why)
+        log.warning("session_search: %s failed (%s); the raw excerpts are used", counted(count, "recap"), why)
 
 
 def _scroll(archive, session_id: str, around: Any, window: Any, current: str | None) -> dict[str, Any]:

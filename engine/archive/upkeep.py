@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from ..counts import counted
 from ..db import busy_wait, is_corrupt
 from ..errors import WorkbenchError
 from ..health import CHECKS, FIXES, Finding
@@ -274,7 +275,7 @@ def _unmerged(table: str, n: int, size: int) -> str:
     """Why an index of ``n`` segments and ``size`` pages needs no merging, its own reason each ("fewer than
     8" beside "13" read as a contradiction)."""
     if n < FRAGMENTED:
-        return f"{table} {n} segment(s)"
+        return f"{table} {counted(n, 'segment')}"
     if size < SMALL_INDEX_PAGES:
         return f"{table} {n} segments but {size:,} pages (under {SMALL_INDEX_PAGES:,}), read in a blink"
     return f"{table} {n} segments, which no merge step would shrink"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import lock_waits
+from ..counts import counted
 from ..errors import ConfigError, ReadOnlyError, WorkbenchError
 from ..events import SkillChanged
 from ..fileio import UnsafePath
@@ -961,7 +962,8 @@ class Curator:
         notes = [f"Not purged, {c['reason']} since the preview: {c['path']}." for c in skipped]
         if waiting:
             notes.append(
-                f"{waiting} more archived skill(s) became old enough since the preview; purge again to see them."
+                f"{counted(waiting, 'more archived skill')} became old enough since the preview; "
+                "purge again to see them."
             )
         return {
             "success": True,
@@ -973,7 +975,7 @@ class Curator:
             "days": days,
             "message": "\n".join(
                 [
-                    f"Purged {len(purged)} archived skill(s). Ledger entries recorded; "
+                    f"Purged {counted(len(purged), 'archived skill')}. Ledger entries recorded; "
                     "`workbench curator rollback LEDGER_ID` brings one back.",
                     *notes,
                 ]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..counts import counted
 from ..textsafety import one_line, quoted
 from .format import FILE_NAMES, Usage, size_of, split_pieces
 
@@ -508,7 +509,7 @@ def edit_batch(operations: Any, edited: str) -> list[Any]:
     texts = split_pieces(edited)
     if len(texts) != len(slots):
         raise refuse(
-            f"The edit holds {len(texts)} text(s) but the batch adds or replaces {len(slots)}; give one text "
+            f"The edit holds {counted(len(texts), 'text')} but the batch adds or replaces {len(slots)}; give one text "
             "per add or replace, in order, separated by a line holding only '§'."
         )
     edited_ops = list(operations)
@@ -587,7 +588,7 @@ def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -
         extras["replaced_entries"] = replaced
     if removed:
         extras["removed_entries"] = removed
-    return Outcome(work, f"Applied {len(operations)} operation(s).", changes, extras, pins)
+    return Outcome(work, f"Applied {counted(len(operations), 'operation')}.", changes, extras, pins)
 
 
 def _batch_locate(work: list[str], old_text: str, action: str, i: int) -> int:

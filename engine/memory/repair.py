@@ -30,6 +30,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..counts import counted
 from ..errors import WorkbenchError
 from ..fileio import UnsafePath
 from ..journal import content_hash
@@ -304,8 +305,8 @@ class Diagnosis:
     def piece(self, number: Any) -> Piece:
         if not isinstance(number, int) or not 1 <= number <= len(self.pieces):
             raise refuse(
-                f"{self.file_name} has no entry {quoted(number)}: it holds {len(self.pieces)} piece(s) between '§' "
-                f"lines (`workbench memory repair --target {self.target}` lists them). Nothing was changed."
+                f"{self.file_name} has no entry {quoted(number)}: it holds {counted(len(self.pieces), 'piece')} "
+                f"between '§' lines (`workbench memory repair --target {self.target}` lists them). Nothing was changed."
             )
         return self.pieces[number - 1]
 
@@ -415,10 +416,10 @@ def diagnose(target: str, text: str, limit: int) -> Diagnosis:
         seen = sum(1 for piece in after.pieces if piece.entry)
         reason = Reason(
             "crlf",
-            f"{name} uses {kind} line endings on {count:,} line(s). Hermes and the workbench read them "
+            f"{name} uses {kind} line endings on {counted(count, 'line')}. Hermes and the workbench read them "
             f"translated ({_entries(seen)}), and the next write by either saves the file with LF. Normalising "
             "them now makes that change on its own; any other repair waits for it.",
-            f"{kind} line endings on {count:,} line(s)",
+            f"{kind} line endings on {counted(count, 'line')}",
         )
         later = [r for r in after.reasons if r.kind != "bom"]
         return Diagnosis(target, text, limit, after.pieces, [reason, *mark, *later], [normalise(), *unmarking])
@@ -518,7 +519,8 @@ def diagnose_bytes(target: str, data: bytes, limit: int) -> Diagnosis:
     where = "; ".join(run.describe(entry) for run, entry in runs[:NUMBERS_NAMED])
     reason = Reason(
         "encoding",
-        f"{name} is not valid UTF-8: {count:,} byte(s) in {len(runs):,} place(s) cannot be decoded ({where}"
+        f"{name} is not valid UTF-8: {counted(count, 'byte')} in {counted(len(runs), 'place')} cannot be decoded "
+        f"({where}"
         + (f"; and {len(runs) - NUMBERS_NAMED:,} more places" if len(runs) > NUMBERS_NAMED else "")
         + "). Hermes stops loading memory at it, so its sessions start with no memory in the prompt, and its "
         f"memory tool fails with a UnicodeDecodeError on every write to {name}; the workbench refuses every "

@@ -25,6 +25,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..counts import counted
 from ..memory.targets import TARGETS
 from ..models.base import LIVE_MEMORY_HEADING, MEMORY_REVIEW_PROMPT, REVIEW_TOOLS_NOTE, SKILL_REVIEW_PROMPT
 from ..models.phrasing import shorten
@@ -85,7 +86,7 @@ class ReviewResult:
                 verb = {"create": "created", "patch": "patched", "edit": "rewritten", "delete": "archived"}
                 lines.append(f"Skill '{args.get('name')}' {verb.get(args.get('action'), 'updated')}")
         if self.staged:
-            lines.append(f"{len(self.staged)} proposal(s) waiting for approval")
+            lines.append(f"{counted(len(self.staged), 'proposal')} waiting for approval")
         if skipped := [a for a in self.actions if a["result"].get("rejected_before")]:
             lines.append(f"{len(skipped)} not proposed again (rejected before: make the change by hand to keep it)")
         return " \u00b7 ".join(dict.fromkeys(lines)) or "Nothing to save."

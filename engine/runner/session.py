@@ -29,6 +29,7 @@ from typing import Any
 from .. import kept
 from ..archive import sanitize_title
 from ..archive.models import Session
+from ..counts import counted
 from ..db import BusyWaitCancelled, DatabaseDamaged, is_corrupt
 from ..errors import WorkbenchError, said
 from ..events import RunnerEvent
@@ -589,7 +590,9 @@ class AgentSession:
             try:
                 return self.keep(reason, said(exc))
             except (WorkbenchError, sqlite3.Error) as failed:
-                log.warning("%d message(s) could not be kept in workbench.db either: %s", self.unstored, said(failed))
+                log.warning(
+                    "%s could not be kept in workbench.db either: %s", counted(self.unstored, "message"), said(failed)
+                )
             raise
         if self._created:
             # (first: a state.db that refuses it leaves the session as it was, to try again; one resumed

@@ -24,6 +24,7 @@ from typing import TypeVar
 
 import regex
 
+from ..counts import counted
 from ..invisible import effect, hidden_characters
 from ..textsafety import one_line
 from .decode import hidden_payloads, rot13
@@ -105,7 +106,8 @@ def _char_findings(text: str) -> list[Finding]:
             Finding(
                 "invisible_unicode_tag_block",
                 DANGEROUS,
-                f"holds {len(tags)} invisible Unicode tag character(s), which can smuggle a hidden instruction",
+                f"holds {counted(len(tags), 'invisible Unicode tag character')}, "
+                "which can smuggle a hidden instruction",
             )
         ]
         if tags

@@ -41,6 +41,7 @@ from typing import Any
 import yaml
 
 from ..archive import sanitize_title
+from ..counts import counted
 from ..errors import UnusableTitle, WorkbenchError
 from ..events import RunnerEvent
 from ..kept import Kept
@@ -240,7 +241,7 @@ def consent_needed(home, scenario: Scenario) -> str | None:
     return (
         f"{home.root} is not a demo home, and the {quoted(scenario.name)} scenario plays as the agent there: it "
         f"changes your {what} as its agent and reviews decide (they may add or replace entries"
-        f"{f'; {sure}' if sure else ''}) and stores its {len(scenario.sessions)} session(s) in state.db."
+        f"{f'; {sure}' if sure else ''}) and stores its {counted(len(scenario.sessions), 'session')} in state.db."
     )
 
 

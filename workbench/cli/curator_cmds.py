@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from engine.clock import stamped
+from engine.counts import counted
 from engine.curator.ledger import columns
 from engine.curator.run import counts_lines, purge_days_typed
 from engine.home import Home
@@ -159,7 +160,9 @@ def purge_archive(home: Home, args) -> Output:
     result = home.curator.purge(args.days, dry_run=args.dry_run)
     names = [c["path"] for c in (result["candidates"] if args.dry_run else result["purged"])]
     head = "would purge" if args.dry_run else "purged"
-    return Output(result, text=f"curator: {head} {len(names)} archived skill(s)" + "".join(f"\n  {n}" for n in names))
+    return Output(
+        result, text=f"curator: {head} {counted(len(names), 'archived skill')}" + "".join(f"\n  {n}" for n in names)
+    )
 
 
 def rollback_entry(home: Home, args) -> Output:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from engine.doctor import render, run_doctor
+from engine.doctor import needing_attention, render, run_doctor
 from engine.home import Home
 
 from ..settings import drafts_dir, settings_path
@@ -42,5 +42,8 @@ def doctor_home(home: Home, args) -> Output:
     data = report.to_dict()
     attention = [f for f in report.findings if f.needs_attention]
     if attention:
-        data.update(success=False, error=f"{len(attention)} finding(s) need attention; each says how to fix it.")
+        data.update(
+            success=False,
+            error=f"{needing_attention(len(attention))}; each says how to fix it.",
+        )
     return Output(data, text=lambda: render(data), ok=report.ok, report=True)

@@ -6,6 +6,7 @@ from engine.approvals import PendingRecord
 from engine.approvals.preview import budget_label, target_line
 from engine.approvals.queue import NOT_APPLIED
 from engine.clock import stamped
+from engine.counts import counted
 from engine.diffs import WHITESPACE_ONLY, marked, whitespace_only
 from engine.errors import WorkbenchError
 from engine.home import Home
@@ -195,7 +196,7 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
     if not (done or failed or outcome.get("left_unreadable")):  # `all` of an empty queue: as `pending list` says it
         return Output(data, text="\n".join(wrapped(home.approvals.empty_note(args.subsystem), terminal_width())))
     columns = terminal_width()
-    lines = [f"{done_key.capitalize()} {len(done)} pending write(s)."]
+    lines = [f"{done_key.capitalize()} {counted(len(done), 'pending write')}."]
     for item in done:  # (a row as `pending list` fits it; under an approved one, what it did)
         lines += fit_row(f"  {item['id']}  ", flat_line(item.get("summary")), "", columns, " " * 6)
         lines += wrapped(_applied(item), columns, " " * 4, hang="  ") if done_key == "approved" else []

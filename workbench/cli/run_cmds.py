@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from engine.conversation import Conversation
+from engine.counts import counted
 from engine.errors import WorkbenchError
 from engine.events import RunnerEvent
 from engine.home import Home
@@ -85,7 +86,8 @@ def _key_variable(name: str) -> str:
 def scenarios_list(home: Home, args) -> Output:
     found = [s.summary() for s in list_scenarios()]
     text = "\n".join(
-        f"{s['name']:<10} {s['sessions']} session(s), {s['turns']} turn(s)  {s['description']}" for s in found
+        f"{s['name']:<10} {counted(s['sessions'], 'session')}, {counted(s['turns'], 'turn')}  {s['description']}"
+        for s in found
     )
     return Output({"scenarios": found}, text=text)
 
@@ -309,7 +311,8 @@ def run_agent(home: Home, args) -> Output:
         data.update(success=False, error=" ".join(filter(None, [data.get("error"), kept.describe(when_stored(home))])))
         data["kept_messages"] = kept.messages
     text = (
-        f"\nsession {data['session_id']}: {len(turns)} turn(s), {len(data['memory_writes'])} memory write(s), "
+        f"\nsession {data['session_id']}: {counted(len(turns), 'turn')}, "
+        f"{counted(len(data['memory_writes']), 'memory write')}, "
         f"{len({s['pending_id'] for s in data['staged']})} staged for approval"  # (an add proposed again waits once)
     )
     if data.get("success") is False:

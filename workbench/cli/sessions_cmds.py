@@ -14,7 +14,7 @@ from rich.cells import cell_len
 from engine.archive import Session
 from engine.archive.sessions import LISTED_BY, PRUNE_DAYS, from_source, titled
 from engine.clock import days, shown_time
-from engine.counts import msgs
+from engine.counts import counted, msgs
 from engine.errors import BadSearchFilter, SessionLive, WorkbenchError
 from engine.export_file import write_export
 from engine.home import Home
@@ -384,7 +384,7 @@ def prune_sessions(home: Home, args) -> Output:
             data = {"success": True, "dry_run": True, "would_prune": len(ids), "pruned": 0, "sessions": sessions}
             return Output({**data, "warnings": warnings}, "\n".join(lines + said))
         raise WorkbenchError(
-            f"Pruning would delete {len(ids):,} ended session(s){older}: "
+            f"Pruning would delete {counted(len(ids), 'ended session')}{older}: "
             f"{home.archive.prune_listing(ids)}. Their child sessions stay, as roots. "
             + "".join(f"{w} " for w in warnings)
             + "Add --yes to delete them (--dry-run lists them all).",

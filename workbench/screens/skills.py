@@ -25,6 +25,7 @@ from textual.widgets.option_list import Option
 
 from engine.archive.query import fold_widths
 from engine.clock import stamped
+from engine.counts import counted
 from engine.curator.ledger import columns
 from engine.curator.run import WHERE_RECORDED, PlanChanged, pinned_refusal, purge_days_typed
 from engine.errors import WorkbenchError
@@ -685,12 +686,14 @@ class SkillsScreen(WorkbenchScreen):
 
         def answered(yes: bool | None) -> None:
             if yes:  # only those listed: one that grew old enough meanwhile waits for the next question
-                self.curator_call(f"purge {len(names)} skill(s)", lambda: self.home.curator.purge(days, only=names))
+                self.curator_call(
+                    f"purge {counted(len(names), 'skill')}", lambda: self.home.curator.purge(days, only=names)
+                )
 
         detail = "\n".join(f"{n['name']}  ({n['path']})" for n in names)
         self.ask(
             ConfirmDialog(
-                f"Purge {len(names)} archived skill(s)? Each keeps a ledger entry and a "
+                f"Purge {counted(len(names), 'archived skill')}? Each keeps a ledger entry and a "
                 "stored copy, so it can be rolled back.",
                 detail,
             ),
