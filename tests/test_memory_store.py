@@ -171,7 +171,7 @@ def test_batch_is_all_or_nothing_and_checked_on_the_final_budget(home, mem):
         {"action": "add", "content": "b" * 35},
     ]
     result = mem.batch("memory", ops, u())
-    assert result["message"] == "Applied 3 operations." and result["removed_entries"] == {"1": "a" * 30}
+    assert result["message"] == "Applied 3 operation(s)." and result["removed_entries"] == {"1": "a" * 30}
     assert mem.entries("memory") == ["b" * 35]
     over = mem.batch("memory", [{"action": "add", "content": "c" * 10}], u())
     assert over == {

@@ -95,7 +95,7 @@ def test_operations_take_precedence_over_action(home):
         old_text="zzz",
         operations=[{"action": "add", "content": "one"}, {"action": "add", "content": "two"}],
     )
-    assert result["message"] == "Applied 2 operations." and home.memory.entries("memory") == ["one", "two"]
+    assert result["message"] == "Applied 2 operation(s)." and home.memory.entries("memory") == ["one", "two"]
 
 
 def test_disabled_targets_and_unavailable_memory(home):
@@ -265,7 +265,7 @@ def test_staged_batch_pins_each_destructive_op(approving):
         "Project uses uv",
         "Uses fish",
     ]
-    assert home.memory.apply_staged(record.payload)["message"] == "Applied 2 operations."
+    assert home.memory.apply_staged(record.payload)["message"] == "Applied 2 operation(s)."
 
 
 def test_background_review_delete_gate_message(home):

@@ -588,7 +588,8 @@ def _batch(entries: list[str], operations: list[Any], limit: int, target: str) -
         extras["replaced_entries"] = replaced
     if removed:
         extras["removed_entries"] = removed
-    return Outcome(work, f"Applied {counted(len(operations), 'operation')}.", changes, extras, pins)
+    # (Hermes 0.19.0's memory tool says it so: the agent reads the same result from either)
+    return Outcome(work, f"Applied {len(operations)} operation(s).", changes, extras, pins)
 
 
 def _batch_locate(work: list[str], old_text: str, action: str, i: int) -> int:
