@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import subprocess
+import sys
 
 from engine import open_home
 from engine.archive import upkeep
@@ -169,9 +171,9 @@ class _LookingWitness:
     def before(self):
         return self.stamps.before()
 
-    def after(self, *told) -> None:
+    def after(self, seen, alone) -> None:
         self.looks.append(self.stamps.changed())
-        self.stamps.after(*told)
+        self.stamps.after(seen, alone)
 
 
 def test_a_look_between_a_merge_s_commit_and_its_after_reports_nothing(home):
@@ -317,3 +319,42 @@ def test_a_credit_while_an_older_journal_gains_its_counter_is_counted(tmp_path, 
         assert journal.count() != looked[0]
     finally:
         journal.close()
+
+
+_RETITLE_NOW = (
+    "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=0); "
+    "c.execute('UPDATE sessions SET title = ?', ('Turned',)); c.commit()"
+)
+
+
+class _WritingWitness:
+    """The watcher's stamps, with another process's commit tried (never waiting) as each ``after`` begins."""
+
+    def __init__(self, stamps: _FileStamps, state_db):
+        self.stamps, self.state_db, self.landed = stamps, state_db, []
+
+    def before(self):
+        return self.stamps.before()
+
+    def after(self, seen, alone) -> None:
+        done = subprocess.run([sys.executable, "-c", _RETITLE_NOW, str(self.state_db)], capture_output=True)
+        self.landed.append(done.returncode == 0)
+        self.stamps.after(seen, alone)
+
+
+def test_a_commit_as_the_merge_tells_its_after_is_reported(home):
+    """The merge's connection must still hold the write lock while the witness takes what it sees as the
+    merge's: a Hermes turn committed once the lock was let go, before the witness looked, was taken for
+    the merge's own and never reported (the Sessions tree a turn behind until Hermes's next commit)."""
+    _fragmented(home)
+    home.archive.bigram_index.refresh()
+    stamps = _sessions_stamps(home)
+    witness = _WritingWitness(stamps, home.state_db_path)
+    try:
+        steps = home.archive.upkeep(budget_s=1.0, witness=witness)
+        assert steps.get("messages_fts"), steps
+        if not any(witness.landed):  # (the lock held: the commit comes once the merges are done)
+            retitle_in_another_process(home.state_db_path, "Turned")
+        assert stamps.changed() is True
+    finally:
+        stamps.close()

@@ -206,21 +206,25 @@ def _merge_step(
 def _alone_since(conn: sqlite3.Connection, before: tuple[int, object], witness: CommitWitness) -> None:
     """Tell ``witness`` whether its view now holds this connection's commits only: under the write lock
     again, ``data_version`` as the merge found it means no other connection committed since. It is told
-    whatever happens (another writer holding the lock: not alone, its commit is reported with the merge's)."""
+    whatever happens (another writer holding the lock: not alone, its commit is reported with the merge's),
+    and told alone before the lock is let go: a commit coming between would be taken for the merge's."""
     version, seen = before
-    alone = False
+    told = False
     try:
         with busy_wait(conn, QUICK_BUSY_MS):
             conn.execute("BEGIN IMMEDIATE")
         try:
-            alone = conn.execute("PRAGMA data_version").fetchone()[0] == version
+            if conn.execute("PRAGMA data_version").fetchone()[0] == version:
+                told = True
+                witness.after(seen, alone=True)
         finally:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
     except sqlite3.OperationalError:
         pass  # (another writer holds the lock: its commit, if any, is reported with the merge's)
     finally:
-        witness.after(seen, alone)
+        if not told:
+            witness.after(seen, alone=False)
 
 
 def _carry(conn: sqlite3.Connection, table: str) -> bool:
