@@ -1287,3 +1287,37 @@ async def test_a_rewrite_cut_to_the_list_keeps_both_versions_where_they_differ(h
         [what] = [what for what in shown(screen) if "→" in what]
         assert "数据库迁移 r159'" in what and "grafana r187'" in what, what
         assert screen.rows[0].summary.endswith("→ '[L869-124] replaced grafana r187'")  # (the CLI's, whole)
+
+
+async def test_an_older_page_asked_for_during_a_live_reload_still_shows_the_newer_rows(home, tmp_path, monkeypatch):
+    """The cursor nearing the list's end while a write's live reload was read: the older page, one worker at a
+    time, cancelled the reload, and the write's row never showed (until another write came)."""
+    import threading
+
+    monkeypatch.setattr(timeline_screen, "PAGE", 30)  # (the cursor on the first row is not near its end)
+    for n in range(32):
+        home.memory.add("memory", f"fact {n}", ToolContext(actor="user"))
+    release, reading = threading.Event(), threading.Event()
+    page = Timeline.page
+
+    def slow_newer_page(self, **kw):
+        if kw.get("after_id") is not None and not reading.is_set():
+            reading.set()
+            release.wait(30)
+        return page(self, **kw)
+
+    monkeypatch.setattr(Timeline, "page", slow_newer_page)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        assert len(shown(screen)) == 30
+        home.memory.add("memory", "fact written meanwhile", ToolContext(actor="user"))
+        await wait_for(pilot, reading.is_set, what="the write's live reload read")
+        screen._more()  # (what the cursor nearing the end asks for)
+        await settle(pilot)
+        release.set()
+        await wait_for(
+            pilot,
+            lambda: shown(screen)[:2] == ["MEMORY + 'fact written meanwhile'", "MEMORY + 'fact 31'"],
+            what="the newer row above the listed ones",
+        )
+        assert shown(screen)[-2:] == ["MEMORY + 'fact 1'", "MEMORY + 'fact 0'"]

@@ -159,6 +159,7 @@ class TimelineScreen(WorkbenchScreen):
         self.collapsed: set[str] = set()
         self.exhausted = False
         self.loading_more = False
+        self.catching_up = False  # a live reload asked for: an older page that cancels it asks again
         self.reach: Reach | None = None  # where the last page loaded stopped reading short, if it did
         self.sources: dict[int, Source | None] = {}  # row id -> the message behind it, once looked up
         self.diffs: dict[int, list[tuple[str, str]] | None] = {}  # row id -> what an outside SKILL.md change did
@@ -198,6 +199,7 @@ class TimelineScreen(WorkbenchScreen):
         if before_id is None:  # this load cancels an older page's in flight (one worker group): ask again later
             self.loading_more = False
         live = after_id is not None
+        self.catching_up = live or (self.catching_up and before_id is not None)  # (a first page reads all)
         now = self.home.clock.now()
         awaiting = [row for row in self.rows if awaits_source(row, now)] if live else []
         crediting = [row.id for row in self.rows if awaits_credit(row)] + sorted(self.uncredited) if live else []
@@ -267,10 +269,14 @@ class TimelineScreen(WorkbenchScreen):
             return  # typed on since: a newer load is coming
         self.group_sizes = message.sizes if message.where == "first" else {**self.group_sizes, **message.sizes}
         shown = self.rows
+        if message.where != "older":
+            self.catching_up = False  # (the newer rows are read)
         if message.where == "older":
             self.rows = self.rows + message.rows
             self.exhausted = len(message.rows) < PAGE and message.reach is None
             self.loading_more = False
+            if self.catching_up:  # it cancelled a live reload (one worker group): the newer rows are read again
+                self.call_later(self.reload)
         elif message.where == "newer":
             self.sources.update(message.sources)
             listed = {row.id for row in self.rows}
