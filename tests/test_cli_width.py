@@ -639,3 +639,22 @@ def test_an_error_wraps_to_the_terminal_under_its_word(tmp_path):
         [error] = said[1000]
         assert error.startswith("error: ") and cell_len(error) > 60, error
         assert_wrapped(said[60], error, 60)
+
+
+def test_an_error_keeps_the_path_it_names_whole(tmp_path):
+    """A --home that is a file, at 40 columns: the wrapped error split its path across three lines, each
+    after two spaces, so it could no longer be copied. A word wider than a line stands whole on its own."""
+    deep = tmp_path / "a-rather-long-folder-name-for-homes" / "another-long-subfolder-name" / "not-a-home"
+    deep.parent.mkdir(parents=True)
+    deep.write_text("", encoding="utf-8")
+    env = {**os.environ, "COLUMNS": "40"}
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "--home", str(deep), "memory", "show"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.splitlines()
+    assert f"  {deep}" in lines, lines
+    assert all(cell_len(line) <= 40 for line in lines if str(deep) not in line), lines

@@ -394,8 +394,9 @@ def _print(output: Output, as_json: bool) -> None:
 
 def _error_text(message: str) -> Callable[[], str]:
     """A failed command's ``error: …``, its echoes of the command line cut, wrapped at spaces to the terminal's
-    width, the continuation two cells in (the terminal broke it inside a word)."""
-    return lambda: "\n".join(wrapped(cut_echoes(f"error: {message}"), terminal_width(), hang="  "))
+    width, the continuation two cells in (the terminal broke it inside a word); a word wider than a line (the
+    path or id it names) whole on a line of its own."""
+    return lambda: "\n".join(wrapped(cut_echoes(f"error: {message}"), terminal_width(), hang="  ", chop=False))
 
 
 def _cut_errors(value: Any) -> Any:

@@ -51,14 +51,14 @@ def _cut_past_id(row: str, width: int, words: bool = True) -> str:
     return lead if cells(lead) >= width else cut_cells(row, width, words)
 
 
-def wrapped(text: str, width: int, indent: str = "", hang: str = "") -> list[str]:
+def wrapped(text: str, width: int, indent: str = "", hang: str = "", chop: bool = True) -> list[str]:
     """A sentence on as many lines of ``width`` cells as it takes, each after ``indent`` (the lines after the
     first after ``indent + hang``, so an item that wraps reads as one), broken at spaces (a word wider than
-    a line, at the line's end)."""
+    a line, at the line's end; without ``chop``, whole on a line of its own: a path or an id a user copies)."""
     first, room = max(1, width - cells(indent)), max(1, width - cells(indent + hang))
     lines: list[str] = []
     for word in visible(text).split():
-        for piece in _chopped(word, room if lines else first):
+        for piece in _chopped(word, room if lines else first) if chop else [word]:
             if lines and cells(lines[-1]) + 1 + cells(piece) <= (first if len(lines) == 1 else room):
                 lines[-1] += " " + piece
             else:
