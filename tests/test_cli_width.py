@@ -658,3 +658,15 @@ def test_an_error_keeps_the_path_it_names_whole(tmp_path):
     lines = done.stderr.splitlines()
     assert f"  {deep}" in lines, lines
     assert all(cell_len(line) <= 40 for line in lines if str(deep) not in line), lines
+
+
+def test_memory_history_never_splits_a_session_id_at_20_or_30_columns(tmp_path):
+    """The session under a row's columns was wrapped as words are, so a Hermes session id wider than the line
+    was chopped (``20261207_`` / ``104643_08`` / ``7e1c`` at 20 columns): whole on a line of its own now."""
+    home = open_home(tmp_path / "h")
+    session = home.archive.create_session("20261207_104643_087e1c", source="cli")
+    home.memory.add("memory", NOTE, ToolContext(actor="agent", session_id=session.id))
+    home.close()
+    for columns in (20, 30):
+        lines = workbench(tmp_path / "h", columns, "memory", "history").splitlines()
+        assert lines[1:3] == ["         session", f"           {session.id}"], lines

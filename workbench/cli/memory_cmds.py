@@ -357,7 +357,7 @@ def show_history(home: Home, args) -> Output:
             if cells(visible(row + where + tail)) <= columns:
                 lines.append(row + where + tail)
             else:  # (its columns kept; the session and notes under them, wrapped: an id is never split)
-                lines += [row.rstrip(), *wrapped(f"{where}{tail}", columns, " " * 9, hang="  ")]
+                lines += [row.rstrip(), *wrapped(f"{where}{tail}", columns, " " * 9, hang="  ", chop=False)]
             before, after = e["before"], e["after"]
             if before is not None and after is not None:  # a rewrite: both cut where they differ
                 before, after = apart(before, after, SHORT)
