@@ -670,3 +670,36 @@ def test_memory_history_never_splits_a_session_id_at_20_or_30_columns(tmp_path):
     for columns in (20, 30):
         lines = workbench(tmp_path / "h", columns, "memory", "history").splitlines()
         assert lines[1:3] == ["         session", f"           {session.id}"], lines
+
+
+def test_pending_approve_all_wraps_why_one_failed_beneath_its_id(tmp_path):
+    """`pending approve all` with a stale replace printed `Failed:` and its id with the reason, 215 characters,
+    on one line at 40 columns, which the terminal broke inside words: the reason now wraps under the id."""
+    home = open_home(tmp_path / "h")
+    home.memory.add("user", "Works in JST (UTC+9).")
+    rid = home.approvals.stage(
+        subsystem="memory",
+        action="replace",
+        summary="replace in user profile: Works in JST",
+        origin="foreground",
+        payload={"action": "replace", "target": "user", "old_text": "Works in JST", "content": "Works in CET."},
+    ).id
+    home.memory.remove("user", "Works in JST")
+    home.approvals.stage(
+        subsystem="memory",
+        action="add",
+        summary="add to memory: Cups live left",
+        origin="foreground",
+        payload={"action": "add", "target": "memory", "content": "Cups live left"},
+    )
+    home.close()
+    env = {**os.environ, "COLUMNS": "40"}
+    argv = [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "pending", "approve", "all"]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stdout.splitlines()
+    at = lines.index("Failed:")
+    assert lines[at + 1] == f"  {rid}", lines
+    assert lines[at + 2].startswith("    this replace targets 'Works in JST'"), lines
+    assert all(cell_len(line) <= 40 for line in lines[at:-1]), lines
+    assert lines[-1] == "error: 1 of 2 could not be approved and stay pending."

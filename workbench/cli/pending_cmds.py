@@ -203,7 +203,8 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
     lines += [item["message"] for item in outcome.get("left_unreadable", ())]  # (files it could not take)
     if failed:
         lines.append("Failed:")
-        lines += [f"  {item['id']}  {item['error']}" for item in failed]
+        for item in failed:  # (its id, and why beneath, wrapped: the terminal broke it inside words)
+            lines += [f"  {item['id']}", *wrapped(item["error"], columns, " " * 4, hang="  ")]
         lines.append(f"error: {len(failed)} of {len(done) + len(failed)} could not be {done_key} and stay pending.")
     # What was done goes on stdout even when a part failed (exit 1), so a log of stdout keeps it.
     return Output(data, text="\n".join(lines), report=bool(done))
