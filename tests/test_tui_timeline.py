@@ -1196,23 +1196,30 @@ async def test_a_line_break_in_a_summary_shows_as_on_approvals(home, tmp_path):
         assert str(queue.get_option_at_index(0).prompt).endswith("add to memory: Tea:⏎green")
 
 
-async def test_a_live_reload_while_a_filter_is_read_never_splices_into_the_unfiltered_rows(home, tmp_path, monkeypatch):
-    """A write arriving while a typed filter's first page was read: the live reload asked for the rows newer
-    than those shown (the unfiltered ones), which cancelled the first page, so the filtered newer rows were
-    spliced on top of every unfiltered row and the list stayed unfiltered under the filter."""
+def held_page(monkeypatch, held) -> tuple:
+    """The first Timeline page read whose arguments ``held`` picks waits for the first event returned; the
+    second is set once it waits (a write, or another load, can then come between it and its answer)."""
     import threading
 
-    learn(home)
     release, reading = threading.Event(), threading.Event()
     page = Timeline.page
 
-    def slow_first_page(self, **kw):
-        if kw.get("actor") == "agent" and kw.get("after_id") is None and not reading.is_set():
+    def slow_page(self, **kw):
+        if held(kw) and not reading.is_set():
             reading.set()
             release.wait(30)
         return page(self, **kw)
 
-    monkeypatch.setattr(Timeline, "page", slow_first_page)
+    monkeypatch.setattr(Timeline, "page", slow_page)
+    return release, reading
+
+
+async def test_a_live_reload_while_a_filter_is_read_never_splices_into_the_unfiltered_rows(home, tmp_path, monkeypatch):
+    """A write arriving while a typed filter's first page was read: the live reload asked for the rows newer
+    than those shown (the unfiltered ones), which cancelled the first page, so the filtered newer rows were
+    spliced on top of every unfiltered row and the list stayed unfiltered under the filter."""
+    learn(home)
+    release, reading = held_page(monkeypatch, lambda kw: kw.get("actor") == "agent" and kw.get("after_id") is None)
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         assert len(shown(screen)) == 5
@@ -1292,21 +1299,10 @@ async def test_a_rewrite_cut_to_the_list_keeps_both_versions_where_they_differ(h
 async def test_an_older_page_asked_for_during_a_live_reload_still_shows_the_newer_rows(home, tmp_path, monkeypatch):
     """The cursor nearing the list's end while a write's live reload was read: the older page, one worker at a
     time, cancelled the reload, and the write's row never showed (until another write came)."""
-    import threading
-
     monkeypatch.setattr(timeline_screen, "PAGE", 30)  # (the cursor on the first row is not near its end)
     for n in range(32):
         home.memory.add("memory", f"fact {n}", ToolContext(actor="user"))
-    release, reading = threading.Event(), threading.Event()
-    page = Timeline.page
-
-    def slow_newer_page(self, **kw):
-        if kw.get("after_id") is not None and not reading.is_set():
-            reading.set()
-            release.wait(30)
-        return page(self, **kw)
-
-    monkeypatch.setattr(Timeline, "page", slow_newer_page)
+    release, reading = held_page(monkeypatch, lambda kw: kw.get("after_id") is not None)
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         assert len(shown(screen)) == 30
