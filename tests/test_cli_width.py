@@ -703,3 +703,14 @@ def test_pending_approve_all_wraps_why_one_failed_beneath_its_id(tmp_path):
     assert lines[at + 2].startswith("    this replace targets 'Works in JST'"), lines
     assert all(cell_len(line) <= 40 for line in lines[at:-1]), lines
     assert lines[-1] == "error: 1 of 2 could not be approved and stay pending."
+
+
+def test_a_memory_refusal_keeps_a_word_wider_than_the_line_whole(tmp_path, cli, monkeypatch):
+    """`memory remove` of text no entry holds, at 20 columns: the error quoted what was typed chopped over
+    three lines; as every command's error, a word wider than a line stands whole on a line of its own."""
+    open_home(tmp_path / "h").close()
+    typed = "an-entry-fragment-typed-at-length"
+    monkeypatch.setenv("COLUMNS", "20")
+    refused = cli("--home", str(tmp_path / "h"), "memory", "remove", "--old", typed)
+    assert refused.returncode == 1, refused.stderr
+    assert f"  '{typed}':" in refused.stderr.splitlines(), refused.stderr

@@ -231,7 +231,7 @@ def result_text(result: dict) -> str:
         for warning in [*warnings, *result.get("advice", [])]:  # (wrapped to the terminal, under their mark)
             lines += wrapped(f"⚠ {warning}", columns, hang="  ")
         return "\n".join(lines)
-    lines = wrapped(f"error: {result.get('error')}", columns, hang="  ")  # (the contract's)
+    lines = wrapped(f"error: {result.get('error')}", columns, hang="  ", chop=False)  # (the contract's: every error's)
     if result.get("matches"):
         lines.append("  matching entries:")
         lines.extend(f"    - {m}" for m in result["matches"])
