@@ -714,3 +714,20 @@ def test_a_memory_refusal_keeps_a_word_wider_than_the_line_whole(tmp_path, cli, 
     refused = cli("--home", str(tmp_path / "h"), "memory", "remove", "--old", typed)
     assert refused.returncode == 1, refused.stderr
     assert f"  '{typed}':" in refused.stderr.splitlines(), refused.stderr
+
+
+def test_run_never_splits_the_session_id_its_warning_names(tmp_path):
+    """`run --session` of a live session at 20 columns: its warning, wrapped as words are, chopped the
+    session id it names over two lines; it stands whole on a line of its own."""
+    from engine.models.offline import OfflineModel
+    from engine.runner.session import AgentSession
+
+    home = open_home(tmp_path / "h")
+    hermes = AgentSession(home, OfflineModel(), title="Hermes's live one")  # never ended: live
+    assert hermes.run_turn("prepare the weekly report").status == "done"
+    home.close()
+    assert len(hermes.id) > 18, hermes.id
+    argv = [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), "run", "--session", hermes.id, "-m", "hi"]
+    done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "COLUMNS": "20"})
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert f"  {hermes.id}" in done.stderr.splitlines(), done.stderr

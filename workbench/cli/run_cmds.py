@@ -159,8 +159,9 @@ class TranscriptPrinter:
 
 def _said(sentence: str, indent: str = "") -> str:
     """A warning or note wrapped at spaces to the terminal's width, its continuation two cells in from its
-    mark (the terminal broke it inside a word); shown as ``visible`` shows it."""
-    return "\n".join(wrapped(sentence, terminal_width(), indent, hang="  "))
+    mark (the terminal broke it inside a word), a session id wider than a line whole on its own; shown as
+    ``visible`` shows it."""
+    return "\n".join(wrapped(sentence, terminal_width(), indent, hang="  ", chop=False))
 
 
 def _warn_ended_elsewhere(event: RunnerEvent) -> None:
