@@ -64,15 +64,17 @@ def test_rows_are_newest_first_with_one_line_summaries_and_review_groups(home):
 
 def test_a_rewrite_fitted_to_a_column_keeps_both_versions_or_else_is_left_whole(home):
     """``Row.fitted`` cuts a replace's two versions around where they differ until the summary fits a
-    column; at 80 columns (34 cells) none did, and the narrowest was shown anyway, which the list cut
-    again: `USER '…ed 缓存 r67' → '…ed ﾃﾞ……`. Where none fits, the summary is left as it is."""
+    column; where none did, the narrowest was shown anyway, which the list cut again: `USER '…ed 缓存 r67'
+    → '…ed ﾃﾞ……`. Where none fits (30 cells here; at 34 the cut between words does), the summary is left
+    as it is."""
     home.memory.add("user", "[L869-053] replaced 缓存 r67", AGENT)
     home.memory.replace("user", "缓存 r67", "[L869-053] replaced ﾃﾞﾌﾟﾛｲ r297", AGENT)
     [row, _] = Timeline(home).page()
     assert row.summary == "USER '[L869-053] replaced 缓存 r67' → '[L869-053] replaced ﾃﾞﾌﾟﾛｲ r297'"
     fitted = row.fitted(60)
     assert cells(fitted) <= 60 and "replaced 缓存 r67' → '…" in fitted and fitted.endswith("replaced ﾃﾞﾌﾟﾛｲ r297'")
-    assert row.fitted(34) == row.summary
+    assert row.fitted(34) == "USER '…缓存 r67' → '…ﾃﾞﾌﾟﾛｲ r297'"
+    assert row.fitted(30) == row.summary
 
 
 def test_the_session_filter_takes_an_id_or_the_start_of_one(home):
