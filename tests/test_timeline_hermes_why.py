@@ -253,6 +253,23 @@ def test_a_skill_the_hermes_agent_made_in_a_turn_is_the_agents_with_its_call(wri
     assert quiet["id"] in {r["id"] for r in externals} and made["id"] not in {r["id"] for r in externals}
 
 
+def test_the_listing_keeps_the_words_of_a_call_line_whole_at_20_columns(written):
+    """Seen on a Hermes home at 20 columns: the ``←`` line chopped a Hermes session id over two lines
+    (`20261207_10` / `4643_087e1c`) and the tool's name (`skill_manag` / `e`); each word a user may copy
+    stands whole now, on a line of its own where it is wider than the line."""
+    import os
+    from unittest import mock
+
+    root, messages = written
+    with mock.patch.dict(os.environ, {"COLUMNS": "20"}):
+        listed = workbench("timeline", "--home", str(root), "--subsystem", "skills").splitlines()
+    call = f"← session s-tea · message {messages['kettle-care']} (Hermes's skill_manage create call, from the archive)"
+    words = set(call.split())
+    shown = {word for line in listed for word in line.split()}
+    assert words <= shown, sorted(words - shown)
+    assert "         skill_manage" in listed
+
+
 LATE_TURN = r"""
 import json
 from hermes_state import SessionDB

@@ -152,9 +152,10 @@ def show_timeline(home: Home, args) -> Output:
             )
             # (the summary says what changed: its ids give way to a line of their own before it is cut)
             lines += fit_row(head, r.summary, tail, columns, " " * 9, free_first=True)
-            lines += wrapped(f"↳ {r.found_later}", columns, " " * 9) if r.found_later else []
-            lines += wrapped(f"← {r.source.describe()}", columns, " " * 9) if r.source else []
-            lines += wrapped(f"why: {r.why}", columns, " " * 9) if r.why else []
+            # (a session id, a tool's or a skill's name, a path: a word wider than the line stands whole on its own)
+            lines += wrapped(f"↳ {r.found_later}", columns, " " * 9, chop=False) if r.found_later else []
+            lines += wrapped(f"← {r.source.describe()}", columns, " " * 9, chop=False) if r.source else []
+            lines += wrapped(f"why: {r.why}", columns, " " * 9, chop=False) if r.why else []
         return lines
 
     return Output({"rows": [r.to_dict() for r in rows], **stopped}, text=text)
