@@ -731,3 +731,24 @@ def test_run_never_splits_the_session_id_its_warning_names(tmp_path):
     done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "COLUMNS": "20"})
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert f"  {hermes.id}" in done.stderr.splitlines(), done.stderr
+
+
+def test_a_wrapped_text_keeps_its_line_breaks_and_each_line_its_indent():
+    """The errors' wrap (every command's) took a refusal whole: the diff under `skills edit`'s "changed since
+    you opened it" ran into one paragraph (a clean-clone run caught it). Each line wraps apart now, after its
+    own indent; the first line's continuation hangs as before."""
+    from workbench.cli.fit import wrapped
+
+    text = "error: deploy/SKILL.md changed since you opened it; nothing was written\n- 1. Run make deploy.\n  + step"
+    assert wrapped(text, 80, hang="  ") == [
+        "error: deploy/SKILL.md changed since you opened it; nothing was written",
+        "- 1. Run make deploy.",
+        "  + step",
+    ]
+    assert wrapped(text, 30, hang="  ") == [
+        "error: deploy/SKILL.md changed",
+        "  since you opened it; nothing",
+        "  was written",
+        "- 1. Run make deploy.",
+        "  + step",
+    ]

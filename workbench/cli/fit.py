@@ -54,10 +54,21 @@ def _cut_past_id(row: str, width: int, words: bool = True) -> str:
 def wrapped(text: str, width: int, indent: str = "", hang: str = "", chop: bool = True) -> list[str]:
     """A sentence on as many lines of ``width`` cells as it takes, each after ``indent`` (the lines after the
     first after ``indent + hang``, so an item that wraps reads as one), broken at spaces (a word wider than
-    a line, at the line's end; without ``chop``, whole on a line of its own: a path or an id a user copies)."""
+    a line, at the line's end; without ``chop``, whole on a line of its own: a path or an id a user copies).
+    A line break in ``text`` is kept, each line after it wrapped apart after ``indent`` and its own leading
+    spaces: a refusal's diff or list, wrapped whole, ran into one paragraph."""
+    first, *rest = visible(text).split("\n")
+    lines = _wrapped_line(first, width, indent, hang, chop)
+    for line in rest:
+        body = line.lstrip(" ")
+        lines += _wrapped_line(body, width, indent + line[: len(line) - len(body)], hang, chop)
+    return lines
+
+
+def _wrapped_line(text: str, width: int, indent: str, hang: str, chop: bool) -> list[str]:
     first, room = max(1, width - cells(indent)), max(1, width - cells(indent + hang))
     lines: list[str] = []
-    for word in visible(text).split():
+    for word in text.split():
         for piece in _chopped(word, room if lines else first) if chop else [word]:
             if lines and cells(lines[-1]) + 1 + cells(piece) <= (first if len(lines) == 1 else room):
                 lines[-1] += " " + piece
