@@ -212,6 +212,28 @@ async def test_at_60_columns_no_footer_key_is_cut_and_each_screen_keeps_its_main
             assert set(await footer_keys(pilot, *wanted)) == set(wanted), (key, footer(app.screen)[0])
 
 
+async def test_a_fit_that_comes_before_the_shown_keys_are_laid_out_waits_for_them(home, tmp_path):
+    """A clean-clone run at load 5-8: the Approvals footer at 60 columns read `… A Approve all  ? H` for
+    30 s. A resize shows every key again and fits after the next refresh; a fit that came before the keys
+    shown again were laid out measured them as no width, kept them all, and nothing fitted again."""
+    from widgets.fitted_footer import FittedFooter
+
+    seed_demo_home(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        footer = app.screen.query_one(FittedFooter)
+        line = app.screen._compositor.render_strips()[-1].text
+        assert "? Help" in line and not all(child.display for child in footer.children), line
+        for child in footer.children:
+            child.display = True  # (as ``on_resize`` does)
+        footer._fit()  # before the layout that measures them
+        await settle(pilot)
+        line = app.screen._compositor.render_strips()[-1].text
+        assert "? Help" in line, line
+
+
 async def test_a_screen_opened_before_the_app_is_ready_gets_a_fitted_footer(home, tmp_path):
     """5 pressed as the app opened (tmux, 60x20): Run's footer read ``^l New  ^o Resume  ^g Play  esc
     Leave box (then▏^p palette`` for good, its keys fitted while none was laid out yet. They are fitted

@@ -21,7 +21,7 @@ HELP_KEYS = ("question_mark", "f1")  # the last to give way
 
 
 class FittedFooter(Footer):
-    _owed = False  # the last fit came before the keys were laid out: fitted once the screen is
+    _owed = False  # the last fit came before the keys shown were laid out: fitted once the screen is
     _composed_from: tuple | None = None  # what the keys shown were made from
 
     def on_mount(self) -> None:
@@ -69,9 +69,12 @@ class FittedFooter(Footer):
         """Keep the keys that fit left of the palette's key: help first, then the screen's ``FOOTER_FIRST``,
         then the others in order until one does not."""
         units, palette = self._units()
-        self._owed = bool(units) and not units[0][0].region.width
+        shown = [unit[0] for unit in units if unit[0].display] + ([palette] if palette is not None else [])
+        self._owed = bool(units) and not all(widget.region.width for widget in shown)
         if self._owed or not units:
-            return  # (not laid out yet, as on a screen a key switched to before the app was ready)
+            # (not laid out yet, as on a screen a key switched to before the app was ready, or keys a resize
+            # showed again: measured as no width, they were all kept, and the last was cut, `? H`)
+            return
         room = (palette.region.x if palette is not None else self.region.right) - units[0][0].region.x
         gap = units[1][0].region.x - units[0][-1].region.right if len(units) > 1 else 0
         first = getattr(self.screen, "FOOTER_FIRST", ())
