@@ -164,7 +164,7 @@ def test_quitting_the_demo_leaves_no_wal_behind(tmp_path):
     env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(tmp_path / "config"), "COLUMNS": "100", "LINES": "30"}
     child, master = pty.fork()
     if child == 0:
-        os.execve(sys.executable, [sys.executable, "-m", "workbench", "demo", "--home", str(home)], env)
+        os.execve(sys.executable, [sys.executable, "-m", "workbench", "demo", "--speed", "3", "--home", str(home)], env)
     try:
         assert b"Memory" in _read_until(master, b"Memory", 60)
         deadline, stored = time.monotonic() + 120, 0
