@@ -476,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, as_json: bool) -> int:
-    """The command ``args`` names, run on its home, closed once all is said (``_closing``)."""
+    """The command ``args`` names, run on its home, closed once all is said (``_run_closing``)."""
     with contextlib.ExitStack() as closing:
         return _run_closing(parser, args, as_json, closing)
 
