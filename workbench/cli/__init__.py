@@ -28,7 +28,7 @@ from engine.textsafety import json_text, quoted, shell_word, visible
 
 from ..crash import CRASH_EXIT, crash_message, log_to_stderr_in_one_line
 from .echo import ECHO_LIMIT, cut_echoes, echoed, retyped, typed
-from .fit import terminal_width, wrapped
+from .fit import said
 
 # Each top-level command: the module that registers it (and holds its handlers), and its line in the list
 # of commands. A command line imports only the module of the command it names; the list (``workbench
@@ -396,7 +396,7 @@ def _error_text(message: str) -> Callable[[], str]:
     """A failed command's ``error: …``, its echoes of the command line cut, wrapped at spaces to the terminal's
     width, the continuation two cells in (the terminal broke it inside a word); a word wider than a line (the
     path or id it names) whole on a line of its own."""
-    return lambda: "\n".join(wrapped(cut_echoes(f"error: {message}"), terminal_width(), hang="  ", chop=False))
+    return lambda: said(cut_echoes(f"error: {message}"))
 
 
 def _cut_errors(value: Any) -> Any:

@@ -65,6 +65,12 @@ def wrapped(text: str, width: int, indent: str = "", hang: str = "", chop: bool 
     return lines
 
 
+def said(sentence: str, indent: str = "") -> str:
+    """An error, warning or note as printed: ``wrapped`` to the terminal's width after ``indent``, its
+    continuation two cells in from its mark, a word wider than a line (the path or id it names) whole."""
+    return "\n".join(wrapped(sentence, terminal_width(), indent, hang="  ", chop=False))
+
+
 def _wrapped_line(text: str, width: int, indent: str, hang: str, chop: bool) -> list[str]:
     first, room = max(1, width - cells(indent)), max(1, width - cells(indent + hang))
     lines: list[str] = []

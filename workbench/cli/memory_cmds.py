@@ -353,11 +353,11 @@ def show_history(home: Home, args) -> Output:
             notes = history.row_notes(row)
             word = history.action_word(row)  # (a Timeline revert's row is a revert, as the Timeline says)
             tail = "  (" + "; ".join(notes) + ")" if notes else ""
-            row = f"#{e['id']:<5} {when}  {e['actor']:<8} {word:<8} {e['target']:<6}"
-            if cells(visible(row + where + tail)) <= columns:
-                lines.append(row + where + tail)
+            heading = f"#{e['id']:<5} {when}  {e['actor']:<8} {word:<8} {e['target']:<6}"
+            if cells(visible(heading + where + tail)) <= columns:
+                lines.append(heading + where + tail)
             else:  # (its columns kept; the session and notes under them, wrapped: an id is never split)
-                lines += [row.rstrip(), *wrapped(f"{where}{tail}", columns, " " * 9, hang="  ", chop=False)]
+                lines += [heading.rstrip(), *wrapped(f"{where}{tail}", columns, " " * 9, hang="  ", chop=False)]
             before, after = e["before"], e["after"]
             if before is not None and after is not None:  # a rewrite: both cut where they differ
                 before, after = apart(before, after, SHORT)

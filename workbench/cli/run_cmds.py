@@ -20,7 +20,7 @@ from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_
 from engine.textsafety import visible
 
 from . import Output, UsageError, add_command
-from .fit import terminal_width, wrapped
+from .fit import said
 from .numbers import SPEED
 
 ARG_PREVIEW = 70
@@ -147,28 +147,21 @@ class TranscriptPrinter:
         if kind == "flush_finished":
             return f"  [flush] {data['summary']}"
         if kind == "unbacked_claim":
-            return _said(
+            return said(
                 "!! unbacked claim: the answer says it saved or will remember, but this turn wrote nothing", "  "
             )
         if kind == "warning":
-            return _said(f"!! {data.get('message')}", "  ")
+            return said(f"!! {data.get('message')}", "  ")
         if kind in ("error", "cancelled") and event.actor != "review":
-            return _said(f"!! {data.get('message') or kind}", "  ")
+            return said(f"!! {data.get('message') or kind}", "  ")
         return None
-
-
-def _said(sentence: str, indent: str = "") -> str:
-    """A warning or note wrapped at spaces to the terminal's width, its continuation two cells in from its
-    mark (the terminal broke it inside a word), a session id wider than a line whole on its own; shown as
-    ``visible`` shows it."""
-    return "\n".join(wrapped(sentence, terminal_width(), indent, hang="  ", chop=False))
 
 
 def _warn_ended_elsewhere(event: RunnerEvent) -> None:
     """Under ``--json`` (no transcript printed): a session ended elsewhere while in use, which the next
     turn reopens, is still said, on stderr."""
     if event.kind == "warning" and event.data.get("ended_elsewhere"):
-        sys.stderr.write(_said(f"warning: {event.data.get('message')}") + "\n")
+        sys.stderr.write(said(f"warning: {event.data.get('message')}") + "\n")
         sys.stderr.flush()
 
 
@@ -183,7 +176,7 @@ def _say_interrupted(home: Home, conversation: Conversation) -> None:
         where = f"What was said is stored in session {session_id}: go on with {go_on}."
     else:
         where = "Nothing was stored."
-    sys.stderr.write(_said(f"interrupted: the turn stopped, and no answer to it was stored. {where}") + "\n")
+    sys.stderr.write(said(f"interrupted: the turn stopped, and no answer to it was stored. {where}") + "\n")
 
 
 def _summary(home: Home, turns, session_ids: list[str]) -> dict[str, Any]:
@@ -286,11 +279,11 @@ def run_agent(home: Home, args) -> Output:
                 home, model, session=args.session, title=args.title, on_event=printer or _warn_ended_elsewhere
             )
             if conversation.live_warning is not None:  # before any turn writes to it (also under --json)
-                sys.stderr.write(_said(f"warning: {conversation.live_warning}") + "\n")
+                sys.stderr.write(said(f"warning: {conversation.live_warning}") + "\n")
                 sys.stderr.flush()
             for note in (conversation.reopened_note, conversation.archived_note):  # (said, as in the TUI)
                 if note is not None:
-                    sys.stderr.write(_said(f"note: {note}") + "\n")
+                    sys.stderr.write(said(f"note: {note}") + "\n")
                     sys.stderr.flush()
             turns = []
             try:
