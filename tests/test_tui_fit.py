@@ -234,6 +234,33 @@ async def test_a_fit_that_comes_before_the_shown_keys_are_laid_out_waits_for_the
         assert "? Help" in line, line
 
 
+async def test_a_footer_left_unfitted_is_fitted_by_the_next_layout_and_then_settles(home, tmp_path):
+    """The landing run at d563383e: Approvals at 60 columns read `… A Approve all  ? H` for 30 s once
+    more, a fit lost between a change and its layout. Every layout of the screen fits the footer now,
+    so one lost fit is mended by the layout its keys cause; a fit that changes nothing lays nothing out."""
+    from widgets.fitted_footer import FittedFooter
+
+    seed_demo_home(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        footer = app.screen.query_one(FittedFooter)
+        line = lambda: app.screen._compositor.render_strips()[-1].text  # noqa: E731
+        assert "? Help" in line() and not all(child.display for child in footer.children), line()
+        for child in footer.children:
+            child.display = True  # (every key shown, and no fit asked for: as a lost fit leaves them)
+        fitted = lambda: "? Help" in line() and not all(c.display for c in footer.children)  # noqa: E731
+        await wait_for(pilot, lambda: fitted() and not app.screen._layout_required, timeout=10, what="a fit")
+        shown = [child.display for child in footer.children]
+        changed = []
+        fit = footer._fit
+        footer._fit = lambda: (fit(), changed.append([c.display for c in footer.children] != shown))
+        for _ in range(5):
+            await pilot.pause()
+        assert not any(changed) and fitted(), (changed, line())
+
+
 async def test_a_screen_opened_before_the_app_is_ready_gets_a_fitted_footer(home, tmp_path):
     """5 pressed as the app opened (tmux, 60x20): Run's footer read ``^l New  ^o Resume  ^g Play  esc
     Leave box (then▏^p palette`` for good, its keys fitted while none was laid out yet. They are fitted

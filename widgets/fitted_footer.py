@@ -21,15 +21,22 @@ HELP_KEYS = ("question_mark", "f1")  # the last to give way
 
 
 class FittedFooter(Footer):
-    _owed = False  # the last fit came before the keys shown were laid out: fitted once the screen is
     _composed_from: tuple | None = None  # what the keys shown were made from
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._widths: dict[Widget, int] = {}  # each unit's width when last shown (a hidden one has no region)
+        self._gap = 0  # between two units, as last laid out
+
     def on_mount(self) -> None:
-        self.screen.screen_layout_refresh_signal.subscribe(self, self._laid_out)
+        # Fitted in each layout of the screen, as it is made: a fit asked for after a change (keys made
+        # anew, shown again by a resize) could run before the change was laid out, or after another,
+        # and measured no widths or old places; one such left a cut `? H` for good. A fit that changes
+        # nothing lays nothing out again, so a change settles in one more layout at most.
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._laid_out, immediate=True)
 
     def _laid_out(self, _) -> None:
-        if self._owed:
-            self._fit()
+        self._fit()
 
     async def recompose(self) -> None:  # (on every change of the screen's bindings)
         if not self.is_attached or self._pruning:
@@ -38,8 +45,8 @@ class FittedFooter(Footer):
         if source == self._composed_from:  # (asked at every focus move and refresh_bindings: mostly no change)
             return
         await super().recompose()
+        self._widths.clear()
         self._composed_from = source
-        self.call_after_refresh(self._fit)
 
     def _source(self) -> tuple:
         """All ``Footer.compose`` makes the keys from: the same again makes the same keys."""
@@ -49,8 +56,7 @@ class FittedFooter(Footer):
 
     def on_resize(self) -> None:
         for child in self.children:
-            child.display = True  # (measured again at the new width)
-        self.call_after_refresh(self._fit)
+            child.display = True  # (measured again at the new width, and fitted in that layout)
 
     def _units(self) -> tuple[list[list[Widget]], Widget | None]:
         """The footer's keys in order, a group's keys with the label after them as one, and the palette's key."""
@@ -69,14 +75,18 @@ class FittedFooter(Footer):
         """Keep the keys that fit left of the palette's key: help first, then the screen's ``FOOTER_FIRST``,
         then the others in order until one does not."""
         units, palette = self._units()
-        shown = [unit[0] for unit in units if unit[0].display] + ([palette] if palette is not None else [])
-        self._owed = bool(units) and not all(widget.region.width for widget in shown)
-        if self._owed or not units:
-            # (not laid out yet, as on a screen a key switched to before the app was ready, or keys a resize
-            # showed again: measured as no width, they were all kept, and the last was cut, `? H`)
+        shown = [unit for unit in units if unit[0].display]
+        if not shown or not all(unit[0].region.width for unit in shown) or (palette and not palette.region.width):
+            return  # (not laid out yet: the layout that places them fits them)
+        for unit in shown:
+            self._widths[unit[0]] = unit[-1].region.right - unit[0].region.x
+        if any(unit[0] not in self._widths for unit in units):  # (never measured: shown, then fitted once laid out)
+            for child in self.children:
+                child.display = True
             return
-        room = (palette.region.x if palette is not None else self.region.right) - units[0][0].region.x
-        gap = units[1][0].region.x - units[0][-1].region.right if len(units) > 1 else 0
+        room = (palette.region.x if palette is not None else self.region.right) - shown[0][0].region.x
+        if len(shown) > 1:
+            self._gap = shown[1][0].region.x - shown[0][-1].region.right
         first = getattr(self.screen, "FOOTER_FIRST", ())
 
         def rank(unit: list[Widget]) -> int:
@@ -85,8 +95,7 @@ class FittedFooter(Footer):
 
         kept: list[list[Widget]] = []
         for unit in sorted(units, key=rank):  # (a stable sort: each rank in order)
-            width = unit[-1].region.right - unit[0].region.x
-            if sum(u[-1].region.right - u[0].region.x + gap for u in kept) + width <= room:
+            if sum(self._widths[u[0]] + self._gap for u in kept) + self._widths[unit[0]] <= room:
                 kept.append(unit)
             elif rank(unit) == 2:
                 break
