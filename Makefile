@@ -21,7 +21,7 @@ run: $(STAMP)
 
 ## install with the test extras and run the whole suite
 test: $(STAMP)
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 -q --durations=25
 
 ## format check, lint, type check of engine/ and import contracts (docs/development.md, "Lint")
 lint: $(STAMP)
