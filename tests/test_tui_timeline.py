@@ -1317,3 +1317,23 @@ async def test_an_older_page_asked_for_during_a_live_reload_still_shows_the_newe
             what="the newer row above the listed ones",
         )
         assert shown(screen)[-2:] == ["MEMORY + 'fact 1'", "MEMORY + 'fact 0'"]
+
+
+async def test_an_older_page_a_live_reload_cancelled_is_asked_for_again(home, tmp_path, monkeypatch):
+    """`m` (or the cursor nearing the end) while Hermes wrote: the write's live reload, one worker at a time,
+    cancelled the older page, and it never came (m had to be pressed again; the cursor moved again)."""
+    monkeypatch.setattr(timeline_screen, "PAGE", 30)
+    for n in range(32):
+        home.memory.add("memory", f"fact {n}", ToolContext(actor="user"))
+    release, reading = held_page(monkeypatch, lambda kw: kw.get("before_id") is not None)
+    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        assert len(shown(screen)) == 30
+        screen._more()  # (what the cursor nearing the end asks for)
+        await wait_for(pilot, reading.is_set, what="the older page read")
+        home.memory.add("memory", "fact written meanwhile", ToolContext(actor="user"))
+        await wait_for(pilot, lambda: "MEMORY + 'fact written meanwhile'" in shown(screen), what="the live reload")
+        release.set()
+        await wait_for(pilot, lambda: shown(screen)[-2:] == ["MEMORY + 'fact 1'", "MEMORY + 'fact 0'"], what="older")
+        assert shown(screen)[0] == "MEMORY + 'fact written meanwhile'" and len(shown(screen)) == 33
+        assert not screen.loading_more

@@ -160,6 +160,8 @@ class TimelineScreen(WorkbenchScreen):
         self.exhausted = False
         self.loading_more = False
         self.catching_up = False  # a live reload asked for: an older page that cancels it asks again
+        self.older_asked: int | None = None  # the row the last older page was asked below
+        self.older_owed: int | None = None  # the same, when a live reload cancelled it: asked again after
         self.reach: Reach | None = None  # where the last page loaded stopped reading short, if it did
         self.sources: dict[int, Source | None] = {}  # row id -> the message behind it, once looked up
         self.diffs: dict[int, list[tuple[str, str]] | None] = {}  # row id -> what an outside SKILL.md change did
@@ -196,9 +198,12 @@ class TimelineScreen(WorkbenchScreen):
         time, it cancels that first page."""
         if self.search != self.rows_query:
             before_id = after_id = None
-        if before_id is None:  # this load cancels an older page's in flight (one worker group): ask again later
-            self.loading_more = False
         live = after_id is not None
+        if before_id is None:  # this load cancels an older page's in flight (one worker group): ask again later
+            self.older_owed = self.older_asked if live and self.loading_more else None
+            self.loading_more = False
+        else:
+            self.older_asked = before_id
         self.catching_up = live or (self.catching_up and before_id is not None)  # (a first page reads all)
         now = self.home.clock.now()
         awaiting = [row for row in self.rows if awaits_source(row, now)] if live else []
@@ -284,6 +289,10 @@ class TimelineScreen(WorkbenchScreen):
             now = [row for row_id, row in message.credited.items() if row is not None and row_id not in listed]
             self.rows = sorted(self.rows + now, key=lambda row: row.id, reverse=True) if now else self.rows
             self.uncredited -= message.credited.keys()
+            if self.older_owed is not None:  # an older page (m, or the cursor near the end) it cancelled
+                self.loading_more = True
+                self.call_later(self.load, self.older_owed)
+                self.older_owed = None
         else:
             self.uncredited = set()
             self.rows, self.rows_query = message.rows, message.query
