@@ -44,8 +44,8 @@ class FittedFooter(Footer):
         source = self._source()
         if source == self._composed_from:  # (asked at every focus move and refresh_bindings: mostly no change)
             return
+        self._widths.clear()  # (before: a layout while the new keys are mounted measures them)
         await super().recompose()
-        self._widths.clear()
         self._composed_from = source
 
     def _source(self) -> tuple:
