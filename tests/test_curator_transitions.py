@@ -182,6 +182,19 @@ def test_manage_all_brings_user_skills_in_and_seeds_missing_records(home, clock)
     assert set(home.curator.run(dry_run=True).marked_stale) == {"fresh", "no-record", "stale-again", "young-unused"}
 
 
+def test_a_pass_under_manage_all_counts_local_skills_not_agent_made_ones(home):
+    """With `curator.manage_all` a dry run checked the user's own skills and called them agent-made,
+    while the Skills table listed each as the user's (a trial's Curate said "5 agent-made skills")."""
+    _library(home)
+    assert "agent-made skills checked" in home.curator.run(dry_run=True).headline
+    home.config_path.write_text("curator:\n  manage_all: true\n")
+    home.reload_config()
+    report = home.curator.run(dry_run=True)
+    assert "agent-made" not in report.headline
+    assert f"({report.checked} local skills checked)" in report.headline
+    assert report.checked > sum(s.provenance == "agent" for s in home.skills.list())
+
+
 def test_bundled_and_hub_skills_are_never_curated(home):
     _library(home)
     (home.skills_dir / ".bundled_manifest").write_text("ancient:0\n")

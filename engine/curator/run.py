@@ -87,6 +87,7 @@ class CuratorReport:
     dry_run: bool
     seeded: tuple[str, ...] = ()
     checked: int = 0
+    manage_all: bool = False  # curator.manage_all: every local skill was checked, not the agent's alone
     started_at: str = ""
     duration_seconds: float = 0.0
     report_path: str | None = None
@@ -120,7 +121,8 @@ class CuratorReport:
         run says what it would do, never that it did it."""
         changes = self.summary.split(": ", 1)[1]
         pass_ = "Curator dry run" if self.dry_run else "Curator pass"
-        checked = f"{self.checked} agent-made skill{'s' * (self.checked != 1)} checked"
+        kind = "local" if self.manage_all else "agent-made"
+        checked = f"{self.checked} {kind} skill{'s' * (self.checked != 1)} checked"
         if changes == "no changes":
             return f"{pass_}: nothing to change ({checked})."
         if self.dry_run:
@@ -135,7 +137,7 @@ class CuratorReport:
 
     def outcome(self, awaiting: str | None = None) -> list[str]:
         """The pass (or dry run) as both skins tell it: the headline (which says why nothing would change:
-        how many agent-made skills were checked), the skills by change, the report's path, and
+        how many managed skills were checked), the skills by change, the report's path, and
         ``awaiting`` (``Curator.awaiting_review``: its proposals still pending), names shown inline."""
         would = "would " if self.dry_run else ""
         lines = [self.headline]
@@ -624,6 +626,7 @@ class Curator:
                 dry_run=dry,
                 seeded=decided.names(SEED),
                 checked=checked,
+                manage_all=self.home.config.bool("curator.manage_all"),
                 started_at=iso(now),
                 duration_seconds=round(time.perf_counter() - started, 3),
                 errors=errors,
