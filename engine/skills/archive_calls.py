@@ -87,12 +87,13 @@ def _sources(home: Home, entry: JournalEntry) -> dict[int, SkillCall | None]:
             (entry.target,),
         )
     }
+    texts = home.skills.outside.texts(str(row.detail.get("sha")) for row in rows if not row.detail.get("file"))
     sources: dict[int, SkillCall | None] = {}
     since = float("-inf")  # when the look before the row was journaled
     for row in rows:
         actions = _actions(row)
         if actions:
-            found = _behind(conn, stored, row, actions, since - HERMES_SLACK_S, taken)
+            found = _behind(conn, stored, row, actions, since - HERMES_SLACK_S, taken, _left(row, texts))
             sources[row.id] = found[0] if found else None
             if found:
                 taken.add(found[1])
@@ -107,23 +108,28 @@ def _behind(
     actions: tuple[str, ...],
     since: float,
     taken: set[tuple[str, int, int | None]],
+    left: str | None,
 ) -> tuple[SkillCall, tuple[str, int, int]] | None:
     """The applied call in ``stored`` behind ``row`` that is not ``taken`` (position None: every call of
     that message), with its key: the newest stamped from ``since`` to the row, else the first stamped in
-    the slack after it (a turn stored, and stamped, once it ended). The newest in the whole window took
-    a call minutes after the row, the one of a later edit, which was then left with none."""
+    the slack after it (a turn stored, and stamped, once it ended) whose text is in ``left``, the SKILL.md
+    the row left behind, when known. The newest in the whole window took a call minutes after the row, the
+    one of a later edit, which was then left with none; so did the first after it, for a hand edit found
+    a minute before the agent's patch."""
     file = row.detail.get("file")
     at = [m for m in stored if since <= (m["timestamp"] or 0.0) <= row.at]
     after = [m for m in stored if row.at < (m["timestamp"] or 0.0) <= row.at + HERMES_SLACK_S]
-    for message in [*reversed(at), *after]:
+    for index, message in enumerate([*reversed(at), *after]):
         session_id, message_id = message["session_id"], message["id"]
         if (session_id, message_id, None) in taken:
             continue
+        later = index >= len(at)  # (stamped after the row)
         for position, call_id, name, arguments in decoded_calls(message["tool_calls"]):
             if (
                 name == TOOL
                 and isinstance(arguments, dict)
                 and arguments.get("name") == row.target
+                and not (later and _absent(arguments, left))
                 and arguments.get("action") in actions
                 and (arguments.get("file_path") or None) == file  # (a patch with none patches SKILL.md)
                 and (session_id, message_id, position) not in taken
@@ -131,6 +137,26 @@ def _behind(
             ):
                 return SkillCall(session_id, message_id, arguments["action"]), (session_id, message_id, position)
     return None
+
+
+def _left(row: JournalEntry, texts: dict[str, bytes]) -> str | None:
+    """The SKILL.md an outside row of it left behind, from the ``texts`` looks kept by hash (None: a support
+    file's row, a removal, or a text no look kept)."""
+    text = None if row.detail.get("file") else texts.get(str(row.detail.get("sha")))
+    return None if text is None else text.decode("utf-8", "replace")
+
+
+def _absent(arguments: dict, left: str | None) -> bool:
+    """Whether a patch's new text is missing from ``left``, the SKILL.md a row left behind: then the patch
+    did not make that row's change (unknown text or no new text: it may have)."""
+    new = arguments.get("new_string")
+    return (
+        arguments.get("action") == "patch"
+        and isinstance(new, str)
+        and bool(new)
+        and left is not None
+        and new not in left
+    )
 
 
 def _applied(result: str | None) -> bool:
