@@ -384,43 +384,36 @@ else:  # a person's edit of the same SKILL.md, minutes later at most
 )
 
 
-def test_a_hand_edit_soon_after_the_agents_edit_of_a_skill_is_not_the_agents(hermes, tmp_path):
-    """A call is the source of one change: the agent's patch of SKILL.md was credited to its own row and
-    again to the hand edit a look found minutes later (within the 10 minutes of slack either side), which
-    then read as the agent's with the agent's call."""
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # A call is the source of one change: the agent's patch of SKILL.md was credited to its own row and
+        # again to the hand edit a look found minutes later (within the 10 minutes of slack either side),
+        # which then read as the agent's with the agent's call.
+        ("made", "patched", "by hand"),
+        # A call stamped after a row (its turn stored once it ended) may be that row's, so the hand edit a
+        # look found first took the agent's patch made a minute later: the hand edit read as the agent's
+        # and the patch as outside (a trial: "hand patch X1" credited to the call that wrote "X3"). A patch
+        # whose new text is not in the SKILL.md a row left behind did not make that row's change.
+        ("made", "by hand", "patched"),
+    ],
+    ids=["hand after", "hand before"],
+)
+def test_a_hand_edit_near_the_agents_edit_of_a_skill_is_not_the_agents(hermes, tmp_path, steps):
     root = tmp_path / "hermes-hand"
     root.mkdir()
     workbench("timeline", "--home", str(root))  # (the workbench's first look)
     messages = {}
-    for step in ("made", "patched", "by hand"):
+    for step in steps:
         messages[step] = hermes.json(root, f"STEP = {step!r}\n" + HAND_AFTER_AGENT).get("message")
         workbench("timeline", "--home", str(root))
     edited = [
         r for r in rows(root) if r["summary"] == "skill 'pour-over' edited outside the workbench (pour-over/SKILL.md)"
     ]
-    hand, patched = edited  # (newest first)
+    by_step = dict(zip(reversed(steps[1:]), edited, strict=True))  # (newest first)
+    patched, hand = by_step["patched"], by_step["by hand"]
     assert (patched["by"], patched["source"]["message_id"]) == ("agent", messages["patched"])
     assert (hand["by"], hand["source"]) == ("external", None)
-
-
-def test_a_hand_edit_found_before_the_agents_patch_of_a_skill_is_not_the_agents(hermes, tmp_path):
-    """A call stamped after a row (its turn stored once it ended) may be that row's, so the hand edit a
-    look found first took the agent's patch made a minute later: the hand edit read as the agent's and
-    the patch as outside (a trial: "hand patch X1" credited to the call that wrote "X3"). A patch whose
-    new text is not in the SKILL.md a row left behind did not make that row's change."""
-    root = tmp_path / "hermes-hand-first"
-    root.mkdir()
-    workbench("timeline", "--home", str(root))  # (the workbench's first look)
-    messages = {}
-    for step in ("made", "by hand", "patched"):
-        messages[step] = hermes.json(root, f"STEP = {step!r}\n" + HAND_AFTER_AGENT).get("message")
-        workbench("timeline", "--home", str(root))
-    edited = [
-        r for r in rows(root) if r["summary"] == "skill 'pour-over' edited outside the workbench (pour-over/SKILL.md)"
-    ]
-    patched, hand = edited  # (newest first)
-    assert (hand["by"], hand["source"]) == ("external", None)
-    assert (patched["by"], patched["source"]["message_id"]) == ("agent", messages["patched"])
 
 
 MIXED_EDIT = (
