@@ -377,6 +377,10 @@ elif STEP == "patched":  # the agent's patch, in its turn
     message = skill_turn("s-pour", "bloom", {"action": "patch", "name": "pour-over",
                                              "old_string": "30 s", "new_string": "45 s"})
     print(json.dumps({"message": message}))
+elif STEP == "rewritten":  # the agent's full rewrite, in its turn
+    content = "---\nname: pour-over\ndescription: Pour over\n---\n# Pour over\n\nBloom 40 s.\n"
+    message = skill_turn("s-pour", "rewrite", {"action": "edit", "name": "pour-over", "content": content})
+    print(json.dumps({"message": message}))
 else:  # a person's edit of the same SKILL.md, minutes later at most
     hand_edit("pour-over")
     print(json.dumps({}))
@@ -396,8 +400,9 @@ else:  # a person's edit of the same SKILL.md, minutes later at most
         # and the patch as outside (a trial: "hand patch X1" credited to the call that wrote "X3"). A patch
         # whose new text is not in the SKILL.md a row left behind did not make that row's change.
         ("made", "by hand", "patched"),
+        ("made", "by hand", "rewritten"),  # (as for a full rewrite, skill_manage's edit)
     ],
-    ids=["hand after", "hand before"],
+    ids=["hand after", "hand before", "hand before a rewrite"],
 )
 def test_a_hand_edit_near_the_agents_edit_of_a_skill_is_not_the_agents(hermes, tmp_path, steps):
     root = tmp_path / "hermes-hand"
@@ -411,8 +416,9 @@ def test_a_hand_edit_near_the_agents_edit_of_a_skill_is_not_the_agents(hermes, t
         r for r in rows(root) if r["summary"] == "skill 'pour-over' edited outside the workbench (pour-over/SKILL.md)"
     ]
     by_step = dict(zip(reversed(steps[1:]), edited, strict=True))  # (newest first)
-    patched, hand = by_step["patched"], by_step["by hand"]
-    assert (patched["by"], patched["source"]["message_id"]) == ("agent", messages["patched"])
+    [agent_step] = set(steps) - {"made", "by hand"}
+    agents, hand = by_step[agent_step], by_step["by hand"]
+    assert (agents["by"], agents["source"]["message_id"]) == ("agent", messages[agent_step])
     assert (hand["by"], hand["source"]) == ("external", None)
 
 

@@ -112,10 +112,10 @@ def _behind(
 ) -> tuple[SkillCall, tuple[str, int, int]] | None:
     """The applied call in ``stored`` behind ``row`` that is not ``taken`` (position None: every call of
     that message), with its key: the newest stamped from ``since`` to the row, else the first stamped in
-    the slack after it (a turn stored, and stamped, once it ended) whose text is in ``left``, the SKILL.md
-    the row left behind, when known. The newest in the whole window took a call minutes after the row, the
-    one of a later edit, which was then left with none; so did the first after it, for a hand edit found
-    a minute before the agent's patch."""
+    the slack after it (a turn stored, and stamped, once it ended) whose text (``_absent``) is in ``left``,
+    the SKILL.md the row left behind, when known. The newest in the whole window took a call minutes
+    after the row, the one of a later edit, which was then left with none; so did the first after it,
+    for a hand edit found a minute before the agent's patch or rewrite."""
     file = row.detail.get("file")
     at = [m for m in stored if since <= (m["timestamp"] or 0.0) <= row.at]
     after = [m for m in stored if row.at < (m["timestamp"] or 0.0) <= row.at + HERMES_SLACK_S]
@@ -147,16 +147,11 @@ def _left(row: JournalEntry, texts: dict[str, bytes]) -> str | None:
 
 
 def _absent(arguments: dict, left: str | None) -> bool:
-    """Whether a patch's new text is missing from ``left``, the SKILL.md a row left behind: then the patch
-    did not make that row's change (unknown text or no new text: it may have)."""
-    new = arguments.get("new_string")
-    return (
-        arguments.get("action") == "patch"
-        and isinstance(new, str)
-        and bool(new)
-        and left is not None
-        and new not in left
-    )
+    """Whether the text a call wrote (a patch's ``new_string``, an edit's or create's ``content``, which
+    skill_manage writes as given) is missing from ``left``, the SKILL.md a row left behind: then that call
+    did not make the row's change (unknown text, or no text written: it may have)."""
+    new = arguments.get("new_string" if arguments.get("action") == "patch" else "content")
+    return isinstance(new, str) and bool(new) and left is not None and new not in left
 
 
 def _applied(result: str | None) -> bool:
