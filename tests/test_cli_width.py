@@ -321,9 +321,10 @@ def test_curator_status_wraps_its_long_lines_with_their_continuations_deeper(tmp
 def test_memory_show_wraps_an_origin_line_wider_than_the_terminal(tmp_path):
     """A user trial: at 80 columns `memory show` printed origins such as `↳ user (approved, proposed by Hermes
     agent) · 2026-12-07 09:17 · session s-live · message 106` 99 cells wide, broken by the terminal inside a
-    word under the next entry. Such a line wraps at spaces now, its continuation two cells deeper."""
+    word under the next entry. Such a line wraps, its continuation two cells deeper; and only at a ` · `, each
+    part whole: at 60 columns it broke after `session`, at 41 after `message`, the id or number on the next."""
     home = open_home(tmp_path / "h")
-    session = home.archive.create_session("20261201_000000_aaaaaa", source="cli")
+    session = home.archive.create_session("20261207_155459_9d3106", source="cli")
     message = home.archive.append_message(session.id, "user", "remember the port")
     home.memory.add(
         "memory", "Staging DB port is 5433.", ToolContext(actor="agent", session_id=session.id, message_id=message)
@@ -331,13 +332,14 @@ def test_memory_show_wraps_an_origin_line_wider_than_the_terminal(tmp_path):
     home.close()
     wide = workbench(tmp_path / "h", 200, "memory", "show", "--target", "memory").splitlines()
     origin = next(line for line in wide if line.lstrip().startswith("↳ "))
-    assert cell_len(origin) > 60
-    lines = workbench(tmp_path / "h", 60, "memory", "show", "--target", "memory").splitlines()
-    at = lines.index(wide[wide.index(origin) - 1])  # (the entry's own line, as before)
-    indent = origin[: origin.index("↳")]
-    assert lines[at + 1].startswith(indent + "↳ agent · ") and lines[at + 2].startswith(indent + "  ")
-    assert all(cell_len(line) <= 60 for line in lines[at : at + 3]), lines
-    assert " ".join(" ".join(lines[at + 1 : at + 3]).split()) == " ".join(origin.split())
+    assert cell_len(origin) > 60 and wide[wide.index(origin) - 1] == "  1. Staging DB port is 5433."
+    for columns in range(38, 81):  # (from 38, where `session` and its id fit a line after the indent)
+        lines = workbench(tmp_path / "h", columns, "memory", "show", "--target", "memory").splitlines()
+        wrapped = lines[lines.index("  1. Staging DB port is 5433.") + 1 :]
+        assert wrapped[0].startswith("     ↳ agent · ") and all(line.startswith(" " * 7) for line in wrapped[1:])
+        assert all(cell_len(line) <= columns for line in wrapped), wrapped
+        assert " ".join(" ".join(wrapped).split()) == " ".join(origin.split())
+        assert all(any(part in line for line in wrapped) for part in (f"session {session.id}", f"message {message}"))
 
 
 def test_memory_show_fits_its_gauge_line_to_the_terminal(tmp_path):

@@ -84,18 +84,25 @@ class Origin:
 
     def describe(self) -> str:
         """One line for people: ``agent · 2026-11-30 12:00 · session s1 · message 7 (archive)``."""
+        return " · ".join(self.phrases())
+
+    def phrases(self) -> list[str]:
+        """``describe``'s parts, each one a line never breaks inside (``session s1``, ``message 7``: a
+        terminal that broke one left the word on a line and its id or number on the next)."""
         if self.via == "before":
-            return f"present before {when(self.at)}" if self.at is not None else "present before the workbench saw it"
+            return [f"present before {when(self.at)}" if self.at is not None else "present before the workbench saw it"]
         if self.via == "unknown":
-            return "unknown: the journal (workbench.db) cannot be read"
+            return ["unknown: the journal (workbench.db) cannot be read"]
         if self.via == "outside":
-            return f"external · {when(self.at)} · written outside the workbench, not journaled yet"
+            return ["external", when(self.at), "written outside the workbench, not journaled yet"]
         parts = [self.who(), when(self.at)]
         if self.session_id:
             parts.append(f"session {self.session_id}")
         if self.message_id is not None:
             parts.append(f"message {self.message_id}")
-        return " · ".join(parts) + (" (from the archive)" if self.via == "archive" else "")
+        if self.via == "archive":
+            parts[-1] += " (from the archive)"
+        return parts
 
 
 def iso(at: float | None) -> str | None:

@@ -65,6 +65,20 @@ def wrapped(text: str, width: int, indent: str = "", hang: str = "", chop: bool 
     return lines
 
 
+def phrased(phrases: list[str], width: int, indent: str = "", hang: str = "") -> list[str]:
+    """``phrases`` joined by `` · `` on as many lines of ``width`` cells as it takes, broken only after a
+    ``·`` so a noun keeps its id or number (``session 2026…``, ``message 14``); one wider than a line by
+    itself is ``wrapped`` at its spaces, an id in it whole, its continuation after ``indent + hang``."""
+    lines: list[str] = []
+    for n, phrase in enumerate(phrases, 1 - len(phrases)):
+        phrase = visible(phrase) + " ·" * (n < 0)  # (n reaches 0 at the last)
+        if lines and cells(lines[-1] + " " + phrase) <= width:
+            lines[-1] += " " + phrase
+        else:
+            lines += wrapped(phrase, width, indent + hang * bool(lines), hang="" if lines else hang, chop=False)
+    return lines
+
+
 def said(sentence: str, indent: str = "") -> str:
     """An error, warning or note as printed: ``wrapped`` to the terminal's width after ``indent``, its
     continuation two cells in from its mark, a word wider than a line (the path or id it names) whole."""

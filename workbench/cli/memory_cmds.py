@@ -18,7 +18,7 @@ from engine.tools import ToolContext
 
 from . import Output, UsageError, add_command, empty_text
 from .catching_up import catch_up_if_journaled
-from .fit import folded, terminal_width, wrapped
+from .fit import folded, phrased, terminal_width, wrapped
 from .numbers import ID, ROWS
 from .textin import stdin_text
 
@@ -96,7 +96,7 @@ def _gauge_line(usage: Usage, facts: str, columns: int) -> list[str]:
     return folded(f"  {gauge(usage, size)}  {facts}", columns)
 
 
-def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
+def _view(home: Home, target: str, frozen, notes: dict[str, list[list[str]]]) -> dict:
     """One store as ``memory show`` prints it; ``notes`` gets each entry's origin in words."""
     store = home.memory
     if frozen is not None:
@@ -112,7 +112,7 @@ def _view(home: Home, target: str, frozen, notes: dict[str, list[str]]) -> dict:
     shown = listed(entries, usage.limit)  # a store far over its limit: its first entries only, and why
     entries, raw = entries[:shown], raw[:shown]
     origins = history.origins(store, target, raw)
-    notes[target] = [o.describe() for o in origins]
+    notes[target] = [o.phrases() for o in origins]
     view = {
         "target": target,
         "entries": entries,
@@ -151,7 +151,9 @@ def _entries(count: int) -> str:
     return f"{count:,} entr{'y' if count == 1 else 'ies'}"
 
 
-def _numbered(entries: list[str], notes: list[str] | None = None, flags: list[str | None] | None = None) -> list[str]:
+def _numbered(
+    entries: list[str], notes: list[list[str]] | None = None, flags: list[str | None] | None = None
+) -> list[str]:
     lines = []
     width = len(str(len(entries)))
     indent = " " * (width + 4)
@@ -160,14 +162,15 @@ def _numbered(entries: list[str], notes: list[str] | None = None, flags: list[st
         first, *rest = clipped(entry).split("\n")  # (not splitlines: U+2028 and kin are characters)
         lines.append(f"  {i:>{width}}. {first}")
         lines.extend(indent + line for line in rest)
-        if notes:  # (its origin wraps to the terminal's width, its continuation deeper)
-            lines += folded(indent + "↳ " + notes[i - 1], columns)
+        if notes:  # (its origin wraps to the terminal's width between its phrases, its continuation deeper)
+            first, *rest = notes[i - 1]
+            lines += phrased([f"↳ {first}", *rest], columns, indent, hang="  ")
         if flags and flags[i - 1]:
             lines += wrapped(f"⚠ {flags[i - 1]}", columns, indent, hang="  ")
     return lines
 
 
-def _view_text(view: dict, frozen: bool, notes: list[str]) -> str:
+def _view_text(view: dict, frozen: bool, notes: list[list[str]]) -> str:
     title = HEADINGS[view["target"]] + ("  · frozen snapshot" if frozen else "")  # (the block keeps Hermes's)
     usage = Usage(view["chars"], view["limit"])
     columns = terminal_width()
@@ -192,7 +195,7 @@ def show(home: Home, args) -> Output:
     targets = [args.target] if args.target else list(TARGETS)
     catch_up_if_journaled(home, targets)  # (as ``memory history`` does, in a home a workbench journals)
     frozen = home.memory.snapshot() if args.frozen else None
-    notes: dict[str, list[str]] = {}
+    notes: dict[str, list[list[str]]] = {}
     views = {t: _view(home, t, frozen, notes) for t in targets}
     data = views[args.target] if args.target else views
     unreadable = [f"{v['file']} ({v['error']})" for v in views.values() if v["error"]]
