@@ -377,7 +377,7 @@ def test_a_session_id_with_a_line_break_never_starts_a_row_of_memory_history(tmp
         db.execute("UPDATE journal SET detail = json_set(detail, '$.credited', json('{\"at\": 1}'))")
     shown = printed("memory", "history", "--home", str(tmp_path / "h"))
     assert not [line for line in shown.splitlines() if line.startswith("#99")], shown
-    assert "session s-1⏎#99 fake row  (credited to session s-1⏎#99 fake row when its turn was stored)" in shown
+    assert "session s-1⏎#99 fake row (credited to session s-1⏎#99 fake row when its turn was stored)" in shown
 
 
 def test_a_session_id_with_a_line_break_never_starts_a_row_of_the_timeline(tmp_path):

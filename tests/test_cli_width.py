@@ -469,18 +469,39 @@ def test_memory_history_fits_its_rows_and_entries_to_the_terminal(tmp_path):
     """`memory history` printed each row's session id and notes after its columns, and its `-`/`+` entry
     lines at some 83 cells, whatever the width: at 60 columns the terminal split the session id and broke
     the entries inside words. The session and notes go under the columns where the line has no room for
-    them, and the entry lines wrap at spaces under the entry's start."""
+    them, under the row's time, and the entry lines wrap at spaces under the entry's start."""
     home = open_home(tmp_path / "h")
     session = home.archive.create_session("20261207_104643_087e1c", source="cli")
     home.memory.add("memory", NOTE, ToolContext(actor="agent", session_id=session.id))
     home.close()
     wide = workbench(tmp_path / "h", 1000, "memory", "history").splitlines()
-    assert len(wide) == 2 and wide[0].endswith(f"memory  session {session.id}"), wide
+    assert len(wide) == 2 and wide[0].endswith(f"  agent  add  memory  session {session.id}"), wide
     lines = workbench(tmp_path / "h", 60, "memory", "history").splitlines()
     assert all(cell_len(line) <= 60 for line in lines), lines
-    assert lines[0] == wide[0][: wide[0].index("  session")] and lines[1] == f"         session {session.id}"
-    assert lines[2].startswith("         + The user keeps") and lines[3].startswith(" " * 11 + "Shinjuku"), lines
+    assert lines[0] == wide[0][: wide[0].index("  session")] and lines[1] == f"    session {session.id}"
+    assert lines[2].startswith("    + The user keeps a") and lines[3].startswith(" " * 6 + "Shinjuku"), lines
     assert " ".join(line.strip() for line in lines[2:]) == wide[1].strip()
+
+
+def test_memory_history_fits_a_row_head_to_the_terminal(tmp_path):
+    """Each row's head (id, time, actor, action, store) was a fixed 49 cells, its id padded to 5 and its actor
+    and action to 8, so at 40 columns the terminal broke it inside a word. Its columns are now as wide as the
+    rows shown need; a narrow terminal drops the time's year, then puts the actor, action and store on lines
+    of their own under the time, where the rest of the row hangs too."""
+    home = open_home(tmp_path / "h")
+    home.memory.add("memory", "Staging DB port is 5433.", ToolContext(actor="agent"))
+    home.memory.remove("memory", "5433", ToolContext(actor="user"))
+    home.close()
+    time = r"\d\d-\d\d \d\d:\d\d"
+    wide = workbench(tmp_path / "h", 80, "memory", "history").splitlines()
+    assert re.fullmatch(rf"#2  \d{{4}}-{time}  user   remove  memory", wide[0]), wide  # (aligned, no more)
+    assert re.fullmatch(rf"#1  \d{{4}}-{time}  agent  add     memory", wide[2]), wide
+    narrow = workbench(tmp_path / "h", 40, "memory", "history").splitlines()
+    assert narrow == [line.replace(line[4:9], "", 1) if line.startswith("#") else line for line in wide], narrow
+    lines = workbench(tmp_path / "h", 20, "memory", "history").splitlines()
+    assert all(cell_len(line) <= 20 for line in lines), lines
+    assert re.fullmatch(time, lines[0].removeprefix("#2  ")) and lines[1:3] == ["    user  remove", "    memory"]
+    assert lines[3:5] == ["    - Staging DB", "      port is 5433."], lines
 
 
 def test_a_path_to_copy_is_never_cut_or_split():
@@ -671,7 +692,8 @@ def test_memory_history_never_splits_a_session_id_at_20_or_30_columns(tmp_path):
     home.close()
     for columns in (20, 30):
         lines = workbench(tmp_path / "h", columns, "memory", "history").splitlines()
-        assert lines[1:3] == ["         session", f"           {session.id}"], lines
+        at = lines.index("    session")  # (under the row's time, after its head's lines)
+        assert lines[at + 1] == f"      {session.id}" and lines[at - 1] == "    memory", lines
 
 
 def test_pending_approve_all_wraps_why_one_failed_beneath_its_id(tmp_path):

@@ -79,7 +79,7 @@ def test_the_outside_row_is_credited_to_the_call_once_its_turn_is_stored(hermes,
     shown = printed("memory", "history", "--home", str(root))
     # (a look that came more than a second after Hermes's write, as under load, says so first: `(found …; `)
     assert re.search(
-        rf"agent    add      memory  session s-late msg {added}  \((found [^;]+; )?"
+        rf"agent +add +memory  session s-late msg {added} \((found [^;]+; )?"
         r"credited to session s-late when its turn was stored\)",
         shown,
     ), shown

@@ -374,10 +374,10 @@ def test_a_replace_near_the_end_of_a_long_entry_shows_where_it_differs(cli):
     ]
     history = cli("memory", "history", "--target", "memory").stdout.splitlines()
     assert history[1:3] == [
-        "         - …service: run migrations on staging, then promote after 45 minutes",
-        "         + …service: run migrations on staging, then promote after 1 hour",
+        "    - …service: run migrations on staging, then promote after 45 minutes",
+        "    + …service: run migrations on staging, then promote after 1 hour",
     ]
-    assert history[4] == f"         + {entry.format('45 minutes')[:71]}…"  # the add: its start, as before
+    assert history[4] == f"    + {entry.format('45 minutes')[:71]}…"  # the add: its start, as before
 
 
 def test_an_entry_written_by_hand_past_any_limit_is_shown_cut_with_its_length(cli, tmp_path):

@@ -43,7 +43,7 @@ def test_a_preview_then_the_repair_it_names_then_undo(cli, files):
     result = json.loads(done.stdout)
     assert result["success"] and result["entry_count"] == 4 and result["repair"]["option"] == "--split 2:4"
     listed = cli("memory", "history", "--target", "memory").stdout  # (a trial: every repair row read `repair`)
-    assert "repair   memory  (Split entry 2 at line 4)" in listed
+    assert "repair  memory  (Split entry 2 at line 4)" in listed
     assert cli("memory", "remove", "--old", "gamma").returncode == 0, "the repaired file takes a remove"
     assert cli("memory", "undo", str(result["event_id"])).returncode == 1, "undo waits for the file to be as left"
     cli(

@@ -15,6 +15,7 @@ import shutil
 
 from engine.textsafety import cells, cut_cells, fold_end, start_in, tail_start, visible
 
+TIMES = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%m-%d %H:%M")  # a row's time, its seconds then its year given way
 MIN_FREE = 12  # cells a row's free text keeps however narrow the terminal: below that, the line is cut at its end
 
 
@@ -65,17 +66,23 @@ def wrapped(text: str, width: int, indent: str = "", hang: str = "", chop: bool 
     return lines
 
 
-def phrased(phrases: list[str], width: int, indent: str = "", hang: str = "") -> list[str]:
-    """``phrases`` joined by `` · `` on as many lines of ``width`` cells as it takes, broken only after a
-    ``·`` so a noun keeps its id or number (``session 2026…``, ``message 14``); one wider than a line by
-    itself is ``wrapped`` at its spaces, an id in it whole, its continuation after ``indent + hang``."""
+def phrased(phrases: list[str], width: int, indent: str = "", hang: str = "", sep: str = " · ") -> list[str]:
+    """``phrases`` joined by ``sep`` on as many lines of ``width`` cells as it takes, broken only between
+    two (a line ending in ``sep``'s mark, ``·``) so a noun keeps its id or number (``session 2026…``,
+    ``message 14``); one wider than a line by itself is ``wrapped`` at its spaces, an id in it whole. The
+    lines after the first are after ``indent + hang``."""
+    mark = sep.rstrip()
+    joiner = sep[len(mark) :]
     lines: list[str] = []
     for n, phrase in enumerate(phrases, 1 - len(phrases)):
-        phrase = visible(phrase) + " ·" * (n < 0)  # (n reaches 0 at the last)
-        if lines and cells(lines[-1] + " " + phrase) <= width:
-            lines[-1] += " " + phrase
+        phrase = visible(phrase) + mark * (n < 0)  # (n reaches 0 at the last)
+        lead = indent + hang * bool(lines)
+        if lines and cells(lines[-1] + joiner + phrase) <= width:
+            lines[-1] += joiner + phrase
+        elif cells(lead + phrase) <= width:  # (as it is: wrapped, its spaces would be one each)
+            lines.append(lead + phrase)
         else:
-            lines += wrapped(phrase, width, indent + hang * bool(lines), hang="" if lines else hang, chop=False)
+            lines += wrapped(phrase, width, lead, hang="" if lines else hang, chop=False)
     return lines
 
 

@@ -18,7 +18,7 @@ from engine.tools import ToolContext
 
 from . import Output, UsageError, add_command, empty_text
 from .catching_up import catch_up_if_journaled
-from .fit import folded, phrased, terminal_width, wrapped
+from .fit import TIMES, folded, phrased, terminal_width, wrapped
 from .numbers import ID, ROWS
 from .textin import stdin_text
 
@@ -333,39 +333,57 @@ def show_history(home: Home, args) -> Output:
         found = history.story(home.memory, target, entry, args.limit)
         rows = found.history
         data["origin"] = found.origin.to_dict()
-        head = [f"origin: {found.origin.describe()}"]
+        top = [f"origin: {found.origin.describe()}"]
     else:
-        head = []
+        top = []
         rows = history.with_calls(home.memory, home.memory.history(args.target, args.limit))
     events = [_event(e) for e in rows]
     data["events"] = events
 
     def text() -> str:
-        lines = list(head)
+        lines = list(top)
         if not events:
             none = "No change to this entry" if args.entry is not None else "No memory changes"
             return "\n".join(lines + [f"{none} journaled yet."])
         columns = terminal_width()
-        for row, e in zip(rows, events, strict=True):
-            when = shown_time(e["at"]) or "unknown"
-            where = (
-                f"  session {inline(e['session_id'])}" + (f" msg {e['message_id']}" if e["message_id"] else "")
-                if e["session_id"]
-                else ""
-            )
+        for row, e, head in zip(rows, events, _heads(rows, events, columns), strict=True):
+            indent = " " * (cells(head[0]) - cells(head[0].lstrip("#0123456789")) + 2)  # (under the time)
+            where = [f"session {inline(e['session_id'])}"] if e["session_id"] else []
+            where += [f"msg {e['message_id']}"] if e["session_id"] and e["message_id"] else []
             notes = history.row_notes(row)
-            word = history.action_word(row)  # (a Timeline revert's row is a revert, as the Timeline says)
-            tail = "  (" + "; ".join(notes) + ")" if notes else ""
-            heading = f"#{e['id']:<5} {when}  {e['actor']:<8} {word:<8} {e['target']:<6}"
-            if cells(visible(heading + where + tail)) <= columns:
-                lines.append(heading + where + tail)
-            else:  # (its columns kept; the session and notes under them, wrapped: an id is never split)
-                lines += [heading.rstrip(), *wrapped(f"{where}{tail}", columns, " " * 9, hang="  ", chop=False)]
+            where += ["(" + "; ".join(notes) + ")"] if notes else []
+            row_line = "  ".join([*head, " ".join(where)]) if where else "  ".join(head)
+            if len(head) == 1 and cells(visible(row_line)) <= columns:
+                lines.append(row_line)
+            else:  # (its columns kept; the session and notes under them, an id never split from its noun)
+                lines += [*head, *phrased(where, columns, indent, hang="  ", sep=" ")]
             before, after = e["before"], e["after"]
             if before is not None and after is not None:  # a rewrite: both cut where they differ
                 before, after = apart(before, after, SHORT)
             for mark, entry in (("-", before), ("+", after)):  # (wrapped to the terminal, under the entry's start)
-                lines += wrapped(f"{mark} {_short(entry)}", columns, " " * 9, hang="  ") if entry is not None else []
+                lines += wrapped(f"{mark} {_short(entry)}", columns, indent, hang="  ") if entry is not None else []
         return "\n".join(lines)
 
     return Output(data, text=text)
+
+
+def _heads(rows: list, events: list[dict], columns: int) -> list[list[str]]:
+    """Each row's id, time, actor, action and store as lines: its columns as wide as the rows shown need,
+    the time's year given way where the widest would not fit ``columns``, and where even then it would not,
+    the actor, action and store on lines after the id and time, under the time."""
+    words = [[e["actor"], history.action_word(row), e["target"]] for row, e in zip(rows, events, strict=True)]
+    wide = [max(cells(visible(w[n])) for w in words) for n in range(3)]
+    ids = max(len(str(e["id"])) for e in events) + 1
+    for stamp in TIMES[1:]:
+        times = [shown_time(e["at"], stamp) or "unknown" for e in events]
+        heads = [
+            f"#{e['id']:<{ids - 1}}  {t}  "
+            + "  ".join(visible(w) + " " * (n - cells(visible(w))) for w, n in zip(ws, wide, strict=True))
+            for e, t, ws in zip(events, times, words, strict=True)
+        ]
+        if all(cells(head.rstrip()) <= columns for head in heads):
+            return [[head.rstrip()] for head in heads]
+    return [
+        phrased([f"#{e['id']:<{ids - 1}}  {t}", *ws], columns, hang=" " * (ids + 2), sep="  ")
+        for e, t, ws in zip(events, times, words, strict=True)
+    ]

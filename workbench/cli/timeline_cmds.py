@@ -31,7 +31,7 @@ from engine.timeline import (
 
 from . import Output, UsageError, add_command
 from .catching_up import catch_up
-from .fit import commands, fit_row, folded, terminal_width, wrapped
+from .fit import TIMES, commands, fit_row, folded, terminal_width, wrapped
 from .numbers import ID, whole
 
 LIMIT = 50  # rows per page unless --limit says otherwise
@@ -159,9 +159,6 @@ def show_timeline(home: Home, args) -> Output:
         return lines
 
     return Output({"rows": [r.to_dict() for r in rows], **stopped}, text=text)
-
-
-TIMES = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%m-%d %H:%M")  # the longest that leaves the actor whole
 
 
 def heads(rows: list[Row], columns: int) -> list[str]:
