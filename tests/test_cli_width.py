@@ -621,6 +621,35 @@ def test_pending_show_wraps_why_a_proposal_would_fail(tmp_path):
         assert_wrapped(lines.splitlines(), fails, columns)
 
 
+def test_pending_show_wraps_its_header_and_origin_lines(tmp_path):
+    """At 60 columns `pending show` printed its `# Pending memory write …` header and its `origin: …   staged:
+    …   in session … (message 121)` line whole, 90 cells and more, which the terminal broke inside words and
+    the session id. The header wraps at spaces and the origin line between its parts, each two cells in."""
+    home = open_home(tmp_path / "h")
+    session = home.archive.create_session("20261207_155535_6c65fe", source="cli")
+    content = "User is on call the week of December 14 and hands over to Ana on the Monday after."
+    staged = home.approvals.stage(
+        subsystem="memory",
+        action="add",
+        summary=f"add to user profile: {content}",
+        origin="foreground",
+        payload={"action": "add", "target": "user", "content": content},
+        session_id=session.id,
+        message_id=121,
+    ).id
+    home.close()
+    wide = workbench(tmp_path / "h", 1000, "pending", "show", staged).splitlines()
+    header, origin = wide[:2]
+    assert header.startswith(f"# Pending memory write {staged}: add") and origin.endswith("(message 121)"), wide
+    for columns in (80, 60, 40):
+        lines = workbench(tmp_path / "h", columns, "pending", "show", staged).splitlines()
+        top = lines[: next(n for n, line in enumerate(lines) if line.startswith("budget"))]
+        assert all(cell_len(line) <= columns for line in top) and len(top) > 2, top
+        assert all(line.startswith("  ") for line in top if not line.startswith(("# Pending", "origin: "))), top
+        assert " ".join(" ".join(top).split()) == " ".join(f"{header} {origin}".split())
+        assert any(f"in session {session.id}" in line for line in top) and any("(message 121)" in line for line in top)
+
+
 def test_revert_wraps_what_it_did_and_why_a_row_is_refused_to_the_terminal(tmp_path, cli):
     """A user trial at 100 columns: `revert` printed `refused row 211 (skill 'deploy-stage' edited outside …):
     … would lose that later change` (and `--dry-run` its `would revert row …` line) whole, and the terminal

@@ -14,7 +14,7 @@ from engine.textsafety import clipped, cut, flat_line, inline
 
 from . import Output, UsageError, add_command
 from .catching_up import catch_up, catch_up_if_journaled
-from .fit import commands, fit_row, terminal_width, wrapped
+from .fit import commands, fit_row, phrased, terminal_width, wrapped
 
 
 def register(subparsers, common) -> None:
@@ -124,12 +124,17 @@ def show_pending(home: Home, args) -> Output:
 def render_preview(preview: dict) -> str:
     staged = stamped(preview["created_at"], seconds=True)
     columns = terminal_width()  # (its sentences wrap to it: the terminal broke them inside words)
+    where = [f"in session {inline(preview['session_id'])}"] if preview.get("session_id") else []
+    where += [f"(message {preview['message_id']})"] if preview.get("message_id") is not None else []
+    origin = [f"origin: {preview['origin']} ({preview['actor']})", f"staged: {staged}"]
+    origin += ["by Hermes"] * (preview["staged_by"] == "hermes") + [" ".join(where)] * bool(where)
     lines = [
-        f"# Pending {preview['subsystem']} write {preview['id']}: {flat_line(preview['summary'])}",
-        f"origin: {preview['origin']} ({preview['actor']})   staged: {staged}"
-        + ("   by Hermes" if preview["staged_by"] == "hermes" else "")
-        + (f"   in session {inline(preview['session_id'])}" if preview.get("session_id") else "")
-        + (f" (message {preview['message_id']})" if preview.get("message_id") is not None else ""),
+        *wrapped(
+            f"# Pending {preview['subsystem']} write {preview['id']}: {flat_line(preview['summary'])}",
+            columns,
+            hang="  ",
+        ),
+        *phrased(origin, columns, hang="  ", sep="   "),
     ]
     if preview.get("error"):
         lines += wrapped(f"would fail: {preview['error']}", columns, hang="  ")
@@ -145,17 +150,21 @@ def render_preview(preview: dict) -> str:
         lines += wrapped(f"⚠ flagged: {reason}", columns, hang="  ")
     budget = preview.get("budget")
     if budget:
-        lines.append(f"budget ({budget_label(preview)}): {budget['text']}")
+        lines += wrapped(f"budget ({budget_label(preview)}): {budget['text']}", columns, hang="  ")
     for dup in preview.get("duplicates", []):
         kind = "duplicates" if dup["exact"] else f"nearly duplicates ({dup['score']:.0f}%)"
-        lines.append(f"warning: proposal {kind} an existing entry: {dup['existing']}")
+        lines += wrapped(f"warning: proposal {kind} an existing entry: {dup['existing']}", columns, hang="  ")
     if preview.get("files"):  # a consolidation plan: the diff below covers every file it touches
-        lines.append(f"absorbs: {', '.join(preview['absorbed'])}   reason: {preview['reason']}")
-        lines += [f"drops {d['section']} of {d['skill']}: {d['reason']}" for d in preview.get("dropped") or []]
-        lines += [
-            f"cron job {c['job_name'] or c['job_id']}: {', '.join(c['before'])} -> {', '.join(c['after'])}"
-            for c in preview.get("cron") or []
+        plan = [
+            f"absorbs: {', '.join(preview['absorbed'])}",
+            f"reason: {preview['reason']}",
+            *(f"drops {d['section']} of {d['skill']}: {d['reason']}" for d in preview.get("dropped") or []),
+            *(
+                f"cron job {c['job_name'] or c['job_id']}: {', '.join(c['before'])} -> {', '.join(c['after'])}"
+                for c in preview.get("cron") or []
+            ),
         ]
+        lines += [line for said in plan for line in wrapped(said, columns, hang="  ")]
     diff = preview.get("diff") or []
     payload = preview.get("payload") or {}
     if preview.get("error") and not diff and payload.get("action") == "patch":  # what it asks, to judge it
