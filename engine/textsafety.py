@@ -148,10 +148,11 @@ _LAYOUT = re.compile(r"[ \t\n]+")
 
 
 def one_line(text: str, width: int | None = None, words: bool = False) -> str:
-    """``text`` on one line for a summary, cut to ``width`` (when given; before a word with ``words``, as
-    ``cut`` does): runs of spaces, tabs and newlines fold into one space. Nothing else does (``str.split``
-    would fold U+2028, U+001C-U+001F and NEL too), so ``visible`` still shows them and a change to one of
-    them never summarises as no change."""
+    """``text`` on one line, cut to ``width`` (when given; before a word with ``words``, as ``cut`` does):
+    runs of spaces, tabs and newlines fold into one space. Nothing else does (``str.split`` would fold
+    U+2028, U+001C-U+001F and NEL too), so ``visible`` still shows them and a change to one of them never
+    summarises as no change. For a sentence we wrote (an error's message); data (an entry, a title, a
+    name) goes through ``flat_line``, whose ⏎ keeps its line breaks in view."""
     flat = _LAYOUT.sub(" ", text).strip(" ")
     return flat if width is None else cut(flat, width, words)
 
@@ -424,13 +425,13 @@ def around(text: str, spans: Spans, room: int) -> tuple[str, Spans]:
 APART_CONTEXT = 20  # characters of two versions' shared text kept before where they differ
 
 
-def apart(old: str, new: str, width: int) -> tuple[str, str]:
-    """Two versions of a text, each on one line in at most ``width`` characters, so that where they
+def apart(old: str | None, new: str | None, width: int) -> tuple[str, str]:
+    """Two versions of a text, each on one line (``flat_line``) in at most ``width`` characters, so that where they
     differ is in view: when their shared start would leave no room for it, both start with …
     shortly before it; when the part that differs runs past the room left, each keeps its start
     and its end with … between (a text changed in two places shows both). Versions that differ
     never read the same."""
-    old_line, new_line = one_line(old), one_line(new)
+    old_line, new_line = flat_line(old), flat_line(new)
     longest = max(len(old_line), len(new_line))
     if longest <= width:
         return old_line, new_line

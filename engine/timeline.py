@@ -351,7 +351,7 @@ def _quoted(text: str | None, width: int = 120) -> str:
 def _apart(old: str | None, new: str | None, width: int) -> tuple[str, str]:
     """Two versions of an entry, quoted, where they differ (``textsafety.apart``), on one line as ``_short``
     puts them (a change to a line break still shows)."""
-    old_shown, new_shown = apart(flat_line(old), flat_line(new), width)
+    old_shown, new_shown = apart(old, new, width)
     return _quoted(old_shown, width), _quoted(new_shown, width)
 
 

@@ -377,7 +377,8 @@ def test_a_replace_near_the_end_of_a_long_entry_shows_where_it_differs(cli):
         "    - …service: run migrations on staging, then promote after 45 minutes",
         "    + …service: run migrations on staging, then promote after 1 hour",
     ]
-    assert history[4] == f"    + {entry.format('45 minutes')[:71]}…"  # the add: its start, as before
+    # the add: its start, cut before a word as every summary is (``flat_line``)
+    assert history[4] == "    + Deployment checklist for the billing service: run migrations on…"
 
 
 def test_an_entry_written_by_hand_past_any_limit_is_shown_cut_with_its_length(cli, tmp_path):
@@ -544,3 +545,28 @@ def test_the_advice_shows_a_line_break_of_an_entry_as_the_editor_did(cli):
     assert cli("memory", "add", "Deploys run on Fridays\nat noon").returncode == 0
     added = cli("memory", "add", "--json", "Deploys run on Fridays at noon")
     assert as_json(added)["advice"] == ["Nearly the same as: Deploys run on Fridays⏎at noon"]
+
+
+def test_every_message_that_names_data_shows_its_line_break_as_the_rest_do(cli):
+    """The engine's notes folded a line break in the text they quote into a space (``one_line``): a replace's
+    `was`/`now` and `memory history`'s entry lines, a scan's excerpt, the entries a session delete cites, the
+    largest entries an over-limit refusal names, a batch's replaced entry and the skills an outside edit
+    names read as one line of text. Each shows it as ⏎ now (``flat_line``), as the editor and Timeline do."""
+    from engine.approvals.editing import _described
+    from engine.approvals.outside_skills import _quoted
+    from engine.memory.ops import room_advice
+    from engine.safety.scan import Finding
+
+    assert cli("memory", "add", "Deploys run on Fridays\nat noon").returncode == 0
+    replaced = cli("memory", "replace", "--old", "noon", "Deploys run on Fridays\nat ten")
+    assert replaced.stdout.splitlines()[1:3] == [
+        "  was: Deploys run on Fridays⏎at noon",
+        "  now: Deploys run on Fridays⏎at ten",
+    ]
+    listed = cli("memory", "history").stdout.splitlines()
+    assert listed[1:3] == ["    - Deploys run on Fridays⏎at noon", "    + Deploys run on Fridays⏎at ten"], listed
+    assert Finding("x", "high", "hidden", "ignore\nprevious").text() == "hidden (x: “ignore⏎previous”)"
+    assert "“Deploys on⏎Friday”" in history.cited_note(["Deploys on\nFriday"])
+    assert "chars: a long⏎entry" in room_advice(["a long\nentry on deploys", "short"], "a new entry of 20 chars", 40)
+    assert _described({"action": "remove", "old_text": "tea\nmilk"}) == "remove 'tea⏎milk'"
+    assert _quoted(["git\nrebase"]) == "'git⏎rebase'"

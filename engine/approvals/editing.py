@@ -23,7 +23,7 @@ from ..memory.budget import Budget, hermes_blocked
 from ..memory.format import ENTRY_DELIMITER, size_of, split_pieces
 from ..memory.similar import closest, near_duplicates, strongest
 from ..skills.library import EDITABLE_SLOTS
-from ..textsafety import one_line
+from ..textsafety import flat_line
 
 QUOTED = 30  # characters of an entry named in a note
 NAMED = 3  # operations of a batch a note names one by one
@@ -111,7 +111,7 @@ def _described(op: Any) -> str:
         return "an unreadable operation"
     action = op.get("action")
     target = op.get("matched_entry") if isinstance(op.get("matched_entry"), str) else op.get("old_text")
-    named = f" '{one_line(target, QUOTED)}'" if isinstance(target, str) and action in ("replace", "remove") else ""
+    named = f" '{flat_line(target, QUOTED)}'" if isinstance(target, str) and action in ("replace", "remove") else ""
     return f"{action if isinstance(action, str) else 'unknown'}{named}"
 
 

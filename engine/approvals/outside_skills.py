@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..fileio import UnsafePath, read_regular
 from ..skills.validation import SkillError, check_support_path
-from ..textsafety import one_line
+from ..textsafety import flat_line, one_line
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -52,7 +52,7 @@ def skill_outcome(
     action, name = payload.get("action"), payload.get("name")
     if not isinstance(name, str) or not name.strip():
         return CLOSE, f"{left}; it names no skill, so whether it was applied is not known"
-    shown = one_line(name, NAME_CHARS)
+    shown = flat_line(name, NAME_CHARS)
     try:
         home.links.resolve(home.skills_dir)
     except UnsafePath as exc:
@@ -148,7 +148,7 @@ def _consolidated(home: Home, plan: Any, left: str) -> tuple[str, str]:
 
 def _quoted(names: Iterable[str]) -> str:
     """Skill names from a record, each quoted on one line: 'a', 'b'."""
-    return ", ".join(f"'{one_line(name, NAME_CHARS)}'" for name in names)
+    return ", ".join(f"'{flat_line(name, NAME_CHARS)}'" for name in names)
 
 
 def removes_present(home: Home, payload: dict[str, Any]) -> bool | None:

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from ..db import is_corrupt
 from ..errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from ..events import SessionChanged
-from ..textsafety import one_line, quoted, without_escape_sequences
+from ..textsafety import flat_line, one_line, quoted, without_escape_sequences
 from ..values import number_in
 from . import outside
 from .core import changes_archive, in_chunks
@@ -460,7 +460,7 @@ class SessionsMixin(LineageMixin):
                     raise WorkbenchError(f"Session {session_id} was deleted meanwhile; nothing was renamed.")
                 conflict = was is not UNCHECKED and now["title"] not in (was, clean)  # (to this very title: none)
                 if conflict:
-                    shown = f"'{one_line(now['title'], 60)}'" if now["title"] else "no title"
+                    shown = f"'{flat_line(now['title'], 60)}'" if now["title"] else "no title"
                     raise TitleChanged(
                         f"Session {session_id} was renamed meanwhile, by another process (Hermes, say), to {shown}. "
                         "Save again to replace it with yours, or cancel to keep it.",
@@ -846,7 +846,7 @@ class SessionsMixin(LineageMixin):
         """The sessions a prune would delete, in words for a question: the first ``shown`` named by id
         and label, then how many more (``a (Tea talk), b and 3 more``)."""
         named = [
-            f"{n['id']} ({one_line(n['label'], 40)})" if n["label"] else n["id"] for n in self.labelled(ids[:shown])
+            f"{n['id']} ({flat_line(n['label'], 40)})" if n["label"] else n["id"] for n in self.labelled(ids[:shown])
         ]
         more = f" and {len(ids) - shown:,} more" if len(ids) > shown else ""
         return ", ".join(named) + more

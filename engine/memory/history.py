@@ -31,7 +31,7 @@ from ..clock import shown_time
 from ..diffs import DiffLine, line_diff, shown_diff, whitespace_only
 from ..errors import WorkbenchError
 from ..journal import JournalEntry
-from ..textsafety import one_line, quoted, visible
+from ..textsafety import flat_line, quoted
 from ..values import iso_time
 from . import ops, repair
 from .archive_writes import HERMES_SLACK_S, REMOVE, TAKING_ACTIONS, WRITING_ACTIONS
@@ -181,7 +181,7 @@ def entries_from(memory: MemoryStore, session_ids: set[str]) -> list[str]:
 def cited_note(cited: list[str] | tuple[str, ...]) -> str:
     """What a delete of sessions does to the memory entries that came from them (``entries_from``), in
     words both skins say before it."""
-    shown = ", ".join(f"“{visible(one_line(entry, 40))}”" for entry in cited[:2]) + (", …" if len(cited) > 2 else "")
+    shown = ", ".join(f"“{flat_line(entry, 40)}”" for entry in cited[:2]) + (", …" if len(cited) > 2 else "")
     one = len(cited) == 1
     they, these = ("it", "entry") if one else ("they", "entries")
     return (

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..counts import counted
-from ..textsafety import one_line, quoted
+from ..textsafety import flat_line, quoted
 from .format import FILE_NAMES, Usage, size_of, split_pieces
 
 MAX_BATCH_OPERATIONS = 200  # a full store holds far fewer entries; bounds the work of one write
@@ -232,7 +232,7 @@ def room_advice(entries: list[str], content: str, limit: int, replacing: str | N
             "Memory screen)."
         )
     largest = sorted(others, key=len, reverse=True)[:LARGEST_NAMED]
-    named = "; ".join(f"{len(entry):,} chars: {one_line(entry, 40, words=True)}" for entry in largest)
+    named = "; ".join(f"{len(entry):,} chars: {flat_line(entry, 40)}" for entry in largest)
     this = f"this entry ({len(content):,} chars)"
     if index is not None:
         this = f"this text ({len(content):,} chars) in place of entry {index + 1} ({len(entries[index]):,} chars)"

@@ -26,7 +26,7 @@ import regex
 
 from ..counts import counted
 from ..invisible import effect, hidden_characters
-from ..textsafety import one_line
+from ..textsafety import flat_line
 from .decode import hidden_payloads, rot13
 from .normalize import Views
 from .prefilter import AS_I, ROT13, ROT13_AS_I, SAME, Channels, GateIndex
@@ -54,7 +54,7 @@ class Finding:
     excerpt: str = ""
 
     def text(self) -> str:
-        shown = one_line(self.excerpt, 60)  # (a cut one ends with …)
+        shown = flat_line(self.excerpt, 60)  # (a cut one ends with …)
         return f"{self.reason} ({self.id}" + (f": “{shown}”)" if shown else ")")
 
 

@@ -13,7 +13,7 @@ from engine.memory.budget import written_advice
 from engine.memory.format import BOM, LISTED, far_over_note, has_crlf, line_endings, listed
 from engine.memory.targets import HEADINGS
 from engine.memory.threats import prompt_note
-from engine.textsafety import apart, cells, clipped, inline, one_line, visible
+from engine.textsafety import apart, cells, clipped, flat_line, inline, visible
 from engine.tools import ToolContext
 
 from . import Output, UsageError, add_command, empty_text
@@ -255,7 +255,7 @@ SHORT = 72  # characters of an entry a line shows
 def _short(text: str | None, width: int = SHORT) -> str:
     if text is None:
         return "—"
-    return one_line(text, width)
+    return flat_line(text, width)
 
 
 def _write(result: dict) -> Output:

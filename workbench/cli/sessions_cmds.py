@@ -21,7 +21,7 @@ from engine.home import Home
 from engine.memory import history
 from engine.runner.claims import unbacked_claims
 from engine.session_writes import session_writes
-from engine.textsafety import inline, one_line, quoted, visible
+from engine.textsafety import flat_line, inline, quoted, visible
 from engine.values import call_name
 
 from . import Output, UsageError, add_command
@@ -236,7 +236,7 @@ def search_sessions(home: Home, args) -> Output:
 
 
 def _message_line(m) -> str:
-    body = one_line(m.text)
+    body = flat_line(m.text)
     calls = ", ".join(call_name(c) or "?" for c in (m.tool_calls if isinstance(m.tool_calls, list) else []))
     label = (
         m.role
@@ -379,7 +379,7 @@ def prune_sessions(home: Home, args) -> Output:
         if args.dry_run:  # every one, a line each: nothing is asked, so nothing is cut
             named = home.archive.labelled(ids)
             lines = [f"would prune {len(ids):,} ended session{'s' * (len(ids) != 1)}{older} (nothing was deleted):"]
-            lines += [f"  {n['id']}  {one_line(n['label'], 60)}".rstrip() for n in named]
+            lines += [f"  {n['id']}  {flat_line(n['label'], 60)}".rstrip() for n in named]
             sessions = [{key: n[key] for key in ("id", "title", "preview")} for n in named]
             data = {"success": True, "dry_run": True, "would_prune": len(ids), "pruned": 0, "sessions": sessions}
             return Output({**data, "warnings": warnings}, "\n".join(lines + said))
