@@ -5,6 +5,7 @@ it; the other widths in this process (``tests/cli_support.py``), which reads ``C
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -805,3 +806,28 @@ def test_a_wrapped_text_keeps_its_line_breaks_and_each_line_its_indent():
         "- 1. Run make deploy.",
         "  + step",
     ]
+
+
+def test_doctor_wraps_a_finding_under_its_text(tmp_path):
+    """At 60 columns `doctor` printed each finding whole (`· pending  5 writes wait for review (`workbench
+    pending list`).`, 65 cells; an archive note 190), and the terminal broke it inside words under the area
+    column. A line wider than the terminal wraps at spaces under its own text, right of its mark and area."""
+    home = open_home(tmp_path / "h")
+    for n in range(5):
+        home.approvals.stage(
+            subsystem="memory",
+            action="add",
+            summary=f"add to memory: fact {n}",
+            origin="foreground",
+            payload={"action": "add", "target": "memory", "content": f"fact {n}"},
+        )
+    home.close()
+    wide = workbench(tmp_path / "h", 1000, "doctor").splitlines()
+    [pending] = [line for line in wide if line.startswith("  · pending  ")]
+    assert cell_len(pending) > 60, pending
+    for columns in (60, 40):
+        lines = workbench(tmp_path / "h", columns, "doctor").splitlines()
+        at = lines.index(next(line for line in lines if line.startswith("  · pending  ")))
+        rest = list(itertools.takewhile(lambda line: line.startswith(" " * 13), lines[at + 1 :]))
+        assert rest and all(cell_len(line) <= columns for line in [lines[at], *rest]), lines
+        assert " ".join([lines[at], *(line.strip() for line in rest)]) == pending

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from engine.doctor import needing_attention, render, run_doctor
 from engine.home import Home
+from engine.textsafety import cells, visible
 
 from ..settings import drafts_dir, settings_path
 from . import Output, add_command
+from .fit import labelled, terminal_width, wrapped
+
+LABEL = re.compile(r" *(\S \S+ +|fix: )?")  # a line's indent, and a finding's mark and area or a fix's label
 
 
 class _Fix(argparse.Action):
@@ -46,4 +51,20 @@ def doctor_home(home: Home, args) -> Output:
             success=False,
             error=f"{needing_attention(len(attention))}; each says how to fix it.",
         )
-    return Output(data, text=lambda: render(data), ok=report.ok, report=True)
+    return Output(data, text=lambda: fitted(render(data)), ok=report.ok, report=True)
+
+
+def fitted(report: str) -> str:
+    """``report`` wrapped to the terminal: each line's text under its own start, right of its mark and area
+    (at 60 columns the terminal broke a finding's long line inside words, under the next area's column)."""
+    columns = terminal_width()
+    lines: list[str] = []
+    for line in report.split("\n"):
+        label = LABEL.match(line).group(0)
+        if cells(visible(line)) <= columns:  # (as it is: a YAML error's lines keep their spacing)
+            lines.append(line)
+        elif label:
+            lines += labelled(label, line[len(label) :], columns)
+        else:
+            lines += wrapped(line, columns, hang="  ", chop=False)
+    return "\n".join(lines)

@@ -86,6 +86,14 @@ def phrased(phrases: list[str], width: int, indent: str = "", hang: str = "", se
     return lines
 
 
+def labelled(label: str, text: str, width: int) -> list[str]:
+    """``text`` after ``label`` (its column's padding kept), ``wrapped`` in ``width`` cells under its own
+    start, a word wider than a line (a path, an id) whole: a report's line, its label a column to the left."""
+    lead = " " * cells(visible(label))
+    lines = wrapped(text, width, lead, chop=False)
+    return [visible(label) + lines[0][len(lead) :], *lines[1:]]
+
+
 def said(sentence: str, indent: str = "") -> str:
     """An error, warning or note as printed: ``wrapped`` to the terminal's width after ``indent``, its
     continuation two cells in from its mark, a word wider than a line (the path or id it names) whole."""
