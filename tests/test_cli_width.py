@@ -831,3 +831,11 @@ def test_doctor_wraps_a_finding_under_its_text(tmp_path):
         rest = list(itertools.takewhile(lambda line: line.startswith(" " * 13), lines[at + 1 :]))
         assert rest and all(cell_len(line) <= columns for line in [lines[at], *rest]), lines
         assert " ".join([lines[at], *(line.strip() for line in rest)]) == pending
+
+
+def test_providers_list_wraps_its_note_to_the_terminal(tmp_path):
+    """At 40 columns `providers list` printed `(none active: set memory.provider in config.yaml)` whole, 49
+    cells, which the terminal broke inside a word: the note wraps at spaces now, its rest two cells in."""
+    open_home(tmp_path / "h").close()
+    lines = workbench(tmp_path / "h", 40, "providers", "list").splitlines()
+    assert lines[-2:] == ["(none active: set memory.provider in", "  config.yaml)"], lines

@@ -7,6 +7,7 @@ from engine.providers import configured_names, configured_note, provider_listing
 from engine.providers.facts import list_facts
 
 from . import Output, add_command
+from .fit import said
 
 
 def register(subparsers, common) -> None:
@@ -22,10 +23,10 @@ def list_providers(home: Home, args) -> Output:
     rows = provider_listing(home)
     text = "\n".join(f"{'*' if r['active'] else ' '} {r['name']:<16} {r['source']}" for r in rows)
     names, note = configured_names(home), configured_note(home)
-    if note:
-        text += f"\n{note.text}"
+    if note:  # (sentences: wrapped to the terminal, as every note is)
+        text += "\n" + said(note.text)
     elif not names:
-        text += "\n(none active: set memory.provider in config.yaml)"
+        text += "\n" + said("(none active: set memory.provider in config.yaml)")
     return Output(
         {"providers": rows, "configured": names[0] if names else None, "note": note.text if note else None}, text=text
     )
