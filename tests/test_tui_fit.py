@@ -16,6 +16,7 @@ from widgets.narration import Story
 from widgets.skill_list import SkillList
 from workbench import app as app_module
 from workbench.screens.memory import MemoryScreen
+from workbench.screens.sessions import SessionsScreen
 from workbench.screens.skills import SkillsScreen
 
 pytestmark = pytest.mark.anyio
@@ -385,3 +386,19 @@ async def test_at_80x24_archived_copies_of_one_name_leave_the_last_used_column_i
         await pilot.resize_terminal(160, 30)  # room again: the folder whole
         await wait_for(pilot, lambda: str(table.get_row(copy)[0]) == f"k8s-rollout ({copy})", what="whole")
         assert "…" not in str(table.get_row(copy)[0])
+
+
+async def test_the_lineage_tree_gives_a_title_half_its_row_before_the_date(home, tmp_path):
+    """At 120 columns ``Flaky rounding…`` kept 12 cells and ``2 msgs · ended · 2026-11-30`` the rest: the
+    date now gives way first, and at 80 the size, while the title would have less than half the row."""
+    seed_demo_home(home)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_mode(pilot, "2", SessionsScreen)
+        await wait_for(pilot, lambda: screen.tree.root_count == 3, what="the demo's three sessions")
+        for width, height in ((120, 40), (80, 24)):
+            await pilot.resize_terminal(width, height)
+            await settle(pilot)
+            rows = [line.split("│")[1] for line in screen_text(app).splitlines() if "│●" in line]
+            assert "● Flaky rounding test  " in rows[0] and "● 发票导出金额问题  " in rows[1], (width, rows)
+            assert "● Postgres 16 upgrade" in rows[2], (width, rows)

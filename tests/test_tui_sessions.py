@@ -1474,7 +1474,8 @@ async def test_the_transcript_goes_on_with_a_conversation_compressed_while_it_is
 
 
 def test_a_label_fits_its_width_cutting_the_title_then_the_date_then_the_size():
-    """A title is cut before a word it would split (``Postgres 16 upgra…`` was), an id where it must."""
+    """A title is cut before a word it would split (``Postgres 16 upgra…`` was), an id where it must; it
+    keeps half the row (the larger half) before the date, then the size, give way."""
     from widgets.lineage_tree import session_label
 
     node = SessionNode(id="a", title="Postgres 16 upgrade plan for the ledger", message_count=4, started_at=1795000000)
@@ -1483,11 +1484,16 @@ def test_a_label_fits_its_width_cutting_the_title_then_the_date_then_the_size():
     assert session_label(node, width=28).plain == "● Postgres 16…  4 msgs"  # the date gives way first
     assert session_label(node, width=16).plain == "● Postgres 16…"  # then the size; never a word's start
     live = SessionNode(id="a", title="Postgres 16 upgrade plan for the ledger", message_count=4, state="live")
-    assert session_label(live, width=29).plain == "● Postgres 16…  4 msgs · live"
+    assert session_label(live, width=29).plain == "● Postgres 16 upgrade…  live"  # half the row for the title
+    assert session_label(live, width=37).plain == "● Postgres 16 upgrade…  4 msgs · live"
+    short = SessionNode(id="a", title="Flaky rounding test", message_count=2, started_at=1795000000, state="ended")
+    assert session_label(short, width=44).plain == "● Flaky rounding test  2 msgs · ended"  # whole, not the date
     assert session_label(live, width=20).plain == "● Postgres 16…  live"  # the state outlasts the size
     cjk = SessionNode(id="b", title="发票导出金额问题和退款流程", message_count=4, started_at=1795000000)
-    label = session_label(cjk, width=40)  # wide characters count two cells each
-    assert label.plain == "● 发票导出金额问题…  4 msgs · 2026-11-18" and label.cell_len == 40
+    label = session_label(cjk, width=40)  # wide characters count two cells each: 26 of them whole
+    assert label.plain == "● 发票导出金额问题和退款流程  4 msgs" and label.cell_len == 36
+    label = session_label(cjk, width=48)
+    assert label.plain == "● 发票导出金额问题和退款流…  4 msgs · 2026-11-18" and label.cell_len == 48
 
 
 def test_the_tree_counts_messages_in_the_words_the_cli_uses():

@@ -81,7 +81,7 @@ def segment_numbers(count: int, picked: int) -> list[int | None]:
     return shown
 
 
-MIN_TITLE = 12  # cells of title kept before the date, then the size, give way
+MIN_TITLE = 12  # the fewest cells of title kept before the date, then the size, give way
 
 
 def _ancestors(node: TreeNode) -> list[TreeNode]:
@@ -107,9 +107,10 @@ def session_label(node: SessionNode, picked: int | None = None, width: int | Non
     """A literal one-line label: kind glyph, write marker, title (or id), segments, kind, size and state, start date.
 
     ``picked`` is the segment the transcript shows (underlined; default the latest).
-    ``width``: the cells the row has. The title is cut to leave room for the size and
-    date; where even a short title would not fit beside them, the date goes first, then
-    the size (the state stays while it fits). Without a width the title is cut at a fixed length.
+    ``width``: the cells the row has. The title is what a user reads, so it keeps at least
+    half of the room (never less than ``MIN_TITLE``, never more than it needs): where the size
+    and date would leave it less, the date goes first, then the size (the state stays while
+    it fits). Without a width the title is cut at a fixed length.
     """
     title = visible(one_line(node.title or node.id))  # a hostile title never reaches the terminal
     head = Text(f"{KIND_GLYPHS.get(node.kind, '•')} ", style="bold")
@@ -135,13 +136,11 @@ def session_label(node: SessionNode, picked: int | None = None, width: int | Non
         room = 48 if count == 1 else 20  # a chain's segments must fit beside its title in a narrow pane
         details = size + date
     else:
-        fixed = head.cell_len + chain.cell_len
+        free = width - head.cell_len - chain.cell_len
+        keep = min(cell_len(title), max(MIN_TITLE, free - free // 2))
         state = f"  {node.state}" if node.state else ""  # (what is left last: whether it is live)
-        details = next(
-            (d for d in (size + date, size, state) if width - fixed - cell_len(d) >= min(cell_len(title), MIN_TITLE)),
-            "",
-        )
-        room = max(width - fixed - cell_len(details), 1)
+        details = next((d for d in (size + date, size, state) if free - cell_len(d) >= keep), "")
+        room = max(free - cell_len(details), 1)
     label = head
     label.append(cut_cells(title, room, words=True))  # (a title is prose; an id has no word to cut before)
     label.append_text(chain)
