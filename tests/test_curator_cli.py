@@ -311,7 +311,7 @@ def test_the_ledger_cuts_a_long_folder_where_it_repeats_the_name():
     """A user trial: a skill archived and restored was listed as `pdf-extract (documents/pdf-extr…` and
     `pdf-extract (.archive/pdf-extra…`, cut where the two rows read alike and at any width. A folder that
     does not fit gives way where it repeats the name, as the Skills table shortens it."""
-    from engine.curator.ledger import SKILL_CELLS, FileRef, LedgerEntry, columns
+    from engine.curator.ledger import SKILL_CELLS, FileRef, LedgerEntry, columns, shortened
 
     def moved(entry_id: str, action: str, folder: str, to: str) -> LedgerEntry:
         before, after = (FileRef(f"skills/{folder}/SKILL.md", "0" * 64),), (FileRef(f"skills/{to}/SKILL.md", "1" * 64),)
@@ -332,6 +332,8 @@ def test_the_ledger_cuts_a_long_folder_where_it_repeats_the_name():
         "pdf-extract (…-20261207091500)",
     ]
     assert {len(skill) for _, _, skill, _ in rows} == {len(rows[2][2])} and len(rows[2][2]) <= SKILL_CELLS
+    named = [moved("a", "restore", ".archive/pdf-extract", "documents/pdf-extract"), moved("d", "x", "ops/t", "ops/t")]
+    assert shortened(named) == ["pdf-extract (.archive/pdf-extract)", None]  # what the TUI shows whole, if cut
 
 
 def test_a_consolidation_is_listed_by_its_umbrella_not_an_absorbed_skills_folder():

@@ -852,6 +852,28 @@ async def test_a_ledger_rollback_that_would_make_two_active_skills_of_one_name_s
     assert tree_state(home.skills_dir) == before
 
 
+@pytest.mark.parametrize("size", [(120, 40), (60, 20)])
+async def test_a_ledger_row_whose_column_shortens_the_folder_shows_it_whole_beneath(home, tmp_path, size):
+    """A user trial: an archive and restore were listed as `pdf-extract (documents/…)` and `pdf-extract
+    (.archive)` and nowhere whole, a folder the user may want to copy. The column keeps its width (the
+    CLI's too); the whole label is on a line under the row."""
+    from tests.test_skills_support import write_skill
+
+    write_skill(home, "pdf-extract", category="documents")
+    home.curator.archive("pdf-extract")
+    home.curator.restore("pdf-extract")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await open_skills(pilot)
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, LedgerDialog), what="ledger")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "pdf-extract (documents/…)" in shown and "pdf-extract (.archive)" in shown  # the column
+        for whole in ("pdf-extract (.archive/pdf-extract)", "pdf-extract (documents/pdf-extract)"):
+            assert f"▊   {whole} " in shown, (whole, shown)  # beneath its row, on a line of its own
+
+
 async def test_two_active_skills_of_one_name_are_told_apart_by_folder_as_the_cli_does(home, tmp_path):
     """Two active `k8s-rollout` in two folders showed as two identical rows (the CLI named the folders)."""
     from tests.test_skills_support import write_skill

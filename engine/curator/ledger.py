@@ -46,23 +46,37 @@ def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
     shows in two folders comes with its folder, by ``skill_label``); a control character or lone
     surrogate is padded as the symbol it is shown as."""
     entries = list(entries)
-    folders: dict[str, set[str]] = {}
-    for entry in entries:  # (a support file's entry names no SKILL.md, so no folder: not another one)
-        folders.setdefault(entry.skill, set()).update(filter(None, [entry.folder]))
     rows = [
-        (
-            visible(e.when),
-            visible(e.action),
-            _label(e.skill, e.folder if len(folders[e.skill]) > 1 else None),
-            visible(e.shown_actor),
-        )
-        for e in entries
+        (visible(e.when), visible(e.action), _label(e.skill, folder), visible(e.shown_actor))
+        for e, folder in zip(entries, _named_folders(entries), strict=True)
     ]
     widths = [max((len(row[i]) for row in rows), default=0) for i in range(3)]
     return [
         (when.ljust(widths[0]), action.ljust(widths[1]), skill.ljust(widths[2]), actor)
         for when, action, skill, actor in rows
     ]
+
+
+def shortened(entries: Iterable[LedgerEntry]) -> list[str | None]:
+    """Each entry's skill as ``skill_label`` names it whole where its column (``columns``) shortens or
+    cuts it, else None: a skin with a line to spare under the row shows it there, so the folder, a path a
+    user may copy, is never read cut."""
+    from ..skills.library import skill_label  # (the library reads the ledger)
+
+    entries = list(entries)
+    shown: list[str | None] = []
+    for entry, folder in zip(entries, _named_folders(entries), strict=True):
+        whole = visible(skill_label(entry.skill, folder))
+        shown.append(None if _label(entry.skill, folder) == whole else whole)
+    return shown
+
+
+def _named_folders(entries: list[LedgerEntry]) -> list[str | None]:
+    """Each entry's folder where its label names one: the listing shows its skill in two folders."""
+    folders: dict[str, set[str]] = {}
+    for entry in entries:  # (a support file's entry names no SKILL.md, so no folder: not another one)
+        folders.setdefault(entry.skill, set()).update(filter(None, [entry.folder]))
+    return [e.folder if len(folders[e.skill]) > 1 else None for e in entries]
 
 
 def _label(skill: str, folder: str | None) -> str:

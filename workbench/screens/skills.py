@@ -26,7 +26,7 @@ from textual.widgets.option_list import Option
 from engine.archive.query import fold_widths
 from engine.clock import stamped
 from engine.counts import counted
-from engine.curator.ledger import columns
+from engine.curator.ledger import columns, shortened
 from engine.curator.run import WHERE_RECORDED, PlanChanged, pinned_refusal, purge_days_typed
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
@@ -197,6 +197,7 @@ class LedgerDialog(Dialog[str | None]):
                 Content.styled("Curator ledger: enter rolls the chosen change back · esc closes", "bold"),
                 classes="dialog-title",
             )
+            rows = zip(self.entries, columns(self.entries), shortened(self.entries), strict=True)
             options = [
                 Option(
                     assemble(  # the id first, as `curator ledger` lists it and a refused rollback names it
@@ -204,10 +205,11 @@ class LedgerDialog(Dialog[str | None]):
                         (f"{action}  ", "bold"),
                         skill,
                         (f"  by {actor}", "$text-muted"),
+                        *([] if whole is None else ["\n", (f"  {whole}", "$text-muted")]),  # its folder whole
                     ),
                     id=e.id,
                 )
-                for e, (when, action, skill, actor) in zip(self.entries, columns(self.entries), strict=True)
+                for e, (when, action, skill, actor), whole in rows
             ]
             yield OptionList(*options) if options else Static(Content("The ledger is empty."))
 
