@@ -362,6 +362,18 @@ def folder_beside(folder: str, name: str, *, archive: bool = False) -> str:
     return f"{parent}/" * bool(parent) + "…" + last[len(name) :]
 
 
+def path_lines(path: str, width: int) -> list[str]:
+    """``path`` on lines of at most ``width`` cells, broken only after a ``/``: a path a notice names, which a
+    user reads and copies, never parted inside a folder's or file's name (one wider than a line has a
+    line of its own)."""
+    lines = [""]
+    for part in re.findall(r"[^/]*/|[^/]+$", path):  # each folder with its slash, then the file's name
+        if lines[-1] and cells(lines[-1] + part) > width:
+            lines.append("")
+        lines[-1] += part
+    return lines
+
+
 Spans = tuple[tuple[int, int], ...]  # character ranges in a text (a search excerpt's matches)
 
 

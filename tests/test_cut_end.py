@@ -204,3 +204,18 @@ def test_entries_named_in_advice_and_in_an_approvals_question_are_cut_before_a_w
         target_line(hit, 60, warn=False)
         == "op 1 remove hits: Staging incident 2026-11: long migration held the lock 12…"
     )
+
+
+def test_a_path_is_broken_only_after_a_slash_and_a_name_wider_than_a_line_keeps_its_own():
+    from engine.textsafety import path_lines
+
+    path = "/root/.config/memory-workbench/drafts/draft-20261207-160744-dg4kbzba.txt"
+    assert path_lines(path, 80) == [path]
+    assert path_lines(path, 56) == ["/root/.config/memory-workbench/drafts/", "draft-20261207-160744-dg4kbzba.txt"]
+    assert path_lines(path, 20) == [
+        "/root/.config/",
+        "memory-workbench/",
+        "drafts/",
+        "draft-20261207-160744-dg4kbzba.txt",
+    ]
+    assert path_lines("草稿/下書き.txt", 6) == ["草稿/", "下書き.txt"]  # (wide characters count two cells)

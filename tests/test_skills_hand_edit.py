@@ -389,7 +389,8 @@ async def test_take_theirs_keeps_the_draft_in_a_file_a_notice_names(home, tmp_pa
         await settle(pilot)
         [kept] = (tmp_path / "drafts").iterdir()
         [note] = [n for n in app._notifications if n.title == "Draft kept"]
-        assert f"Your draft is kept in {kept}" in note.message
+        assert note.message.startswith("Took theirs. Your draft is kept in\n")
+        assert "".join(note.message.split("\n")[1:]) == str(kept)  # the path, on lines of its own
     assert kept.read_text(encoding="utf-8") == FIXED and skill_md.read_text() == theirs
 
 

@@ -259,11 +259,14 @@ async def draft_of_an_entry_removed_meanwhile(pilot, home):
     return dialog
 
 
-async def test_take_theirs_leaves_theirs_and_keeps_the_draft_in_a_file(home, tmp_path):
-    """Take theirs dropped the draft with no way back: it is now kept in a file a notice names."""
+@pytest.mark.parametrize("size", [(100, 40), (80, 24)])
+async def test_take_theirs_leaves_theirs_and_keeps_the_draft_in_a_file(home, tmp_path, size):
+    """Take theirs dropped the draft with no way back: it is now kept in a file a notice names, the
+    path on lines of its own, broken only after a ``/`` (the notice folded it where its line ended,
+    ``…/draft-20261207-160`` then ``744-dg4kbzba.txt.``)."""
     home.memory.add("memory", "Old wording")
     app = make_app(home, tmp_path)
-    async with app.run_test(size=(100, 40)) as pilot:
+    async with app.run_test(size=size, notifications=True) as pilot:
         dialog = await draft_of_an_entry_removed_meanwhile(pilot, home)
         assert dialog.conflict is not None and dialog.conflict.theirs is None  # removed meanwhile
         await pilot.click("#take-theirs")
@@ -271,7 +274,12 @@ async def test_take_theirs_leaves_theirs_and_keeps_the_draft_in_a_file(home, tmp
         assert home.memory.entries("memory") == []
         [kept] = (tmp_path / "drafts").iterdir()
         assert kept.read_text(encoding="utf-8") == "My wording"
-        assert any(str(kept) in n.message for n in app._notifications if n.title == "Draft kept")
+        [note] = [n for n in app._notifications if n.title == "Draft kept"]
+        first, *path = note.message.split("\n")
+        assert first == "Took theirs. Your draft is kept in" and "".join(path) == str(kept)
+        shown = [line.rpartition("▌")[2].strip() for line in screen_text(app).splitlines()]  # (the notice's part)
+        for line in path:  # each drawn whole, on a row of its own, ending after a /
+            assert line in shown and (line.endswith("/") or line == kept.name), (line, shown)
 
 
 async def test_markup_looking_text_is_shown_literally(home, tmp_path):

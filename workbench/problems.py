@@ -17,10 +17,9 @@ from textual.notifications import Notification, SeverityLevel
 
 from widgets.literal import cut_cells
 
-from .screens.base import TOAST_WIDTH
+from .screens.toast import toast_room
 
 KEPT = 10  # the problems help lists
-TOAST_FRAME = 4  # its border and padding
 TITLE_TAIL = " · ? for more"
 _ASIDE = re.compile(r"\s*\([^()]*\)")
 _COMMAND = re.compile(r"`(workbench [^`]+)`")
@@ -48,7 +47,7 @@ def headline(text: str, home: Path, screen_width: int) -> str:
     what = bare.split(". ")[0].strip().rstrip(".") or plain.split(". ")[0]
     command = _COMMAND.search(bare)  # (one only an aside names, ``(see `workbench memory history`)``, is no step)
     line = f"{command[1]}: {what}" if command else what
-    return cut_cells(line, min(TOAST_WIDTH, screen_width // 2) - TOAST_FRAME)
+    return cut_cells(line, toast_room(screen_width))
 
 
 def kept(said: list[str], text: str) -> list[str]:

@@ -47,6 +47,7 @@ from widgets.transcript import Transcript
 
 from ..messages import ResultsFromWorkers
 from .help import HelpSection, binding_rows, view_bindings
+from .toast import TOAST_WIDTH
 
 if TYPE_CHECKING:
     from engine.home import Home
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 STATUS_SECONDS = 6.0  # how long a status message stays (errors twice as long)
 STATUS_LINES = 4  # the status line's max-height (themes/workbench.tcss)
 STATUS_CUT = " (whole in the notice)"
-TOAST_WIDTH = 60  # a notice's width in cells (Textual's Toast), at most half the screen's
 
 
 @dataclass

@@ -33,7 +33,7 @@ from engine.diffs import changed_lines
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
 from engine.kept_files import DRAFT
 from engine.memory.budget import Budget
-from engine.textsafety import clipped
+from engine.textsafety import clipped, path_lines
 from widgets.gauge import CapacityGauge
 from widgets.hanging_text import HangingText
 from widgets.literal import WholeStatic, assemble, literal, visible
@@ -43,6 +43,7 @@ from widgets.textual_fixes import DismissOnce
 from ..crash import keep_text
 from ..messages import ResultsFromWorkers
 from ..settings import drafts_dir
+from .toast import toast_room
 
 Result = TypeVar("Result")
 
@@ -501,9 +502,8 @@ class EditDialog(Dialog[bool]):
                     "before taking theirs, or keep mine."
                 )
                 return
-            self.app.notify(
-                visible(f"Took theirs. Your draft is kept in {kept}."), title="Draft kept", markup=False, timeout=20
-            )
+            where = "\n".join(path_lines(visible(str(kept)), toast_room(self.app.size.width)))
+            self.app.notify(f"Took theirs. Your draft is kept in\n{where}", title="Draft kept", timeout=20)
         self.dismiss(False)
 
     def _run(self, text: str) -> None:
