@@ -456,6 +456,32 @@ async def test_an_unusable_pending_file_is_reported_not_touched(gated, tmp_path)
     assert broken.read_text(encoding="utf-8") == "{not json"
 
 
+async def test_at_60_columns_the_title_keeps_a_skills_path_whole_the_action_giving_way(home, tmp_path):
+    """At 60x20 the demo's consolidation was titled ``consolidate billing/rerender-invo…``: the path was cut
+    inside a name. The action gives way to it (the summary below says it), and a path wider than the title
+    goes on to a second line, broken after a ``/``."""
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    for category, name in (("billing", "rerender-invoice"), ("documents", "rerender-invoice-pdfs")):
+        content = f"---\nname: {name}\ndescription: Render invoices again\n---\n# {name}\n"
+        staged = skill_manage_tool(
+            home, {"action": "create", "name": name, "category": category, "content": content}, AGENT
+        )
+        assert staged.get("staged"), staged
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await open_approvals(pilot)
+        queue = app.screen.query_one("#queue", OptionList)
+        titles = []
+        for row, path in enumerate(("billing/rerender-invoice/SKILL.md", "documents/rerender-invoice-pdfs/SKILL.md")):
+            queue.highlighted = row
+            await wait_for(pilot, lambda p=path: text_of(app, "#proposal-title").replace("\n", "") == p, what=path)
+            await settle(pilot)
+            titles.append([line.rpartition("▕ ")[2].rstrip() for line in screen_text(app).splitlines()[1:3]])
+        assert titles[0][0] == "billing/rerender-invoice/SKILL.md"  # (create billing/… is wider than the pane)
+        assert titles[1] == ["documents/rerender-invoice-pdfs/", "SKILL.md"]
+
+
 async def test_a_staged_skill_shows_its_file_and_diff(home, tmp_path):
     home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
     home.reload_config()

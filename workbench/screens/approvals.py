@@ -36,7 +36,7 @@ from engine.memory import FILE_NAMES
 from engine.memory.budget import draft_budget
 from engine.memory.similar import closest, strongest
 from engine.memory.targets import SHORT_NAMES
-from engine.textsafety import clipped, flat_line, inline, quote_ending
+from engine.textsafety import clipped, flat_line, inline, path_lines, quote_ending
 from widgets.cursor_in_view import CursorList
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
@@ -318,9 +318,10 @@ class ApprovalsScreen(WorkbenchScreen):
         )
         forms = [(head, named, labels[0]), (head, named, labels[1]), (head, short, labels[1])]
         forms.append((f"{current.action} ", short, labels[1]))  # (60 columns: the file names the subsystem)
+        forms.append(("", short, ""))  # (the path is never cut: the action gives way, the summary below says it)
         room = static.size.width  # (inside its padding; none before the first layout: the widest, then fitted)
         fits = (form for form in forms if room <= 0 or cell_len("".join(form)) <= room)
-        head, name, label = next(fits, forms[-1])
+        head, name, label = next(fits, ("", "\n".join(path_lines(short, room)), ""))  # (on lines of its own)
         static.update(assemble((head, "bold $accent"), (name, "$text-muted"), (label, "")))
 
     def _show_preview(self, preview: dict | None) -> None:
