@@ -219,3 +219,12 @@ def test_a_path_is_broken_only_after_a_slash_and_a_name_wider_than_a_line_keeps_
         "draft-20261207-160744-dg4kbzba.txt",
     ]
     assert path_lines("草稿/下書き.txt", 6) == ["草稿/", "下書き.txt"]  # (wide characters count two cells)
+
+
+def test_a_text_cut_to_its_lines_ends_in_one_ellipsis_where_its_last_line_had_one():
+    """At 60x20 the Timeline's detail ended ``for the ledger service……``: its summary's own … and the cut's."""
+    text = "staged skills proposal 6c38efd8\n— Month-end checklist for the ledger service…\nwhy: the agent staged it"
+    assert [line.plain for line in wrapped(text, 58, 2)] == [
+        "staged skills proposal 6c38efd8",
+        "— Month-end checklist for the ledger service…",
+    ]

@@ -1065,6 +1065,21 @@ async def test_v_reads_a_detail_its_short_pane_cuts_whole_and_is_offered_only_th
         assert "why:" in screen_text(pilot.app) and await footer_labels(pilot, "v") == {}
 
 
+async def test_a_detail_cut_at_a_summary_that_goes_on_ends_in_one_ellipsis(home, tmp_path):
+    """At 60x20 the demo's staged skill read ``— Month-end invoice run checklist for the ledger service……``:
+    the summary's own … (its description goes on) and the pane's cut."""
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    description = "Month-end invoice run checklist for the ledger service"
+    content = f"---\nname: month-end-close\ndescription: {description}\n---\n# Close\n1. Pause the backfill.\n"
+    create = {"action": "create", "name": "month-end-close", "category": "billing", "content": content}
+    assert skill_manage_tool(home, create, ToolContext(session_id="20261130_120000_a1b2c3", message_id=7)).get("staged")
+    async with make_app(home, tmp_path).run_test(size=(60, 20)) as pilot:
+        screen, _ = await focused_table(pilot)
+        detail = str(screen.query_one("#timeline-detail").render())
+        assert screen.detail_cut and detail.endswith("…") and "……" not in detail, detail
+
+
 async def test_a_filtered_timeline_watches_only_the_newest_outside_rows_for_a_credit(home, tmp_path, monkeypatch):
     """The set of outside rows a filtered Timeline watches grew by each live reload's, with no bound while
     the TUI stayed open: it keeps the newest ``UNCREDITED_MOST`` (3 here)."""

@@ -127,7 +127,8 @@ class WholeStatic(Static):
 
 def wrapped(text: str, width: int, lines: int, style: str = "") -> list[Content]:
     """``text`` wrapped to ``width`` cells in at most ``lines`` lines: where it needs more, the last ends
-    in … (after a whole word where one fits), so a cut never passes for the end."""
+    in … (after a whole word where one fits), so a cut never passes for the end; one … only, where that
+    line ended in its own (a summary cut before: the Timeline's detail read ``service……``)."""
     width = max(width, 1)
     kept = [line.rstrip() for line in wrap(literal(text, style), width)]
     if len(kept) <= lines or lines < 1:
@@ -135,7 +136,7 @@ def wrapped(text: str, width: int, lines: int, style: str = "") -> list[Content]
     last = kept[lines - 1].plain
     if cell_len(last) >= width and " " in last:
         last = last.rsplit(" ", 1)[0]
-    return [*kept[: lines - 1], Content.styled(cut_cells(last + "…", width), style)]
+    return [*kept[: lines - 1], Content.styled(cut_cells(last.removesuffix("…") + "…", width), style)]
 
 
 def hanging(text: str, width: int) -> list[Content]:
