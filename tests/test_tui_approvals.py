@@ -472,14 +472,19 @@ async def test_at_60_columns_the_title_keeps_a_skills_path_whole_the_action_givi
     async with app.run_test(size=(60, 20)) as pilot:
         await open_approvals(pilot)
         queue = app.screen.query_one("#queue", OptionList)
-        titles = []
-        for row, path in enumerate(("billing/rerender-invoice/SKILL.md", "documents/rerender-invoice-pdfs/SKILL.md")):
+        titles = {}
+        for row, record in enumerate(app.screen.records):  # (staged in one second: in either order)
             queue.highlighted = row
+            path = f"{record.payload['category']}/{record.payload['name']}/SKILL.md"
             await wait_for(pilot, lambda p=path: text_of(app, "#proposal-title").replace("\n", "") == p, what=path)
             await settle(pilot)
-            titles.append([line.rpartition("▕ ")[2].rstrip() for line in screen_text(app).splitlines()[1:3]])
-        assert titles[0][0] == "billing/rerender-invoice/SKILL.md"  # (create billing/… is wider than the pane)
-        assert titles[1] == ["documents/rerender-invoice-pdfs/", "SKILL.md"]
+            titles[path] = [line.rpartition("▕ ")[2].rstrip() for line in screen_text(app).splitlines()[1:3]]
+        billing, documents = (
+            titles["billing/rerender-invoice/SKILL.md"],
+            titles["documents/rerender-invoice-pdfs/SKILL.md"],
+        )
+        assert billing[0] == "billing/rerender-invoice/SKILL.md"  # (create billing/… is wider than the pane)
+        assert documents == ["documents/rerender-invoice-pdfs/", "SKILL.md"]
 
 
 async def test_a_staged_skill_shows_its_file_and_diff(home, tmp_path):
