@@ -213,32 +213,12 @@ async def test_at_60_columns_no_footer_key_is_cut_and_each_screen_keeps_its_main
             assert set(await footer_keys(pilot, *wanted)) == set(wanted), (key, footer(app.screen)[0])
 
 
-async def test_a_fit_that_comes_before_the_shown_keys_are_laid_out_waits_for_them(home, tmp_path):
-    """A clean-clone run at load 5-8: the Approvals footer at 60 columns read `… A Approve all  ? H` for
-    30 s. A resize shows every key again and fits after the next refresh; a fit that came before the keys
-    shown again were laid out measured them as no width, kept them all, and nothing fitted again."""
-    from widgets.fitted_footer import FittedFooter
-
-    seed_demo_home(home)
-    app = make_app(home, tmp_path)
-    async with app.run_test(size=(60, 20)) as pilot:
-        await pilot.press("4")
-        await settle(pilot)
-        footer = app.screen.query_one(FittedFooter)
-        line = app.screen._compositor.render_strips()[-1].text
-        assert "? Help" in line and not all(child.display for child in footer.children), line
-        for child in footer.children:
-            child.display = True  # (as ``on_resize`` does)
-        footer._fit()  # before the layout that measures them
-        await settle(pilot)
-        line = app.screen._compositor.render_strips()[-1].text
-        assert "? Help" in line, line
-
-
-async def test_a_footer_left_unfitted_is_fitted_by_the_next_layout_and_then_settles(home, tmp_path):
-    """The landing run at d563383e: Approvals at 60 columns read `… A Approve all  ? H` for 30 s once
-    more, a fit lost between a change and its layout. Every layout of the screen fits the footer now,
-    so one lost fit is mended by the layout its keys cause; a fit that changes nothing lays nothing out."""
+@pytest.mark.parametrize("asked", [False, True])
+async def test_a_footer_left_unfitted_is_fitted_by_the_next_layout_and_then_settles(home, tmp_path, asked):
+    """Clean-clone runs at load 5-8 (the landing run at d563383e too): Approvals at 60 columns read
+    `… A Approve all  ? H` for 30 s, a fit lost between a change and its layout, or run before the keys
+    shown again were laid out (measured as no width, all kept). Every layout of the screen fits the
+    footer now, so the layout the keys cause mends it; a fit that changes nothing lays nothing out."""
     from widgets.fitted_footer import FittedFooter
 
     seed_demo_home(home)
@@ -250,7 +230,9 @@ async def test_a_footer_left_unfitted_is_fitted_by_the_next_layout_and_then_sett
         line = lambda: app.screen._compositor.render_strips()[-1].text  # noqa: E731
         assert "? Help" in line() and not all(child.display for child in footer.children), line()
         for child in footer.children:
-            child.display = True  # (every key shown, and no fit asked for: as a lost fit leaves them)
+            child.display = True  # (every key shown: as a resize does, or a lost fit leaves them)
+        if asked:
+            footer._fit()  # (before the layout that measures them)
         fitted = lambda: "? Help" in line() and not all(c.display for c in footer.children)  # noqa: E731
         await wait_for(pilot, lambda: fitted() and not app.screen._layout_required, timeout=10, what="a fit")
         shown = [child.display for child in footer.children]

@@ -1311,44 +1311,31 @@ async def test_a_rewrite_cut_to_the_list_keeps_both_versions_where_they_differ(h
         assert screen.rows[0].summary.endswith("→ '[L869-124] replaced grafana r187'")  # (the CLI's, whole)
 
 
-async def test_an_older_page_asked_for_during_a_live_reload_still_shows_the_newer_rows(home, tmp_path, monkeypatch):
-    """The cursor nearing the list's end while a write's live reload was read: the older page, one worker at a
-    time, cancelled the reload, and the write's row never showed (until another write came)."""
+@pytest.mark.parametrize("held", ["live reload", "older page"])
+async def test_an_older_page_and_a_live_reload_asked_together_both_come(home, tmp_path, monkeypatch, held):
+    """One page is read at a time (one worker group), so each cancelled the other: the cursor nearing the
+    list's end while a write's live reload was read, and the write's row never showed (until another write
+    came); a write while an older page was read (`m`, or the cursor near the end), and it never came."""
     monkeypatch.setattr(timeline_screen, "PAGE", 30)  # (the cursor on the first row is not near its end)
     for n in range(32):
         home.memory.add("memory", f"fact {n}", ToolContext(actor="user"))
-    release, reading = held_page(monkeypatch, lambda kw: kw.get("after_id") is not None)
+    asked = "after_id" if held == "live reload" else "before_id"
+    release, reading = held_page(monkeypatch, lambda kw: kw.get(asked) is not None)
+    newest = "MEMORY + 'fact written meanwhile'"
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         assert len(shown(screen)) == 30
+        if held == "older page":
+            screen._more()  # (what the cursor nearing the end asks for)
+            await wait_for(pilot, reading.is_set, what="the older page read")
         home.memory.add("memory", "fact written meanwhile", ToolContext(actor="user"))
-        await wait_for(pilot, reading.is_set, what="the write's live reload read")
-        screen._more()  # (what the cursor nearing the end asks for)
-        await settle(pilot)
+        if held == "live reload":
+            await wait_for(pilot, reading.is_set, what="the write's live reload read")
+            screen._more()
+            await settle(pilot)
+        else:
+            await wait_for(pilot, lambda: newest in shown(screen), what="the write's live reload")
         release.set()
-        await wait_for(
-            pilot,
-            lambda: shown(screen)[:2] == ["MEMORY + 'fact written meanwhile'", "MEMORY + 'fact 31'"],
-            what="the newer row above the listed ones",
-        )
-        assert shown(screen)[-2:] == ["MEMORY + 'fact 1'", "MEMORY + 'fact 0'"]
-
-
-async def test_an_older_page_a_live_reload_cancelled_is_asked_for_again(home, tmp_path, monkeypatch):
-    """`m` (or the cursor nearing the end) while Hermes wrote: the write's live reload, one worker at a time,
-    cancelled the older page, and it never came (m had to be pressed again; the cursor moved again)."""
-    monkeypatch.setattr(timeline_screen, "PAGE", 30)
-    for n in range(32):
-        home.memory.add("memory", f"fact {n}", ToolContext(actor="user"))
-    release, reading = held_page(monkeypatch, lambda kw: kw.get("before_id") is not None)
-    async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
-        screen = await open_mode(pilot, "6", TimelineScreen)
-        assert len(shown(screen)) == 30
-        screen._more()  # (what the cursor nearing the end asks for)
-        await wait_for(pilot, reading.is_set, what="the older page read")
-        home.memory.add("memory", "fact written meanwhile", ToolContext(actor="user"))
-        await wait_for(pilot, lambda: "MEMORY + 'fact written meanwhile'" in shown(screen), what="the live reload")
-        release.set()
-        await wait_for(pilot, lambda: shown(screen)[-2:] == ["MEMORY + 'fact 1'", "MEMORY + 'fact 0'"], what="older")
-        assert shown(screen)[0] == "MEMORY + 'fact written meanwhile'" and len(shown(screen)) == 33
-        assert not screen.loading_more
+        both = [newest, "MEMORY + 'fact 31'", "MEMORY + 'fact 1'", "MEMORY + 'fact 0'"]
+        await wait_for(pilot, lambda: shown(screen)[:2] + shown(screen)[-2:] == both, what="both pages")
+        assert len(shown(screen)) == 33 and not screen.loading_more
