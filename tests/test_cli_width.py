@@ -343,6 +343,30 @@ def test_memory_show_wraps_an_origin_line_wider_than_the_terminal(tmp_path):
         assert all(any(part in line for line in wrapped) for part in (f"session {session.id}", f"message {message}"))
 
 
+def test_memory_show_wraps_each_entry_under_its_number(tmp_path):
+    """A user trial at 60 columns: `memory show` printed an entry on one line, which the terminal broke inside
+    words (`Berlin` / `, CET)`) under the next entry's number. Entries wrap under their number now, at spaces
+    (a word or a CJK run wider than a line folded as the TUI folds: never inside ﾃﾞ), the spaces and line
+    breaks an entry holds kept as written."""
+    english = "User's repo uses rebase-only merges (git pull --rebase); never merge commits on main."
+    japanese = "デプロイ手順: ビルド→テスト→ステージング→本番。ﾃﾞﾌﾟﾛｲは金曜日に禁止。"
+    ports = "Ports:  api 8080\n  db 5433"
+    home = open_home(tmp_path / "h")
+    for entry in (english, japanese, ports):
+        home.memory.add("memory", entry, ToolContext(actor="user"))
+    home.close()
+    for columns in (30, 40, 60):
+        lines = workbench(tmp_path / "h", columns, "memory", "show", "--target", "memory").splitlines()
+        assert all(cell_len(line) <= columns for line in lines), (columns, lines)
+        starts = [next(n for n, line in enumerate(lines) if line.startswith(f"  {k}. ")) for k in (1, 2, 3)]
+        entries = [lines[a : a + next(i for i, x in enumerate(lines[a + 1 :], 1) if "↳" in x)] for a in starts]
+        assert all(line.startswith("     ") for entry in entries for line in entry[1:]), entries
+        assert " ".join(line[5:] for line in entries[0]) == english
+        assert "".join(line[5:] for line in entries[1]).replace(" ", "") == japanese.replace(" ", "")
+        assert not any(line[5:].startswith(("ﾞ", "ﾟ", "。")) for line in entries[1]), entries[1]
+        assert entries[2] == ["  3. Ports:  api 8080", "       db 5433"], entries[2]
+
+
 def test_memory_show_fits_its_gauge_line_to_the_terminal(tmp_path):
     """A user trial: at 60 columns `memory show --target user` printed its gauge line 62 cells wide. The
     gauge narrows to fit; where even its narrowest would not, the line wraps at a space, its rest deeper."""

@@ -391,7 +391,10 @@ def test_an_entry_written_by_hand_past_any_limit_is_shown_cut_with_its_length(cl
     shown = cli("memory", "show", "--target", "user")  # cut as every other screen cuts a text (``clipped``)
     lines = shown.stdout.splitlines()
     assert shown.returncode == 0 and len(shown.stdout) < 8_000
-    assert f"  2. {huge[:6_000]}" in lines and "     … (44,004 more characters)" in lines
+    start = next(n for n, line in enumerate(lines) if line.startswith("  2. Notes from the offsite"))
+    end = lines.index("     … (44,004 more characters)")
+    assert " ".join(line[5:] for line in lines[start:end]) == huge[:6_000].rstrip()  # (wrapped under its number)
+    assert max(map(len, lines)) <= 1_000  # (the suite's COLUMNS)
     assert huge in json.loads(cli("--json", "memory", "show", "--target", "user").stdout)["entries"]
     refused = cli("memory", "add", "--target", "user", "tiny")
     assert refused.returncode == 1 and len(refused.stderr) < 8_000 and "… (44,004 more characters)" in refused.stderr

@@ -11,12 +11,16 @@ as it prints: its control characters and bidi overrides as the symbols ``visible
 
 from __future__ import annotations
 
+import re
 import shutil
 
 from engine.textsafety import cells, cut_cells, fold_end, start_in, tail_start, visible
 
 TIMES = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%m-%d %H:%M")  # a row's time, its seconds then its year given way
 MIN_FREE = 12  # cells a row's free text keeps however narrow the terminal: below that, the line is cut at its end
+
+
+_WORDS = re.compile(r"(\s*)(\S+)")  # each word with the spaces before it
 
 
 def terminal_width() -> int:
@@ -86,11 +90,12 @@ def phrased(phrases: list[str], width: int, indent: str = "", hang: str = "", se
     return lines
 
 
-def labelled(label: str, text: str, width: int) -> list[str]:
+def labelled(label: str, text: str, width: int, chop: bool = False) -> list[str]:
     """``text`` after ``label`` (its column's padding kept), ``wrapped`` in ``width`` cells under its own
-    start, a word wider than a line (a path, an id) whole: a report's line, its label a column to the left."""
+    start, a word wider than a line (a path, an id) whole unless ``chop``: a report's line, its label a
+    column to the left; an entry under its number."""
     lead = " " * cells(visible(label))
-    lines = wrapped(text, width, lead, chop=False)
+    lines = wrapped(text, width, lead, chop=chop)
     return [visible(label) + lines[0][len(lead) :], *lines[1:]]
 
 
@@ -103,12 +108,13 @@ def said(sentence: str, indent: str = "") -> str:
 def _wrapped_line(text: str, width: int, indent: str, hang: str, chop: bool) -> list[str]:
     first, room = max(1, width - cells(indent)), max(1, width - cells(indent + hang))
     lines: list[str] = []
-    for word in text.split():
+    for gap, word in _WORDS.findall(text):  # (spaces kept as written inside a line: an entry's, a YAML error's)
         for piece in _chopped(word, room if lines else first) if chop else [word]:
-            if lines and cells(lines[-1]) + 1 + cells(piece) <= (first if len(lines) == 1 else room):
-                lines[-1] += " " + piece
+            if lines and cells(lines[-1]) + cells(gap) + cells(piece) <= (first if len(lines) == 1 else room):
+                lines[-1] += gap + piece
             else:
                 lines.append(piece)
+            gap = ""
     return [indent + hang * bool(i) + line for i, line in enumerate(lines)] or [indent.rstrip()]
 
 

@@ -18,7 +18,7 @@ from engine.tools import ToolContext
 
 from . import Output, UsageError, add_command, empty_text
 from .catching_up import catch_up_if_journaled
-from .fit import TIMES, folded, phrased, terminal_width, wrapped
+from .fit import TIMES, folded, labelled, phrased, terminal_width, wrapped
 from .numbers import ID, ROWS
 from .textin import stdin_text
 
@@ -158,10 +158,8 @@ def _numbered(
     width = len(str(len(entries)))
     indent = " " * (width + 4)
     columns = terminal_width()
-    for i, entry in enumerate(entries, 1):
-        first, *rest = clipped(entry).split("\n")  # (not splitlines: U+2028 and kin are characters)
-        lines.append(f"  {i:>{width}}. {first}")
-        lines.extend(indent + line for line in rest)
+    for i, entry in enumerate(entries, 1):  # (wrapped under its number: the terminal broke words, `Berlin`/`, CET)`)
+        lines += labelled(f"  {i:>{width}}. ", clipped(entry), columns, chop=True)
         if notes:  # (its origin wraps to the terminal's width between its phrases, its continuation deeper)
             first, *rest = notes[i - 1]
             lines += phrased([f"↳ {first}", *rest], columns, indent, hang="  ")
