@@ -160,6 +160,26 @@ def test_an_unexpected_error_exits_nonzero_and_saves_the_traceback_instead_of_pr
     assert "Traceback" not in out.out + out.err
 
 
+def test_a_bug_in_rendering_a_commands_text_is_said_and_saved_not_shown_as_a_traceback(tmp_path, monkeypatch, capsys):
+    """A command's text is rendered as it prints, after the handler returned (``Output.text`` a callable):
+    a bug there raised out of ``main`` and the terminal showed its traceback."""
+    from workbench import cli
+    from workbench.cli import memory_cmds
+
+    def broken(*args):
+        raise ZeroDivisionError("a rendering bug")
+
+    monkeypatch.setenv("WORKBENCH_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setattr(memory_cmds, "_view_text", broken)
+    (tmp_path / "h").mkdir()
+    status = cli.main(["--home", str(tmp_path / "h"), "memory", "show"])
+    out = capsys.readouterr()
+    assert status == 70 and out.out == ""
+    (saved,) = (tmp_path / "cfg" / "crashes").iterdir()
+    assert out.err.startswith("error: ") and str(saved) in out.err.replace("\n", ""), out.err
+    assert "ZeroDivisionError: a rendering bug" in saved.read_text()
+
+
 @pytest.mark.parametrize(
     "argv",
     [

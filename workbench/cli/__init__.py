@@ -514,6 +514,8 @@ def _run_closing(parser: argparse.ArgumentParser, args, as_json: bool, closing: 
         output = handler(home, args)
         if home is not None and handler.__module__ != "workbench.cli.tui_cmds":
             _say_kept_stored(home)  # (stored as the command ran: `workbench run` opening its session)
+        if output is not None:  # (its text is rendered here, as it prints: a bug in that is a crash too)
+            _print(output, as_json)
     except UsageError as exc:  # under the usage of the command it concerns
         return _usage_error(getattr(args, "usage_parser", parser), str(exc), as_json)
     except WorkbenchError as exc:
@@ -533,7 +535,6 @@ def _run_closing(parser: argparse.ArgumentParser, args, as_json: bool, closing: 
         return CRASH_EXIT
     if output is None:
         return 0
-    _print(output, as_json)
     if output.succeeded and home is not None and not getattr(args, "reports_problems", False):
         _warn_unreadable_journal(home)
     return 0 if output.succeeded else 1
