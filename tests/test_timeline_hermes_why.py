@@ -422,6 +422,47 @@ def test_a_hand_edit_near_the_agents_edit_of_a_skill_is_not_the_agents(hermes, t
     assert (hand["by"], hand["source"]) == ("external", None)
 
 
+REINDENTED = (
+    SKILL_TURNS
+    + r"""
+call = {"action": "patch", "name": "pour-over", "old_string": "  - bloom 30 s\n  - pour slowly",
+        "new_string": "  - bloom 45 s\n  - pour slowly"}  # (two spaces in: the file has four)
+if STEP == "made":  # no turn stored
+    db.create_session("s-pour", source="cli", model="m")
+    content = "---\nname: pour-over\ndescription: Pour over\n---\n# Pour over\n\n    - bloom 30 s\n    - pour slowly\n"
+    assert json.loads(skill_manage("create", "pour-over", content=content))["success"]
+    print(json.dumps({}))
+elif STEP == "patched":  # the agent's patch, its turn not yet stored
+    result = skill_manage(**call)
+    assert json.loads(result)["success"], result
+    path = pathlib.Path(os.environ["HERMES_HOME"], "skills", "pour-over", "SKILL.md")
+    assert call["new_string"] not in path.read_text()  # (Hermes wrote it four spaces in)
+    pathlib.Path(os.environ["HERMES_HOME"], "result.json").write_text(result)
+    print(json.dumps({"message": None}))
+else:  # the turn stored as it ends, after the workbench's look found the patch
+    result = pathlib.Path(os.environ["HERMES_HOME"], "result.json").read_text()
+    tool_call = {"id": "call_bloom", "type": "function",
+                 "function": {"name": "skill_manage", "arguments": json.dumps(call)}}
+    db.append_message("s-pour", "user", "bloom")
+    message = db.append_message("s-pour", "assistant", None, tool_calls=[tool_call])
+    db.append_message("s-pour", "tool", result, tool_name="skill_manage", tool_call_id="call_bloom")
+    print(json.dumps({"message": message}))
+"""
+)
+
+
+def test_the_agents_patch_hermes_reindented_is_still_the_agents(hermes, tmp_path):
+    """Hermes's patch matches loosely and writes ``new_string`` to the file's indentation (``fuzzy_match``),
+    so the text it wrote need not be the call's: the agent's own patch, its turn stored after the look that
+    found it, read as made outside the workbench, no call behind it."""
+    root = tmp_path / "hermes-reindented"
+    made_then(hermes, root, REINDENTED, "patched")
+    workbench("timeline", "--home", str(root))  # (the look finds the patch before its turn is stored)
+    message = hermes.json(root, "STEP = 'stored'\n" + REINDENTED)["message"]
+    patched = row_of(root, "skill 'pour-over' edited outside the workbench (pour-over/SKILL.md)")
+    assert (patched["by"], (patched["source"] or {}).get("message_id")) == ("agent", message), patched
+
+
 MIXED_EDIT = (
     MEMORY_TURNS
     + r"""

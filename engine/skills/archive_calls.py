@@ -8,6 +8,7 @@ with the tool result saying it landed, so that call is where the change came fro
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -33,6 +34,7 @@ ACTIONS = {
     (True, EDITED): ("write_file", "patch"),
     (True, REMOVED): ("remove_file",),
 }
+_ESCAPES = re.compile(r"\\[tr]")  # written as a tab or CR where the file has them there (``fuzzy_match``)
 
 
 @dataclass(frozen=True)
@@ -147,11 +149,17 @@ def _left(row: JournalEntry, texts: dict[str, bytes]) -> str | None:
 
 
 def _absent(arguments: dict, left: str | None) -> bool:
-    """Whether the text a call wrote (a patch's ``new_string``, an edit's or create's ``content``, which
-    skill_manage writes as given) is missing from ``left``, the SKILL.md a row left behind: then that call
-    did not make the row's change (unknown text, or no text written: it may have)."""
+    """Whether the text a call wrote (a patch's ``new_string``, an edit's or create's ``content``) is missing
+    from ``left``, the SKILL.md a row left behind: then that call did not make the row's change (unknown
+    text, or no text written: it may have). Compared by letters and digits alone: a patch that matched
+    loosely writes ``new_string`` to the file's indentation, tabs and quotes (Hermes's ``fuzzy_match``)."""
     new = arguments.get("new_string" if arguments.get("action") == "patch" else "content")
-    return isinstance(new, str) and bool(new) and left is not None and new not in left
+    return isinstance(new, str) and bool(_letters(new)) and left is not None and _letters(new) not in _letters(left)
+
+
+def _letters(text: str) -> str:
+    """``text``'s letters and digits, a ``\\t`` or ``\\r`` Hermes may write as a tab or CR left out."""
+    return "".join(ch for ch in _ESCAPES.sub("", text) if ch.isalnum())
 
 
 def _applied(result: str | None) -> bool:
