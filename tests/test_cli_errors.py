@@ -180,10 +180,11 @@ def test_a_bug_in_rendering_a_commands_text_is_said_and_saved_not_shown_as_a_tra
     assert "ZeroDivisionError: a rendering bug" in saved.read_text()
 
 
-@pytest.mark.parametrize("argv", [["memory", "show"], ["memory", "show", "--json"]])
+@pytest.mark.parametrize("argv", [["memory", "show"], ["memory", "show", "--json"], ["nosuch", "--json"]])
 def test_a_reader_that_went_away_ends_the_command_quietly(tmp_path, argv):
     """``workbench timeline | head -1`` on a long timeline: head gone, the print raised BrokenPipeError and
-    its traceback (two, once the error's own print met the same pipe) covered the terminal."""
+    its traceback (two, once the error's own print met the same pipe) covered the terminal; so did a usage
+    error's JSON."""
     (tmp_path / "h").mkdir()
     read, write = os.pipe()
     os.close(read)  # (the reader gone before a byte is written: every write fails)

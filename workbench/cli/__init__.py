@@ -13,7 +13,6 @@ import ast
 import contextlib
 import difflib
 import importlib
-import os
 import re
 import sqlite3
 import sys
@@ -49,7 +48,6 @@ COMMANDS = {
     "timeline": ("workbench.cli.timeline_cmds", "every change to what the agent knows, newest first"),
     "revert": ("workbench.cli.timeline_cmds", "undo a timeline row or a whole group"),
 }
-READER_GONE = 141  # the status a shell gives a program its pipe's reader left (128 + SIGPIPE)
 LARGE_ARCHIVE = 50_000  # messages from which a state.db layout completion reports its progress
 
 
@@ -523,9 +521,8 @@ def _run_closing(parser: argparse.ArgumentParser, args, as_json: bool, closing: 
     except WorkbenchError as exc:
         _print(Output(exc.to_dict(), text=_error_text(exc.message)), as_json)
         return 1
-    except BrokenPipeError:  # stdout's reader went away (`| head`): no one is left to tell
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (the exit's flush would raise again)
-        return READER_GONE
+    except BrokenPipeError:  # (stdout's reader went away, `| head`: no file of the home's; see launch.run)
+        raise
     except (sqlite3.DatabaseError, OSError) as exc:  # disk full, read-only, busy, or damage the opening checks missed
         message = home.explain(exc) if home is not None else home_error(exc, None)
         _print(Output({"success": False, "error": message}, text=_error_text(message)), as_json)
