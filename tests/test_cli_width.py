@@ -505,7 +505,8 @@ def test_memory_history_fits_its_rows_and_entries_to_the_terminal(tmp_path):
     assert all(cell_len(line) <= 60 for line in lines), lines
     assert lines[0] == wide[0][: wide[0].index("  session")] and lines[1] == f"    session {session.id}"
     assert lines[2].startswith("    + The user keeps a") and lines[3].startswith(" " * 6 + "Shinjuku"), lines
-    assert " ".join(line.strip() for line in lines[2:]) == wide[1].strip()
+    shown = " ".join(line.strip() for line in lines[2:])  # (72 characters of it: 1000 columns show it whole)
+    assert shown.endswith("…") and wide[1].strip().startswith(shown.removesuffix("…")), (shown, wide[1])
 
 
 def test_memory_history_fits_a_row_head_to_the_terminal(tmp_path):
@@ -527,6 +528,22 @@ def test_memory_history_fits_a_row_head_to_the_terminal(tmp_path):
     assert all(cell_len(line) <= 20 for line in lines), lines
     assert re.fullmatch(time, lines[0].removeprefix("#2  ")) and lines[1:3] == ["    user  remove", "    memory"]
     assert lines[3:5] == ["    - Staging DB", "      port is 5433."], lines
+
+
+def test_memory_history_shows_a_wide_terminals_line_of_each_entry(tmp_path):
+    """`memory history` cut each entry at 72 characters whatever the width: at 160 columns a 120-character
+    entry read `…` after its first words. A wide terminal shows a line's worth; a narrow one still 72, wrapped."""
+    entry = (
+        "Release trains leave every second Tuesday at 10:00 UTC unless the on-call lead says otherwise, then Thursday."
+    )
+    home = open_home(tmp_path / "h")
+    home.memory.add("memory", entry, ToolContext(actor="user"))
+    home.close()
+    wide = workbench(tmp_path / "h", 160, "memory", "history").splitlines()
+    assert wide[1] == f"    + {entry}", wide
+    narrow = workbench(tmp_path / "h", 60, "memory", "history").splitlines()
+    assert all(cell_len(line) <= 60 for line in narrow) and narrow[-1].endswith("…"), narrow
+    assert " ".join(line.strip() for line in narrow[1:]).removeprefix("+ ").removesuffix("…") in entry
 
 
 def test_a_path_to_copy_is_never_cut_or_split():

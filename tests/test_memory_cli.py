@@ -362,7 +362,7 @@ def test_history_of_a_gone_entry_follows_it_to_its_removal(cli):
     ]
 
 
-def test_a_replace_near_the_end_of_a_long_entry_shows_where_it_differs(cli):
+def test_a_replace_near_the_end_of_a_long_entry_shows_where_it_differs(cli, monkeypatch):
     """`replace` said only "was: <the first 72 characters>" and `history` showed two identical lines."""
     entry = "Deployment checklist for the billing service: run migrations on staging, then promote after {}"
     assert cli("memory", "add", entry.format("45 minutes")).returncode == 0
@@ -372,6 +372,7 @@ def test_a_replace_near_the_end_of_a_long_entry_shows_where_it_differs(cli):
         "  was: …service: run migrations on staging, then promote after 45 minutes",
         "  now: …service: run migrations on staging, then promote after 1 hour",
     ]
+    monkeypatch.setenv("COLUMNS", "78")  # (72 characters of an entry a line: wider, history shows more)
     history = cli("memory", "history", "--target", "memory").stdout.splitlines()
     assert history[1:3] == [
         "    - …service: run migrations on staging, then promote after 45 minutes",

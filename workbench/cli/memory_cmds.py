@@ -247,7 +247,7 @@ def result_text(result: dict) -> str:
     return "\n".join(lines)
 
 
-SHORT = 72  # characters of an entry a line shows
+SHORT = 72  # characters of an entry a line shows, at least (a wider terminal's line, in history)
 
 
 def _short(text: str | None, width: int = SHORT) -> str:
@@ -355,11 +355,14 @@ def show_history(home: Home, args) -> Output:
                 lines.append(row_line)
             else:  # (its columns kept; the session and notes under them, an id never split from its noun)
                 lines += [*head, *phrased(where, columns, indent, hang="  ", sep=" ")]
+            short = max(SHORT, columns - cells(indent) - 2)  # (a line's worth where the terminal is wide)
             before, after = e["before"], e["after"]
             if before is not None and after is not None:  # a rewrite: both cut where they differ
-                before, after = apart(before, after, SHORT)
+                before, after = apart(before, after, short)
             for mark, entry in (("-", before), ("+", after)):  # (wrapped to the terminal, under the entry's start)
-                lines += wrapped(f"{mark} {_short(entry)}", columns, indent, hang="  ") if entry is not None else []
+                lines += (
+                    wrapped(f"{mark} {_short(entry, short)}", columns, indent, hang="  ") if entry is not None else []
+                )
         return "\n".join(lines)
 
     return Output(data, text=text)
