@@ -503,7 +503,9 @@ class EditDialog(Dialog[bool]):
                 )
                 return
             where = "\n".join(path_lines(visible(str(kept)), toast_room(self.app.size.width)))
-            self.app.notify(f"Took theirs. Your draft is kept in\n{where}", title="Draft kept", timeout=20)
+            self.app.notify(
+                f"Took theirs. Your draft is kept in\n{where}", title="Draft kept", markup=False, timeout=20
+            )
         self.dismiss(False)
 
     def _run(self, text: str) -> None:
