@@ -142,19 +142,21 @@ def _behind(
 
 
 def _left(row: JournalEntry, texts: dict[str, bytes]) -> str | None:
-    """The SKILL.md an outside row of it left behind, from the ``texts`` looks kept by hash (None: a support
-    file's row, a removal, or a text no look kept)."""
+    """The letters (``_letters``) of the SKILL.md an outside row of it left behind, from the ``texts`` looks
+    kept by hash (None: a support file's row, a removal, or a text no look kept); read once a row, not once
+    a call looked at."""
     text = None if row.detail.get("file") else texts.get(str(row.detail.get("sha")))
-    return None if text is None else text.decode("utf-8", "replace")
+    return None if text is None else _letters(text.decode("utf-8", "replace"))
 
 
 def _absent(arguments: dict, left: str | None) -> bool:
     """Whether the text a call wrote (a patch's ``new_string``, an edit's or create's ``content``) is missing
-    from ``left``, the SKILL.md a row left behind: then that call did not make the row's change (unknown
-    text, or no text written: it may have). Compared by letters and digits alone: a patch that matched
-    loosely writes ``new_string`` to the file's indentation, tabs and quotes (Hermes's ``fuzzy_match``)."""
+    from ``left``, the letters of the SKILL.md a row left behind: then that call did not make the row's change
+    (unknown text, or no text written: it may have). Compared by letters and digits alone: a patch that
+    matched loosely writes ``new_string`` to the file's indentation, tabs and quotes (Hermes's ``fuzzy_match``)."""
     new = arguments.get("new_string" if arguments.get("action") == "patch" else "content")
-    return isinstance(new, str) and bool(_letters(new)) and left is not None and _letters(new) not in _letters(left)
+    written = _letters(new) if isinstance(new, str) else ""
+    return bool(written) and left is not None and written not in left
 
 
 def _letters(text: str) -> str:
