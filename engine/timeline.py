@@ -544,6 +544,8 @@ def group_of(entry: JournalEntry) -> str | None:
     detail = entry.detail
     if isinstance(detail.get("revert"), str):  # the rows one revert of a group wrote
         return f"revert:{detail['revert']}"
+    if isinstance(detail.get("bulk"), str):  # the rows one approve all or reject all wrote
+        return detail["bulk"]
     if entry.subsystem == "approvals" and detail.get("action") == "consolidate":
         return f"consolidation:{entry.target}"
     if entry.subsystem == "skills" and entry.action in ("consolidate", "consolidate_refused"):
@@ -691,9 +693,13 @@ def describe_group(rows: list[Row], total: int | None = None) -> str:
     elif kind == "revert" and rows[0].revert_of:
         title = f"revert of {flat_line(rows[0].revert_of, 60)}"
     else:
-        title = {"review": "background review", "curator": "Curator pass", "revert": "revert of a group"}.get(
-            kind, kind
-        )
+        title = {
+            "review": "background review",
+            "curator": "Curator pass",
+            "revert": "revert of a group",
+            "approve-all": "approve all",
+            "reject-all": "reject all",
+        }.get(kind, kind)
     shown = len(rows)
     if total is not None and total > shown:  # a filter hides some: a revert of the group takes them all
         return f"{title} ({shown} of {total} rows shown): {parts}"
@@ -1659,6 +1665,8 @@ class Timeline:
             return f"actor = 'external' AND subsystem IN ({subsystems}) AND {_detail_at('$.edit')} = ?", [key]
         if kind == "revert" and key:
             return f"{_detail_at('$.revert')} = ?", [key]
+        if kind in ("approve-all", "reject-all") and key:
+            return f"{_detail_at('$.bulk')} = ?", [group]
         if kind == "consolidation" and key:
             return (
                 f"((subsystem = 'approvals' AND target = ? AND {_detail_at('$.action')} = 'consolidate') OR "
@@ -1669,7 +1677,8 @@ class Timeline:
             )
         raise MalformedReference(
             f"{quoted(group)} is not a timeline row or group: give a row id (a number) or a group such as "
-            "review:SESSION:MESSAGE, curator:RUN, consolidation:ID, outside:EDIT or revert:ID "
+            "review:SESSION:MESSAGE, curator:RUN, consolidation:ID, outside:EDIT, revert:ID, approve-all:ID "
+            "or reject-all:ID "
             "(see `workbench timeline`)."
         )
 

@@ -12,6 +12,7 @@ from textual.widgets import OptionList, Static, TextArea
 from textual.widgets._footer import FooterKey
 
 from engine.skills.manage import skill_manage_tool
+from engine.timeline import Timeline, describe_group
 from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.hermes_support import hermes_record, workbench_cmd
 from tests.screens_seed import screen_text
@@ -417,6 +418,37 @@ async def test_approve_all_and_reject_all_after_confirmation(gated, tmp_path):
         await settle(pilot)
         assert gated.approvals.count() == 0 and "Rejected 2." in text_of(app, "#status")
         assert gated.memory.entries("memory") == ["Uses Postgres 16", "One", "Two"]
+
+
+async def test_approve_all_and_reject_all_are_each_one_timeline_group_one_revert_takes_back(gated, tmp_path):
+    stage(gated, "One")
+    stage(gated, "Two")
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_approvals(pilot)
+        for key in ("A", "R"):
+            await pilot.press(key)
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
+            await pilot.press("y")
+            await wait_for(pilot, lambda: gated.approvals.count() == 0, what="the decisions")
+            await settle(pilot)
+            if key == "A":
+                stage(gated, "Three")
+                stage(gated, "Four")
+                await wait_for(pilot, lambda: len(app.screen.records) == 2, what="the new proposals")
+    timeline = Timeline(gated)
+    groups = {row.group for row in timeline.page() if row.action in ("approve", "reject", "add")}
+    approved, rejected = sorted(groups - {None})
+    assert approved.startswith("approve-all:") and rejected.startswith("reject-all:")
+    # the approvals and the entries they added are one group, as are the two rejections
+    assert [(r.subsystem, r.action) for r in timeline.rows_of(approved)] == [
+        ("memory", "add"),
+        ("approvals", "approve"),
+    ] * 2
+    assert [r.action for r in timeline.rows_of(rejected)] == ["reject", "reject"]
+    assert describe_group(timeline.rows_of(rejected)) == "reject all (2 rows): 2 proposals rejected"
+    assert timeline.revert(rejected)["success"] and gated.approvals.count() == 2
+    assert timeline.revert(approved)["success"] and gated.memory.entries("memory") == ["Uses Postgres 16"]
 
 
 async def test_a_stale_proposal_is_refused_shown_and_stays_pending(gated, tmp_path):

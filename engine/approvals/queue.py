@@ -13,6 +13,7 @@ import builtins
 import dataclasses
 import json
 import logging
+import secrets
 import sqlite3
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from ..clock import shown_time
 from ..errors import ReadOnlyError, WorkbenchError
 from ..events import PendingChanged
 from ..fileio import crash_point
+from ..journal import tagged
 from ..memory.format import Usage
 from ..memory.ops import too_long
 from ..textsafety import flat_line, inline
@@ -798,6 +800,7 @@ class ApprovalQueue:
             lambda rid: self.approve(rid, actor=actor, seen=seen.get(rid), anyway=anyway),
             "approved",
             only,
+            actor=actor,
         )
 
     def reject_all(
@@ -819,11 +822,14 @@ class ApprovalQueue:
             asked = None if shown_unreadable is None else rid in shown_unreadable
             return self.reject(rid, actor=actor, unreadable=asked)
 
-        return self._decide_all(subsystem, decide, "rejected", only, unreadable=unreadable)
+        return self._decide_all(subsystem, decide, "rejected", only, actor=actor, unreadable=unreadable)
 
     def _decide_all(
-        self, subsystem, decide, done_key: str, only: Sequence[str] | None, *, unreadable: bool = False
+        self, subsystem, decide, done_key: str, only: Sequence[str] | None, *, actor: str, unreadable: bool = False
     ) -> BulkOutcome:
+        """Each record of the queue (or of ``only``) decided by ``decide``. Every row the decisions write
+        (the approvals, the changes they make) carries one ``bulk`` tag: the Timeline lists them as one
+        group (``approve-all:ID``, ``reject-all:ID``) that one revert takes back."""
         done: list[dict[str, Any]] = []
         failed: list[dict[str, Any]] = []
         scan = self.scan(subsystem)
@@ -832,15 +838,17 @@ class ApprovalQueue:
             items += [(p.id, _unusable_brief(p)) for p in scan.problems if p.id and p.reject_refusal is None]
         items = [(pid, brief) for pid, brief in items if only is None or pid in only]
         stopped: dict[str, Any] = {}
-        for number, (pid, brief) in enumerate(items):
-            try:
-                outcome = decide(pid)
-            except lock_waits.WaitCancelled as exc:  # (asked for by the skin): this one and the rest stay pending
-                stopped = {"cancelled": exc.message, "not_decided": [item[0] for item in items[number:]]}
-                break
-            except WorkbenchError as exc:  # e.g. decided by another process meanwhile
-                outcome = {**brief, "success": False, "error": exc.message}
-            (done if outcome["success"] else failed).append(outcome)
+        bulk = f"{'approve' if done_key == 'approved' else 'reject'}-all:{secrets.token_hex(4)}"
+        with tagged(actor, bulk=bulk):
+            for number, (pid, brief) in enumerate(items):
+                try:
+                    outcome = decide(pid)
+                except lock_waits.WaitCancelled as exc:  # (asked for by the skin): this one and the rest stay pending
+                    stopped = {"cancelled": exc.message, "not_decided": [item[0] for item in items[number:]]}
+                    break
+                except WorkbenchError as exc:  # e.g. decided by another process meanwhile
+                    outcome = {**brief, "success": False, "error": exc.message}
+                (done if outcome["success"] else failed).append(outcome)
         gone = [pid for pid in only or () if pid not in {item[0] for item in items}]
         # the unreadable files a decision of the whole queue did not take, each named and why (``left_said``)
         left = [] if only is not None else [p for p in scan.problems if not unreadable or p.reject_refusal is not None]
