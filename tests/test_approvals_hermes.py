@@ -557,6 +557,12 @@ def test_a_hermes_patch_whose_text_hermes_changed_says_whether_hermes_can_apply_
     before = _skill_files(root)
     refused = _workbench(root, "pending", "approve", pid)
     assert refused.returncode == 1 and advice in refused.stdout + refused.stderr
+    # an edit changes only new_string, which cannot make it apply: said before anything else, and why
+    cannot = "An edit cannot make this patch apply: it changes only the text the patch writes, and the text it "
+    assert shown["edit_refusal"].startswith(cannot + "replaces, 'Steep for 3 minutes.', is not in SKILL.md as it")
+    assert shown["edit_refusal"].endswith("(e on the Skills screen, or `workbench skills edit brew`).")
+    edited = completed("pending", "approve", pid, "--edit", "Steep for 5 minutes.", "--home", str(root))
+    assert edited.returncode == 1 and f"error: Not applied, still pending: {cannot}" in edited.stderr, edited
     assert _skill_files(root) == before
     [said] = hermes.json(root, HERMES_DECIDES_SKILLS % ([pid], []))  # what Hermes's own approve does
     assert said.startswith("Approved 1") is applies, said

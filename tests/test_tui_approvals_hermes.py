@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Button, OptionList, Static, TextArea
 
+from engine.skills.manage import skill_manage_tool
 from engine.tools import ToolContext
 from tests.hermes_support import hermes_record
-from tests.tui_support import drawn, make_app, settle, wait_for
+from tests.test_approvals_hermes import BREW, HERMES_STAGES_THEN_PATCHES
+from tests.tui_support import drawn, footer_keys, make_app, settle, wait_for
 from widgets.gauge import CapacityGauge
 from workbench.screens.dialogs import ConfirmDialog, EditDialog
 
@@ -403,3 +405,29 @@ async def test_edit_then_approve_of_an_add_too_long_to_approve_follows_other_wri
         home.memory.add("memory", "Deploys on Fridays", ToolContext(actor="user"))
         await wait_for(pilot, lambda: note.display, what="the box's on-disk note")
         assert "other MEMORY entries changed" in str(note.content), note.content
+
+
+async def test_e_on_a_hermes_patch_whose_text_hermes_changed_says_no_edit_can_help(home, hermes, tmp_path):
+    """e on a skill patch whose old text Hermes changed after staging it opened an editor of the new text
+    alone, which could never make it apply: the save then said to reject it. e is dimmed and says why."""
+    assert skill_manage_tool(home, {"action": "create", "name": "brew", "content": BREW}, ToolContext(actor="user"))[
+        "success"
+    ]
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    pid, done = hermes.json(home.root, HERMES_STAGES_THEN_PATCHES % ("Steep for 3 minutes.", "Pour, wait, drink."))
+    assert done is True
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "Could not find old_string" in text_of(app, "#proposal-warnings"), what="refusal")
+        assert await footer_keys(pilot, "a", "e") == {"a": True, "e": False}
+        await pilot.press("e")
+        await settle(pilot)
+        assert not isinstance(app.screen, EditDialog)
+        [said] = [n.message for n in app._notifications]
+        assert said.startswith(
+            "An edit cannot make this patch apply: it changes only the text the patch writes, and the text it "
+            "replaces, 'Steep for 3 minutes.', is not in SKILL.md as it reads now. Reject it (r in Approvals, "
+            f"or `workbench pending reject {pid}`)"
+        ), said
+    assert home.approvals.get(pid).payload["new_string"] == "Steep for 3 minutes, covered."

@@ -47,8 +47,12 @@ class BatchDraft:
     duplicates: list[dict] = field(default_factory=list)  # ``near_duplicates`` of the draft's texts
 
 
-def edit_draft(subsystem: str, payload: Any) -> EditDraft:
-    """What edit-then-approve opens for a proposal of ``subsystem`` with this payload."""
+def edit_draft(subsystem: str, payload: Any, preview: dict[str, Any] | None = None) -> EditDraft:
+    """What edit-then-approve opens for a proposal of ``subsystem`` with this payload; ``preview``, its
+    ``ApprovalQueue.preview`` when shown: nothing, with why, where no edit could make it apply (a skill
+    patch whose old text is gone from its file: ``edit_refusal``)."""
+    if preview and isinstance(refusal := preview.get("edit_refusal"), str):
+        return EditDraft(None, refusal)
     payload = payload if isinstance(payload, dict) else {}
     action = payload.get("action")
     if subsystem == "skills":

@@ -27,7 +27,7 @@ from ..fileio import crash_point
 from ..journal import tagged
 from ..memory.format import Usage
 from ..memory.ops import too_long
-from ..textsafety import flat_line, inline
+from ..textsafety import flat_line, inline, quoted
 from ..tools import AlreadyWaiting
 from ..values import iso_time
 from .labels import detail_summary
@@ -431,6 +431,8 @@ class ApprovalQueue:
         """
         record = self.get(pending_id)
         preview = self._preview(record, edit, batch)
+        if preview["error"] and _old_text_gone(record, preview["error"]):
+            preview["edit_refusal"] = _edit_cannot_help(record)
         skill = record.payload.get("name") if record.subsystem == "skills" else None
         if batch is not None and isinstance(skill, str):
             if preview["error"] and skill in batch.skills:
@@ -585,7 +587,8 @@ class ApprovalQueue:
             except WorkbenchError as exc:
                 result, error = exc.to_dict(), exc.message
             if error is not None:
-                error = _refusal(record, error, self.home.skills)
+                cannot_help = edit is not None and _old_text_gone(record, error)
+                error = _edit_cannot_help(record) if cannot_help else _refusal(record, error, self.home.skills)
                 journal.abandon(entry, error)
                 failed_id = journal.append(
                     "approvals",
@@ -973,6 +976,32 @@ CREATE_TAKEN = (
     " A create never writes over a skill: reject it (`workbench pending reject {id}`, or r in Approvals), and "
     "stage the change again as an edit or patch of that skill if it is still wanted."
 )
+
+
+EDIT_CANNOT_HELP = (
+    "An edit cannot make this patch apply: it changes only the text the patch writes, and the text it "
+    "replaces, {old}, is not in {file} as it reads now. Reject it (r in Approvals, or "
+    "`workbench pending reject {id}`); to make the change now, edit the skill itself (e on the Skills "
+    "screen, or `workbench skills edit {name}`)."
+)
+
+
+def _old_text_gone(record: PendingRecord, error: str) -> bool:
+    """Whether approving a skill patch is refused because the text it replaces is not in its file now
+    (changed since it was staged): then no edit of the text it writes can make it apply."""
+    return record.subsystem == "skills" and record.action == "patch" and error.startswith("Could not find old_string")
+
+
+def _edit_cannot_help(record: PendingRecord) -> str:
+    """Why edit-then-approve is refused for a patch whose old text is gone, and what helps instead."""
+    payload = record.payload
+    old, name, file = payload.get("old_string"), payload.get("name"), payload.get("file_path")
+    return EDIT_CANNOT_HELP.format(
+        old=quoted(flat_line(old, 60)) if isinstance(old, str) else "old_string",
+        file=inline(file) if isinstance(file, str) and file else "SKILL.md",
+        id=record.id,
+        name=inline(name) if isinstance(name, str) else "NAME",
+    )
 
 
 def _refusal(record: PendingRecord, error: str, skills: SkillLibrary) -> str:

@@ -341,6 +341,7 @@ class ApprovalsScreen(WorkbenchScreen):
         if current is None or current.id != preview.get("id"):
             return
         self.preview = preview
+        self.refresh_bindings()  # (``e`` is dimmed where the preview says no edit could make it apply)
         data = preview.get("budget")
         self._title_proposal()
         self.refresh_ages()  # the header's age and the queue's, from one clock reading
@@ -446,7 +447,7 @@ class ApprovalsScreen(WorkbenchScreen):
         if record is None:
             return "Nothing waits for approval." if not self.records else "Nothing selected."
         if action == "edit_approve":
-            return edit_draft(record.subsystem, record.payload).note
+            return self._draft(record).note
         return None
 
     def on_key(self, event: events.Key) -> None:
@@ -480,9 +481,17 @@ class ApprovalsScreen(WorkbenchScreen):
             record = self.current
             if record is None:
                 return None
-            if action == "edit_approve" and edit_draft(record.subsystem, record.payload).text is None:
+            if action == "edit_approve" and self._draft(record).text is None:
                 return None
         return True
+
+    def _opened(self, record: PendingRecord) -> dict:
+        """The preview shown of ``record`` ({} while it loads)."""
+        return self.preview if self.preview and self.preview.get("id") == record.id else {}
+
+    def _draft(self, record: PendingRecord):
+        """What ``e`` opens for ``record``: none, with why, for a proposal no edit can help (its preview says)."""
+        return edit_draft(record.subsystem, record.payload, self._opened(record))
 
     # -- actions ------------------------------------------------------------------
     def _selected(self) -> PendingRecord | None:
@@ -494,7 +503,7 @@ class ApprovalsScreen(WorkbenchScreen):
     def action_approve(self) -> None:
         record = self._selected()
         if record is not None:
-            preview = self.preview if self.preview is not None and self.preview.get("id") == record.id else {}
+            preview = self._opened(record)
             if not preview:  # (a question without it would leave out a refusal, a late hit or a delete's files)
                 self._ask_when_shown = record.id
                 self.show_status("Reading what approving it would change: the question follows.")
@@ -572,11 +581,11 @@ class ApprovalsScreen(WorkbenchScreen):
         record = self._selected()
         if record is None:
             return
-        draft = edit_draft(record.subsystem, record.payload)
+        draft = self._draft(record)
         if draft.text is None:
             self.show_status(draft.note)
             return
-        opened = self.preview if self.preview and self.preview.get("id") == record.id else {}
+        opened = self._opened(record)
         if opened.get("unread"):
             self.show_status(opened["unread"], error=True)
             return
