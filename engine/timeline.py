@@ -1305,7 +1305,14 @@ def _found_in_archive(row: Row) -> bool:
 def awaits_source(row: Row, now: float) -> bool:
     """A row only state.db can name the session of, listed without one while its turn may still be
     stored (Hermes stores a turn when it ends, often after a watcher journaled its writes)."""
-    return row.source is None and _made_by_a_call(row) and now - row.at < HERMES_SLACK_S
+    return may_find_source(row) and now - row.at < HERMES_SLACK_S
+
+
+def may_find_source(row: Row) -> bool:
+    """A row listed without the Hermes call a later look may find behind it, whatever its age: its turn
+    may have been stored while the Timeline was not shown (a call stamped up to ``HERMES_SLACK_S`` after
+    the row is its). Cheap to ask again: the archive's answers are kept while state.db is unchanged."""
+    return row.source is None and _made_by_a_call(row)
 
 
 def awaits_credit(row: Row) -> bool:
@@ -1726,7 +1733,7 @@ class Timeline:
         ]
 
     def sources_found(self, rows: Iterable[Row]) -> dict[int, Source]:
-        """By row id, the sources found now for ``rows`` (listed without one: ``awaits_source``)."""
+        """By row id, the sources found now for ``rows`` (listed without one: ``may_find_source``)."""
         lookups = _Lookups()
         found = {row.id: self.source(row, lookups) for row in rows}
         return {row_id: source for row_id, source in found.items() if source is not None}

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 
-from engine import open_home
+from engine import FixedClock, open_home
 from engine.timeline import Timeline, describe_group
 from tests.cli_support import printed as workbench
 from tests.hermes_support import MEMORY_TURNS
@@ -556,3 +557,41 @@ def test_the_timeline_search_finds_katakana_and_latin_typed_in_either_width(herm
     for typed, entry in (("ﾃﾞﾌﾟﾛｲ", deploy), ("デプロイ", deploy), ("バックアップ", backup), ("ＮＩＧＨＴＬＹ", backup)):
         rows = json.loads(workbench("timeline", "--home", str(root), "--search", typed, "--json"))["rows"]
         assert [row["summary"] for row in rows] == [f"MEMORY + '{entry}'"], (typed, rows)
+
+
+@pytest.mark.anyio
+async def test_a_skill_row_whose_turn_was_stored_while_the_timeline_was_hidden_is_the_agents_on_return(
+    hermes, tmp_path
+):
+    """A Timeline left open kept an outside skill row `external` when Hermes stored the turn behind it while
+    another screen was shown and the row was over ten minutes old by the time the Timeline was back: only
+    young rows were looked up again, though a fresh look (`workbench timeline`) credits it to the agent."""
+    root = tmp_path / "hermes-hidden"
+    root.mkdir()
+    workbench("timeline", "--home", str(root))  # (the workbench's first look: what comes after is a change)
+    made = hermes.json(root, "STEP = 'skill'\n" + LATE_TURN)["result"]
+    home = open_home(root, clock=FixedClock(time.time()))  # (rows dated now, as Hermes stamps its messages)
+    try:
+        async with make_app(home, tmp_path, watch_files=True).run_test(size=(120, 40)) as pilot:
+            screen = await open_mode(pilot, "6", TimelineScreen)
+
+            def late_row():
+                return next((row for row in screen.rows if row.target == "late-kettle"), None)
+
+            await wait_for(pilot, lambda: late_row() is not None and late_row().by == "external", what="external")
+            await pilot.press("1")  # another screen while Hermes stores the turn
+            await settle(pilot)
+            stored = hermes.json(root, f"STEP = 'turn'\nRESULT = {made!r}\n" + LATE_TURN)["message"]
+            await wait_for(pilot, lambda: screen.stale, timeout=15, what="the watcher's news of state.db")
+            home.clock.advance(3600)  # back an hour later: the row is no longer young
+            await pilot.press("6")
+            await wait_for(pilot, lambda: late_row().by == "agent", timeout=15, what="the row, the agent's")
+            assert (late_row().source.session_id, late_row().source.message_id) == ("s-late", stored)
+    finally:
+        home.close()
+    again = open_home(root)  # what a fresh look says of it
+    try:
+        timeline = Timeline(again)
+        assert [row.by for row in timeline.with_sources(timeline.page()) if row.target == "late-kettle"] == ["agent"]
+    finally:
+        again.close()

@@ -40,6 +40,7 @@ from engine.timeline import (
     group_head,
     has_skill_diff,
     lost_files,
+    may_find_source,
     parse_filter,
     preview_lines,
     row_reason,
@@ -205,8 +206,7 @@ class TimelineScreen(WorkbenchScreen):
         else:
             self.older_asked = before_id
         self.catching_up = live or (self.catching_up and before_id is not None)  # (a first page reads all)
-        now = self.home.clock.now()
-        awaiting = [row for row in self.rows if awaits_source(row, now)] if live else []
+        awaiting = [row for row in self.rows if may_find_source(row)] if live else []
         crediting = [row.id for row in self.rows if awaits_credit(row)] + sorted(self.uncredited) if live else []
         self._load(self.search, before_id, after_id, [row.id for row in self.rows] if live else [], awaiting, crediting)
 
@@ -221,7 +221,7 @@ class TimelineScreen(WorkbenchScreen):
         crediting: list[int],
     ) -> None:
         """``shown``: the rows on screen, when newer rows are asked for (one of those may undo one of them);
-        ``awaiting``: those whose Hermes turn may have been stored since (``awaits_source``); ``crediting``:
+        ``awaiting``: those whose Hermes turn may have been stored since (``may_find_source``); ``crediting``:
         those a look may have credited to their Hermes call since (``awaits_credit``)."""
         timeline = Timeline(self.home)
         try:
