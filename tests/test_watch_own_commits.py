@@ -119,6 +119,28 @@ def test_the_merges_of_state_db_are_left_out_and_another_process_s_change_is_not
         stamps.close()
 
 
+def test_the_archive_s_checkpoint_of_state_db_is_no_change_and_the_next_commit_is(home):
+    """The archive's thread copies the WAL into state.db every ``Checkpointer.EVERY`` writes: a checkpoint
+    changes the file's size and mtime but no data, and the watcher reported it, one extra Sessions reload
+    per 40 writes of a turn."""
+    home.archive.create_session("s", source="cli", model="m")
+    stamps = _sessions_stamps(home)
+    try:
+        before = home.state_db_path.stat()
+        checkpoints = home.archive._checkpoints
+        for i in range(checkpoints.EVERY):  # (each a write of its own, as a turn's messages are)
+            home.archive.append_messages("s", [{"role": "user", "content": f"step {i}"}])
+        assert stamps.changed() is True  # the writes
+        assert checkpoints.settle() and checkpoints.checkpoints >= 1
+        after = home.state_db_path.stat()
+        assert (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns), "the copy wrote state.db"
+        assert stamps.changed() is False
+        retitle_in_another_process(home.state_db_path)
+        assert stamps.changed() is True
+    finally:
+        stamps.close()
+
+
 def _merged_by_hand(conn, stamps) -> tuple:
     """One merge step as the upkeep makes it, the watcher asked before it writes: what ``_alone_since`` takes."""
     conn.execute("BEGIN IMMEDIATE")

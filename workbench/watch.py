@@ -196,6 +196,12 @@ class _FileStamps:
         self._held_until: float | None = None  # a writer's commit between ``before`` and ``after``
 
     def _stamp(self) -> tuple:
+        """What is seen now: a database's commits when they can be read (a checkpoint's copy of the WAL into
+        the file, as the archive's thread makes every ``Checkpointer.EVERY`` writes, changes its size and
+        mtime, but no data: it reloaded the Sessions screen for nothing), else each file's size and mtime."""
+        count = self.commits.count() if self.commits is not None else None
+        if count is not None:
+            return (count,)
         stamps = []
         for path in self.paths:
             try:
@@ -203,9 +209,7 @@ class _FileStamps:
                 stamps.append((info.st_size, info.st_mtime_ns))
             except OSError:
                 stamps.append(None)
-        if self.commits is not None:
-            stamps.append(self.commits.count())
-        return tuple(stamps)
+        return (*stamps, None) if self.commits is not None else tuple(stamps)
 
     def changed(self) -> bool:
         with self._lock:
