@@ -223,15 +223,38 @@ _NO_LINE_END = "（「『【〔〈《〘〖〝｛［｢"
 
 
 def fold_end(line: str, rest: str) -> str:
-    """Where a line folded before ``rest`` ends: as ``whole`` moves it, and then back by a character (a
-    grapheme) at a time while ``rest`` would start with closing CJK punctuation (``」。`` takes two) or the
-    line would end with opening punctuation (``。「``: the ``「`` goes down), unless that would leave the line
-    empty."""
+    """Where a line folded before ``rest`` ends: as ``whole`` moves it, after a word's last joint when the fold
+    splits that word (``_at_joint``), and then back by a character (a grapheme) at a time while ``rest`` would
+    start with closing CJK punctuation (``」。`` takes two) or the line would end with opening punctuation
+    (``。「``: the ``「`` goes down), unless that would leave the line empty."""
     first, rest = whole(line, rest)
-    kept = first
+    kept = _at_joint(first, rest)
+    rest = first[len(kept) :] + rest
     while kept and not kept[-1].isspace() and ((rest and rest[0] in _NO_LINE_START) or kept[-1] in _NO_LINE_END):
         kept, rest = whole(kept[:-1], kept[-1:] + rest)
     return kept or first
+
+
+# What a word wider than a line is folded after: the joints of a path (``billing/``), a skill's name or an id
+# (``rerender-invoice-``, ``20261207_``), and the symbols of a line break or a tab in a one-line text (``⏎``).
+# Not ``.``: a line ending in one reads as a sentence's end, and ``SKILL.`` / ``md`` parts a file from its type.
+_JOINTS = frozenset("-/_⏎⇥")
+
+
+def _at_joint(line: str, rest: str) -> str:
+    """``line``, folded inside a word before ``rest``, ended just after the word's last joint (``_JOINTS``):
+    ``billing/rerender-invoice/`` / ``SKILL.md`` where the edge made ``…/SKI`` / ``LL.md``, and
+    ``rerender-invoice-`` / ``pdf,`` for ``…-pd`` / ``f,``. Only where the line keeps more than half of its
+    cells, so a joint near the word's start (``a-``, ``tests/``) never leaves a line nearly empty (nor, at
+    two cells, moves the fold at all); a fold at a space, or beside CJK (which parts between any two
+    characters), stays; a joint is a whole grapheme, never one a mark is drawn on."""
+    if not (line and rest) or line[-1].isspace() or rest[0].isspace() or _CJK.match(line[-1]) or _CJK.match(rest[0]):
+        return line
+    start = len(line) - len(line.split()[-1])  # (the word the fold is in)
+    ends = [start + unit.end() for unit in _UNIT.finditer(line[start:]) if unit.group() in _JOINTS]
+    if ends and cells(line[: ends[-1]]) * 2 > cells(line):
+        return line[: ends[-1]]
+    return line
 
 
 def tail_start(text: str, at: int) -> int:

@@ -367,6 +367,23 @@ def test_memory_show_wraps_each_entry_under_its_number(tmp_path):
         assert entries[2] == ["  3. Ports:  api 8080", "       db 5433"], entries[2]
 
 
+def test_memory_show_folds_a_path_wider_than_a_line_after_a_joint(tmp_path):
+    """A user trial at 40 columns: the demo's entry read ``tests/test_invoices.py::test_round`` / ``ing is``,
+    folded at the line's edge. It folds after the path's last ``_`` now, as the TUI folds (``fold_end``), and
+    a path starts a line of its own, as in the TUI, though its first piece would fit after ``CI:``."""
+    entry = "CI: tests/test_invoices.py::test_rounding_of_totals (flaky)"
+    home = open_home(tmp_path / "h")
+    home.memory.add("memory", entry, ToolContext(actor="user"))
+    home.close()
+    lines = workbench(tmp_path / "h", 40, "memory", "show", "--target", "memory").splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("  1. "))
+    assert lines[start : start + 3] == [
+        "  1. CI:",
+        "     tests/test_invoices.py::test_",
+        "     rounding_of_totals (flaky)",
+    ], lines
+
+
 def test_memory_show_fits_its_gauge_line_to_the_terminal(tmp_path):
     """A user trial: at 60 columns `memory show --target user` printed its gauge line 62 cells wide. The
     gauge narrows to fit; where even its narrowest would not, the line wraps at a space, its rest deeper."""

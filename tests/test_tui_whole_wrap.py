@@ -9,7 +9,8 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from tests.tui_support import FOLDS, drawn_in, parted, settle
+from engine import open_home
+from tests.tui_support import FOLDS, drawn_in, make_app, parted, settle, wait_for
 from widgets.code_view import CodeView
 from widgets.literal import WholeStatic, WholeWrap, literal
 from widgets.transcript import Transcript, TranscriptItem
@@ -76,3 +77,25 @@ async def test_a_string_given_to_a_whole_static_is_never_markup():
         app.query_one("#updated", WholeStatic).update("[bold]x[/] [link=y]z[/]")
         await settle(pilot)
         assert drawn_in(app.query_one("#updated"))[0].rstrip() == "[bold]x[/] [link=y]z[/]"
+
+
+async def test_at_60_columns_a_name_or_path_wider_than_its_line_folds_after_a_joint(demo_root, tmp_path):
+    """A user trial at 60x20: the demo's consolidation read ``rerender-invoice-pd`` / ``f,`` in the Approvals
+    queue and ``billing/rerender-invoice/SKI`` / ``LL.md`` in its diff's header, folded at the line's edge.
+    Each folds after its last ``-`` or ``/`` now (``fold_end``), the name's end and the file whole below."""
+    home = open_home(demo_root)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "SKILL.md" in str(app.screen.query_one("#proposal-title").content), what="it")
+        await settle(pilot)
+        queue = [line.strip(" │") for line in drawn_in(app.screen.query_one("#queue"))]
+        diff = [line.strip() for line in drawn_in(app.screen.query_one("#proposal-diff"))]
+        assert queue[queue.index("consolidate") + 1 :][:4] == [
+            "rerender-invoice-",
+            "pdf,",
+            "rerender-invoice-",
+            "pdfs into",
+        ], queue
+        assert diff[diff.index("=== create") + 1 :][:2] == ["billing/rerender-invoice/", "SKILL.md"], diff
+    home.close()

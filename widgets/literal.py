@@ -38,9 +38,10 @@ LOOK_AHEAD = 64  # of the text after a fold, what ``fold_end`` is shown (it read
 
 def wrap(content: Content, width: int) -> list[Content]:
     """``content.wrap(width)``, never breaking a line inside a grapheme or a shown symbol, nor before closing
-    CJK punctuation (``fold_end``): Textual folds a long word by cells, so half-width ﾃﾞ (a letter and its
-    voiced mark, one character to a reader) was parted, the mark starting the next line on its own,
-    ``<U+202E>`` read as two symbols, and a Japanese entry's final ``。`` stood alone on a line."""
+    CJK punctuation, and a word wider than a line after its last ``-`` or ``/`` where that keeps most of the
+    line (``fold_end``): Textual folds a long word by cells, so half-width ﾃﾞ (a letter and its voiced mark,
+    one character to a reader) was parted, the mark starting the next line on its own, ``<U+202E>`` read as
+    two symbols, a Japanese entry's final ``。`` stood alone on a line, and a path read ``…/SKI`` / ``LL.md``."""
     return [line for paragraph in content.split("\n", allow_blank=True) for line in _wrap_paragraph(paragraph, width)]
 
 
@@ -65,7 +66,9 @@ def _wrap_paragraph(content: Content, width: int) -> list[Content]:
                 return done + content.wrap(width)
             at = start + len(line.plain)
             kept = fold_end(plain[start:at], plain[at : at + LOOK_AHEAD])
-            if 0 < len(kept) < at - start:  # the fold parts a grapheme (or leaves 。 to start a line): moved
+            if (
+                0 < len(kept) < at - start
+            ):  # the fold parts a grapheme or a word's joint, or leaves 。 to start a line: moved
                 done += [*lines[:index], content[start : start + len(kept)]]
                 content = content[start + len(kept) :]
                 break

@@ -59,7 +59,8 @@ def _cut_past_id(row: str, width: int, words: bool = True) -> str:
 def wrapped(text: str, width: int, indent: str = "", hang: str = "", chop: bool = True) -> list[str]:
     """A sentence on as many lines of ``width`` cells as it takes, each after ``indent`` (the lines after the
     first after ``indent + hang``, so an item that wraps reads as one), broken at spaces (a word wider than
-    a line, at the line's end; without ``chop``, whole on a line of its own: a path or an id a user copies).
+    a line starts one and is folded as the TUI folds it, ``_chopped``; without ``chop``, whole on a line of
+    its own: a path or an id a user copies).
     A line break in ``text`` is kept, each line after it wrapped apart after ``indent`` and its own leading
     spaces: a refusal's diff or list, wrapped whole, ran into one paragraph."""
     first, *rest = visible(text).split("\n")
@@ -109,8 +110,13 @@ def _wrapped_line(text: str, width: int, indent: str, hang: str, chop: bool) -> 
     first, room = max(1, width - cells(indent)), max(1, width - cells(indent + hang))
     lines: list[str] = []
     for gap, word in _WORDS.findall(text):  # (spaces kept as written inside a line: an entry's, a YAML error's)
-        for piece in _chopped(word, room if lines else first) if chop else [word]:
-            if lines and cells(lines[-1]) + cells(gap) + cells(piece) <= (first if len(lines) == 1 else room):
+        pieces = _chopped(word, room if lines else first) if chop else [word]
+        for piece in pieces:  # (a word in pieces starts a line, as the TUI's does: one folded at a joint fits less)
+            if (
+                len(pieces) == 1
+                and lines
+                and cells(lines[-1]) + cells(gap) + cells(piece) <= (first if len(lines) == 1 else room)
+            ):
                 lines[-1] += gap + piece
             else:
                 lines.append(piece)
@@ -120,7 +126,9 @@ def _wrapped_line(text: str, width: int, indent: str, hang: str, chop: bool) -> 
 
 def _chopped(word: str, width: int) -> list[str]:
     """``word`` in pieces of at most ``width`` cells (a symbol or grapheme wider than that, alone), parted as the
-    TUI folds (``fold_end``): Rich's chop parted ﾃﾞ before its voiced mark and left ``。`` to start a line."""
+    TUI folds (``fold_end``): after a ``-`` or ``/`` where that keeps most of the line (``billing/`` /
+    ``SKILL.md``, not ``billing/SKI`` / ``LL.md``); Rich's chop parted ﾃﾞ before its voiced mark and left
+    ``。`` to start a line."""
     pieces: list[str] = []
     while word:
         piece = start_in(word, width) or word[: tail_start(word, 1)]
