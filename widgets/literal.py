@@ -66,9 +66,7 @@ def _wrap_paragraph(content: Content, width: int) -> list[Content]:
                 return done + content.wrap(width)
             at = start + len(line.plain)
             kept = fold_end(plain[start:at], plain[at : at + LOOK_AHEAD])
-            if (
-                0 < len(kept) < at - start
-            ):  # the fold parts a grapheme or a word's joint, or leaves 。 to start a line: moved
+            if 0 < len(kept) < at - start:  # moved: it parted a grapheme or a word, or left 。 to start a line
                 done += [*lines[:index], content[start : start + len(kept)]]
                 content = content[start + len(kept) :]
                 break

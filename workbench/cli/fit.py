@@ -111,12 +111,9 @@ def _wrapped_line(text: str, width: int, indent: str, hang: str, chop: bool) -> 
     lines: list[str] = []
     for gap, word in _WORDS.findall(text):  # (spaces kept as written inside a line: an entry's, a YAML error's)
         pieces = _chopped(word, room if lines else first) if chop else [word]
-        for piece in pieces:  # (a word in pieces starts a line, as the TUI's does: one folded at a joint fits less)
-            if (
-                len(pieces) == 1
-                and lines
-                and cells(lines[-1]) + cells(gap) + cells(piece) <= (first if len(lines) == 1 else room)
-            ):
+        whole = len(pieces) == 1  # (a word in pieces starts a line, as in the TUI: its first may end at a joint)
+        for piece in pieces:
+            if whole and lines and cells(lines[-1]) + cells(gap) + cells(piece) <= (first if len(lines) == 1 else room):
                 lines[-1] += gap + piece
             else:
                 lines.append(piece)
