@@ -18,6 +18,7 @@ from unittest import mock
 from rich.cells import cell_len
 
 from engine import open_home
+from engine.skills.manage import skill_manage_tool
 from engine.textsafety import CJK_CLASS, visible
 from engine.tools import ToolContext
 from tests.cli_support import ran
@@ -897,3 +898,49 @@ def test_providers_list_wraps_its_note_to_the_terminal(tmp_path):
     open_home(tmp_path / "h").close()
     lines = workbench(tmp_path / "h", 40, "providers", "list").splitlines()
     assert lines[-2:] == ["(none active: set memory.provider in", "  config.yaml)"], lines
+
+
+def test_pending_show_wraps_the_store_and_each_diff_line_under_its_marker(tmp_path):
+    """A user trial at 60 columns: `pending show` of a memory write listed the store's entries under its budget
+    line whole (77 cells: `User's repo uses rebase-only merges …`), and a skill patch its diff lines, which the
+    terminal broke inside words under the next line's `+` or `-`. Each line wraps under its text now, its
+    marker kept in its column, a line's own indent kept, a word wider than a line folded; so does the line
+    saying which entry a remove hits."""
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.yaml").write_text("memory:\n  write_approval: true\nskills:\n  write_approval: true\n")
+    kept = "User's repo uses rebase-only merges (git pull --rebase); never merge commits on main."
+    japanese = "デプロイ手順: ビルド→テスト→ステージング→本番。ﾃﾞﾌﾟﾛｲは金曜日に禁止。"
+    code = "    subprocess.run(['git', 'pull', '--rebase', '--autostash', 'origin', 'main'], check=True)"
+    skill = f"---\nname: sync\ndescription: Sync a branch\n---\n\n{code}\n"
+    opened = open_home(home)
+    for entry in (kept, japanese):
+        opened.memory.add("memory", entry, ToolContext(actor="user"))
+    added = "Staging DB host is stg-db-2 (moved from stg-db-1 after the November migration)."
+    memory = opened.memory.add("memory", added, ToolContext(actor="agent"))["pending_id"]
+    removal = opened.memory.remove("memory", "rebase-only", ToolContext(actor="agent"))["pending_id"]
+    patch = {"action": "create", "name": "sync", "content": skill}
+    created = skill_manage_tool(opened, patch, ToolContext())["pending_id"]
+    opened.close()
+    shown = {pid: workbench(home, 1000, "pending", "show", pid).splitlines() for pid in (memory, created)}
+    assert f"  {kept}" in shown[memory] and f"+ {added}" in shown[memory] and f"+ {code}" in shown[created]
+    hits = f"op 1 remove hits: {kept}"
+    assert hits in workbench(home, 1000, "pending", "show", removal).splitlines()
+    for columns in (40, 60):
+        lines = workbench(home, columns, "pending", "show", memory, process=columns == 60).splitlines()
+        assert all(cell_len(line) <= columns for line in lines), lines
+        body = lines[lines.index("") + 1 :]
+        assert body[0].startswith("  User's") and body[1].startswith("  ") and body[1][2] != " ", body
+        assert "".join(line[2:] for line in body if line[2:] and line != "  §").replace(" ", "") == (
+            f"{kept}{japanese}{added}".replace(" ", "")
+        ), body
+        assert [line[0] for line in body if line[0] != " "] == ["+"], body
+        assert_wrapped(workbench(home, columns, "pending", "show", removal).splitlines(), hits, columns)
+        lines = workbench(home, columns, "pending", "show", created).splitlines()
+        assert all(cell_len(line) <= columns for line in lines), lines
+        body = lines[lines.index("") + 1 :]
+        at = next(n for n, line in enumerate(body) if "subprocess" in line)
+        assert body[at].startswith("+     subprocess.run("), body  # (the marker, then the line's own indent)
+        rest = list(itertools.takewhile(lambda line: not line.startswith("+"), body[at + 1 :]))
+        assert rest and all(line.startswith("      ") and line[6] != " " for line in rest), body
+        assert "".join(line.strip() for line in [body[at][1:], *rest]).replace(" ", "") == code.replace(" ", "")

@@ -100,6 +100,16 @@ def labelled(label: str, text: str, width: int, chop: bool = False) -> list[str]
     return [visible(label) + lines[0][len(lead) :], *lines[1:]]
 
 
+def diff_line(kind: str, text: str, width: int) -> list[str]:
+    """One line of a diff in ``width`` cells: its marker (``+``, ``-`` or a space) in its own column and the
+    line's indent kept (up to half the width, so a narrow terminal still has room for its text), the rest
+    ``labelled`` under the text's start, a word wider than a line folded: printed whole, the terminal broke
+    it under the next line's marker."""
+    body = text.lstrip(" ")
+    indent = text[: len(text) - len(body)][: max(0, width // 2 - 2)]
+    return labelled(f"{kind} {indent}", body, width, chop=True)
+
+
 def said(sentence: str, indent: str = "") -> str:
     """An error, warning or note as printed: ``wrapped`` to the terminal's width after ``indent``, its
     continuation two cells in from its mark, a word wider than a line (the path or id it names) whole."""

@@ -14,7 +14,7 @@ from engine.textsafety import clipped, cut, flat_line, inline
 
 from . import Output, UsageError, add_command
 from .catching_up import catch_up, catch_up_if_journaled
-from .fit import commands, fit_row, phrased, terminal_width, wrapped
+from .fit import commands, diff_line, fit_row, phrased, terminal_width, wrapped
 
 
 def register(subparsers, common) -> None:
@@ -145,7 +145,9 @@ def render_preview(preview: dict) -> str:
         lines += wrapped(f"would fail: {preview['stale']}", columns, hang="  ")
     if preview.get("umbrella"):  # (the label names the skill the agent asked for)
         lines += wrapped(f"note: {preview['umbrella']}", columns, hang="  ")
-    lines += [target_line(target) for target in preview.get("targets") or []]
+    lines += [
+        line for target in preview.get("targets") or [] for line in wrapped(target_line(target), columns, hang="  ")
+    ]
     for reason in preview.get("flags", []):
         lines += wrapped(f"⚠ flagged: {reason}", columns, hang="  ")
     budget = preview.get("budget")
@@ -175,7 +177,7 @@ def render_preview(preview: dict) -> str:
     if diff or not preview.get("error"):  # (a refusal has no diff to speak of)
         lines.append("")
         lines += [WHITESPACE_ONLY] if whitespace_only(diff) else []
-        lines += [" ".join(marked(line)) for line in diff] if diff else ["(no textual change)"]
+        lines += [row for line in diff for row in diff_line(*marked(line), columns)] or ["(no textual change)"]
     return "\n".join(lines)
 
 
