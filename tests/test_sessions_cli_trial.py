@@ -141,8 +141,9 @@ def test_a_session_asked_for_by_the_preview_a_list_shows_is_named_by_its_id(caps
 
 
 def test_a_multi_line_first_message_is_named_by_its_one_line_preview(capsys, tmp_path, clock):
-    """A trial: the hint named the session only when its first message was typed on one line; the
-    list shows line breaks, tabs and runs of spaces as one space, and that is what people copy."""
+    """A trial: the hint named the session only when its first message was typed on one line. The list
+    shows its line breaks and tabs as ⏎ and ⇥ (they folded into spaces, the one place that hid them) and
+    runs of spaces as one; a person copies that, or types spaces for them."""
     home = open_home(tmp_path / "h", clock=clock)
     home.archive.create_session("s-ml-1", source="cli")
     home.archive.append_message("s-ml-1", "user", "\n  rotate the\n\tpostgres   password\nplease")
@@ -150,8 +151,8 @@ def test_a_multi_line_first_message_is_named_by_its_one_line_preview(capsys, tmp
     home.archive.append_message("s-ml-2", "user", "rotate the postgres password, please")
     home.close()
     listed = cli(capsys, tmp_path / "h", "sessions", "list")[1]
-    assert "“rotate the postgres password please”" in listed
-    for asked in ("rotate the postgres password please", "“rotate the postgres password please”"):
+    assert "“rotate the⏎⇥postgres password⏎please”" in listed
+    for asked in ("rotate the postgres password please", "“rotate the⏎⇥postgres password⏎please”"):
         code, out, err = cli(capsys, tmp_path / "h", "sessions", "export", asked, "--json")
         doc = json.loads(out)
         assert code == 1 and doc["close_matches"] == ["s-ml-1"], doc

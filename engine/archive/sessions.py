@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from ..db import is_corrupt
 from ..errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from ..events import SessionChanged
-from ..textsafety import flat_line, one_line, quoted, without_escape_sequences
+from ..textsafety import flat_line, quoted, without_escape_sequences
 from ..values import number_in
 from . import outside
 from .core import changes_archive, in_chunks
@@ -49,6 +49,12 @@ def titled(title: str | None, preview: str | None) -> str | None:
 
 
 MAX_TITLE_LENGTH = 100
+_LAID_OUT = re.compile(r"[\s⏎⇥]+")  # what a preview shows of a message's layout, or a person typed for it
+
+
+def _spaced(text: str) -> str:
+    """``text`` with each run of spaces, line breaks and their symbols read as one space."""
+    return _LAID_OUT.sub(" ", text).strip()
 
 
 # What lists of sessions (``sessions list``, the Sessions tree) are ordered by, newest first, and the time
@@ -259,12 +265,13 @@ class SessionsMixin(LineageMixin):
         """The untitled sessions a list shows as ``text`` (``previews``; its quotes optional): what a
         person who copied a list's title column meant. Cheap: one index look-up per untitled session
         for its first user message, and only the few that start so are read whole."""
-        shown = (text or "").strip().removeprefix("“").removesuffix("”").strip()
+        shown = _spaced(text or "").removeprefix("“").removesuffix("”").strip()
         words = shown.removesuffix("…").split()
         if not words:
             return []
-        # A list folds the message's line breaks, tabs and runs of spaces into one space, so the words are
-        # looked for with anything between them (then each preview is compared whole).
+        # A list shows the message's line breaks and tabs as ⏎ and ⇥ and a run of spaces as one (a person may
+        # type spaces for them), so the words are looked for with anything between them, then each preview is
+        # compared whole, all of them read as one space.
         rows = self.conn().execute(
             "SELECT id FROM sessions s WHERE coalesce(s.title, '') = '' AND ltrim((SELECT content FROM messages m "
             "WHERE m.session_id = s.id AND m.role = 'user' ORDER BY m.timestamp, m.id LIMIT 1), ' ' || char(9, 10)) "
@@ -273,7 +280,7 @@ class SessionsMixin(LineageMixin):
         )
         ids = [str(r[0]) for r in rows]
         previews = self.previews(ids)
-        return [sid for sid in ids if previews.get(sid) == shown]
+        return [sid for sid in ids if _spaced(previews.get(sid, "")) == shown]
 
     def ids_with_prefix(self, prefix: str, limit: int = 5) -> list[str]:
         """Session ids starting with ``prefix`` (to explain an ambiguous short id)."""
@@ -361,8 +368,8 @@ class SessionsMixin(LineageMixin):
         return titled(None, self.previews([session.id]).get(session.id))
 
     def previews(self, session_ids: list[str], width: int = PREVIEW_CHARS) -> dict[str, str]:
-        """The start of each session's first user message, on one line: what a list shows for a
-        session with no title (Hermes titles few of its own)."""
+        """The start of each session's first user message, on one line (``flat_line``: a line break as ⏎):
+        what a list shows for a session with no title (Hermes titles few of its own)."""
         if not session_ids:
             return {}
         rows = self.conn().execute(  # each session's index walked from its start to its first user message
@@ -370,7 +377,9 @@ class SessionsMixin(LineageMixin):
             "ORDER BY timestamp, id LIMIT 1) FROM json_each(?) s",
             (json.dumps(session_ids),),
         )
-        found = {row[0]: one_line(content_text(decode_content(row[1])), width) for row in rows if row[1] is not None}
+        found = {
+            row[0]: flat_line(content_text(decode_content(row[1])).strip(), width) for row in rows if row[1] is not None
+        }
         return {sid: text for sid, text in found.items() if text}
 
     def hit_previews(self, hits: Iterable[Any]) -> dict[str, str]:
