@@ -2011,6 +2011,18 @@ def test_a_narrow_results_list_keeps_the_archived_mark_whole():
     assert header_prompt(hit, 2, 100, False, 0).plain == wide  # no width known yet: nothing cut
 
 
+def test_a_title_and_a_role_from_data_show_their_line_breaks_as_symbols():
+    """A tree row's title and a search hit's title and role folded a line break into a space, the one place in
+    either skin that hid it: two titles alike but for it read the same. They show it as ⏎, a tab as ⇥."""
+    from widgets.lineage_tree import session_label
+
+    node = SessionNode(id="a", title="Deploy plan\nstep two\tnow", message_count=2, started_at=1795000000)
+    assert session_label(node).plain == "● Deploy plan⏎step two⇥now  2 msgs · 2026-11-18"
+    hit = Hit("s1", "s1", "Deploy plan\nstep two", 7, "plan", role="tool\nuser")
+    assert header_prompt(hit, 1, 100, False, 0).plain == "▸ Deploy plan⏎step two  1 match"
+    assert hit_prompt(hit, 0).plain == "  tool⏎user #7  plan"
+
+
 async def test_a_wide_footer_offers_the_session_keys_and_they_work_at_any_width(home, tmp_path):
     """a, e and D were in help only, for want of room at 80 columns, even where the footer had plenty."""
     sid = "20261130_150000_00000a"

@@ -26,7 +26,7 @@ from textual.widgets.tree import TreeNode, UnknownNodeID
 
 from engine.clock import shown_time
 from engine.counts import msgs
-from engine.textsafety import one_line, visible
+from engine.textsafety import flat_line
 
 from .cursor_in_view import CursorInView
 from .literal import cut_cells
@@ -112,7 +112,7 @@ def session_label(node: SessionNode, picked: int | None = None, width: int | Non
     and date would leave it less, the date goes first, then the size (the state stays while
     it fits). Without a width the title is cut at a fixed length.
     """
-    title = visible(one_line(node.title or node.id))  # a hostile title never reaches the terminal
+    title = flat_line(node.title or node.id)  # a hostile title never reaches the terminal, nor a line break
     head = Text(f"{KIND_GLYPHS.get(node.kind, '•')} ", style="bold")
     if node.wrote:
         head.append("✎ ", style="bold")

@@ -36,7 +36,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from engine.textsafety import around, one_line, quoted, shown_spans, start_in, visible
+from engine.textsafety import around, flat_line, quoted, shown_spans, start_in
 
 from .cursor_in_view import CursorInView
 from .literal import literal, wrap
@@ -138,7 +138,7 @@ def _head(hit: Hit, width: int, indent: str, literal: tuple[str, tuple[tuple[int
     """``role #id`` before a hit's excerpt; in a narrow list ``role``, then its initial, so
     that the excerpt keeps ``MIN_EXCERPT`` cells, or more for a long match (its cells and the
     two ``…``): a 7-digit id took most of an 80x24 row."""
-    role = start_in(visible(one_line(hit.role or "message")) or "?", ROLE_CELLS)
+    role = start_in(flat_line(hit.role or "message") or "?", ROLE_CELLS)
     number = f" #{hit.message_id}" if hit.message_id is not None else ""
     heads = (f"{indent}{role}{number}  ", f"{indent}{role}  ", f"{indent}{role[0]} ")
     text, matches = literal
@@ -165,7 +165,7 @@ def hit_prompt(hit: Hit, width: int = 0, indent: str = "  ") -> Content:
 def header_prompt(hit: Hit, count: int | None, cap: int, expanded: bool, width: int = 0) -> Content:
     """``▸ Title  12 matches · archived``: the count is ``…`` until it arrives, ``100+`` at the cap
     or when only some completions of the last word were counted."""
-    title = visible(one_line(hit.title or hit.session_id))
+    title = flat_line(hit.title or hit.session_id)
     more = count is not None and (count >= cap or hit.partial)
     number = "…" if count is None else f"{count}{'+' * more}"
     matches = f"  {number} match{'es' * (count != 1 or more)}"
