@@ -107,3 +107,18 @@ def test_local_provider_tools_and_mirrors_reach_the_facts_with_their_source(home
     assert main(["--home", str(home.root), "providers", "facts", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["count"] == 2 and shown["facts"][0]["source_message"]["id"] == source["id"]
+
+
+def test_providers_facts_shows_a_line_break_in_its_source_message_as_a_symbol(home, cli):
+    """`providers facts` quoted a fact's source message with its line breaks folded into spaces (and cut at
+    60 characters inside a word): a message of two lines read as one. It shows them as ⏎, as every preview does,
+    and cuts before a word."""
+    from engine.providers.facts import FactStore
+
+    home.archive.create_session("s1", source="cli")
+    said = "Invoices are numbered per year\nand reset each January; the prefix is the billing entity code"
+    message = home.archive.append_message("s1", "user", said)
+    FactStore(home).add("Invoices are numbered per year", session_id="s1", message_id=message, actor="user")
+    home.close()
+    out = cli("providers", "facts").stdout.splitlines()
+    assert out[1] == f"      from #{message} user: Invoices are numbered per year⏎and reset each January; the…", out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.home import Home
 from engine.providers import configured_names, configured_note, provider_listing
 from engine.providers.facts import list_facts
+from engine.textsafety import flat_line
 
 from . import Output, add_command
 from .fit import said
@@ -38,7 +39,9 @@ def show_facts(home: Home, args) -> Output:
     for fact in facts:
         source = fact["source_message"]
         where = (
-            f"#{source['id']} {source['role']}: {' '.join(source['text'].split())[:60]}" if source else fact["origin"]
+            f"#{source['id']} {flat_line(source['role'])}: {flat_line(source['text'], 60)}"
+            if source
+            else fact["origin"]
         )
         lines.append(f"{fact['id']:>4}  {fact['content']}\n      from {where}")
     return Output({"facts": facts, "count": len(facts)}, text="\n".join(lines) or "No facts kept yet.")
