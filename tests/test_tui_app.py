@@ -523,7 +523,8 @@ async def test_a_long_home_gives_way_to_the_review_in_the_header(home, tmp_path)
         assert len(shown) <= 120 and "│ reviewing…, then quit" in shown and shown.endswith("/home4")
         app.review_status = ""
         await settle(pilot)
-        assert app.screen.query_one(WorkbenchHeader).render().plain.endswith("│ …/with/more/folders/home4")
+        shown = app.screen.query_one(WorkbenchHeader).render().plain  # (the id whole: the home to its last folders)
+        assert shown.endswith("│ 20261130_071812_cb1b9a │ …/more/folders/home4"), shown
 
 
 async def test_header_keeps_the_pending_count_at_80_columns(home, tmp_path):

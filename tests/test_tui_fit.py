@@ -68,6 +68,23 @@ async def test_every_screens_header_names_the_home_at_80_columns_too(home, tmp_p
                     await pilot.press("escape")  # out of the message box, where a digit is text
 
 
+async def test_the_header_keeps_a_running_sessions_id_whole_where_tight_tabs_make_room(home, tmp_path):
+    """A user trial at 120 columns: the header showed the demo's session as `…0_6fbeb3`, cut into its time, and
+    a cut id names nothing to copy. It is whole where tight tabs and the home's last folders make room, and
+    cut to its random part where they cannot."""
+    app = make_app(home, tmp_path, label="/tmp/flat28/demo")
+    app.running_session = "20261207_183030_6fbeb3"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        line = app.screen.query_one(WorkbenchHeader).render().plain
+        assert len(line) <= 120 and "│ 20261207_183030_6fbeb3 │ /tmp/flat28/demo" in line, line
+        assert "1 Memory 2 Sessions" in line  # (the tabs' outer spaces made the room)
+        await pilot.resize_terminal(110, 40)
+        await settle(pilot)
+        line = app.screen.query_one(WorkbenchHeader).render().plain
+        assert len(line) <= 110 and line.endswith("│ …6fbeb3 │ /tmp/flat28/demo"), line
+
+
 def numbered_skills(home, count: int) -> None:
     for number in range(count):
         name = f"skill-{number:02d}"

@@ -2,7 +2,8 @@
 
 Tabs are clickable (posts ``ModeClicked``), as is the pending count (``PendingClicked``).
 Tabs keep their names as long as the line allows, and from 80 columns the home is always
-shown (cut from the left when it must be); the session id gives way before it. ``review`` is
+shown (cut from the left when it must be); a running session's id, which users copy, stays whole
+while tight tabs and the home's last folders make room for it, then gives way before the home. ``review`` is
 "reviewing…" while a background review runs, then its result line: the home gives way to it down to
 its last folders, and it is cut first when space is shorter still.
 """
@@ -71,9 +72,12 @@ class WorkbenchHeader(Widget):
         width = self.size.width
         tries = [(0, "full"), (0, "tight"), (1, "full"), (1, "tight"), (2, "full"), (2, "tight")]
         tries += [(2, "short"), (3, "short"), (2, "key"), (3, "key")]  # (below 80 columns only)
-        for least, tabs in tries:
+        # a session's id whole first (users copy it: a cut one names nothing), tight tabs and the home's last
+        # folders making room for it, then as before
+        tries = [(least, tabs, True) for least, tabs in tries[:4]] + [(least, tabs, False) for least, tabs in tries]
+        for least, tabs, whole in tries:
             tab_parts = self._tabs(tabs)
-            status = self._status(width - sum(len(text) for text, _, _ in tab_parts), least)
+            status = self._status(width - sum(len(text) for text, _, _ in tab_parts), least, whole)
             if status is not None:
                 return tab_parts + status
         return self._tabs("key") + self._pending()
@@ -98,8 +102,9 @@ class WorkbenchHeader(Widget):
             (f"{self.pending} pending", "bold $warning" if self.pending else "$text-muted", "pending"),
         ]
 
-    def _sessions(self) -> list[list[tuple[str, str, str | None]]]:
-        """The session's forms, longest first; the last, ``[]``, leaves a running one to the ``●`` before the home."""
+    def _sessions(self, whole: bool = False) -> list[list[tuple[str, str, str | None]]]:
+        """The session's forms, longest first; the last, ``[]``, leaves a running one to the ``●`` before the home
+        (``whole``: only those that show a running one's id whole)."""
         session = self.session
         if not session:
             return [
@@ -109,21 +114,24 @@ class WorkbenchHeader(Widget):
             ]
         forms = [[(" │ session ", "$text-muted", None)], [(" │ ", "$text-muted", None)]]
         shown = [[*form, (session, "bold $success", None)] for form in forms]
-        if len(session) > 9:
-            shown.append([(" │ ", "$text-muted", None), ("…" + session[-8:], "bold $success", None)])
+        if whole:
+            return shown
+        if len(session) > 9:  # its telling end: a Hermes id's random part, not a cut into its time (…0_6fbeb3)
+            end = session[-8:].rpartition("_")[2] or session[-8:]
+            shown.append([(" │ ", "$text-muted", None), ("…" + end, "bold $success", None)])
         return [*shown, []]
 
-    def _status(self, room: int, least: int) -> list[tuple[str, str, str | None]] | None:
+    def _status(self, room: int, least: int, whole: bool = False) -> list[tuple[str, str, str | None]] | None:
         """Pending count, Curator, session, review and home in ``room`` columns, or None when the home
         does not fit as ``least`` allows (0: whole; 1: its last folders, 16 characters or more; 2:
-        at least its last 4 characters; 3: not at all, below 80 columns). The count is never cut; a
-        session gives way before the home."""
+        at least its last 4 characters; 3: not at all, below 80 columns), or (``whole``) the session's id
+        whole and the review line do not. The count is never cut; a session gives way before the home."""
         home = self.home_label
         shortest = (len(home), min(len(home), 16), min(len(home), 4), min(len(home), 4))[least]
         for curator in ([(f" │ {self.curator}", "$text-muted", "mode:timeline")], []) if self.curator else ([],):
             head = self._pending() + curator
             unreviewed = None  # the first line that fits without the review, if no shorter session form fits it
-            for session in self._sessions():
+            for session in self._sessions(whole):
                 left = room - sum(len(text) for text, _, _ in head + session)
                 glyph = self.session and not session  # the last form: ● before the home stands for the session
                 shown = short_home(home, left - 3)
@@ -147,7 +155,7 @@ class WorkbenchHeader(Widget):
                     unreviewed = unreviewed or line
                     continue
                 return line
-            if unreviewed is not None:
+            if unreviewed is not None and not whole:  # (the review is kept before the id is whole)
                 return unreviewed
         if least < 3:
             return None
