@@ -944,3 +944,20 @@ def test_pending_show_wraps_the_store_and_each_diff_line_under_its_marker(tmp_pa
         rest = list(itertools.takewhile(lambda line: not line.startswith("+"), body[at + 1 :]))
         assert rest and all(line.startswith("      ") and line[6] != " " for line in rest), body
         assert "".join(line.strip() for line in [body[at][1:], *rest]).replace(" ", "") == code.replace(" ", "")
+
+
+def test_scenarios_list_wraps_each_description_under_its_row(tmp_path):
+    """At 60 columns `scenarios list` printed the demo's description on its row, 406 cells, which the terminal
+    broke inside words under the next row's name. Each description wraps under its row, two cells in; a row
+    too wide for a narrow terminal breaks between the name and its size."""
+    from engine.scenarios import list_scenarios
+
+    described = {s.summary()["name"]: s.summary()["description"] for s in list_scenarios()}
+    for columns in (20, 40, 60):
+        lines = workbench(tmp_path / "h", columns, "scenarios", "list", process=columns == 60).splitlines()
+        assert all(cell_len(line) <= columns for line in lines), lines
+        rows = [n for n, line in enumerate(lines) if not line.startswith(" ")]
+        assert [lines[n].split()[0] for n in rows] == list(described), lines
+        for start, end in zip(rows, [*rows[1:], len(lines)], strict=True):
+            body = " ".join(line.strip() for line in lines[start + 1 : end])
+            assert body.endswith(described[lines[start].split()[0]]) and " turn" in body + lines[start], lines

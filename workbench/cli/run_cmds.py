@@ -20,7 +20,7 @@ from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_
 from engine.textsafety import visible
 
 from . import Output, UsageError, add_command
-from .fit import said
+from .fit import phrased, said, terminal_width, wrapped
 from .numbers import SPEED
 
 ARG_PREVIEW = 70
@@ -85,10 +85,16 @@ def _key_variable(name: str) -> str:
 
 def scenarios_list(home: Home, args) -> Output:
     found = [s.summary() for s in list_scenarios()]
-    text = "\n".join(
-        f"{s['name']:<10} {counted(s['sessions'], 'session')}, {counted(s['turns'], 'turn')}  {s['description']}"
-        for s in found
-    )
+
+    def text() -> str:  # (a description under its row, wrapped: on the row, the terminal broke it inside words)
+        width = terminal_width()
+        lines = []
+        for s in found:
+            size = f"{counted(s['sessions'], 'session')}, {counted(s['turns'], 'turn')}"
+            lines += [line.rstrip() for line in phrased([f"{s['name']:<10}", size], width, hang="  ", sep=" ")]
+            lines += wrapped(s["description"], width, indent="  ")
+        return "\n".join(lines)
+
     return Output({"scenarios": found}, text=text)
 
 
