@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import subprocess
 from types import SimpleNamespace
 
 import pytest
+from rich.cells import cell_len
 
 from engine.diffs import WHITESPACE_ONLY
 from engine.timeline import Timeline, has_skill_diff, outcome_lines, summarize
@@ -19,6 +21,7 @@ from workbench.cli.timeline_cmds import show_row
 BREW = "---\nname: brew\ndescription: How to brew tea\n---\n\nBoil water.\nSteep for 3 minutes.\n"
 
 HERMES_WRITES_SKILLS = """
+import itertools
 import json
 from tools.skill_manager_tool import skill_manage
 print(json.dumps([json.loads(skill_manage(**c)) for c in [
@@ -318,6 +321,26 @@ def test_timeline_show_keeps_two_lines_of_context_around_a_change(home):
     assert len(shown.data["diff"]) == 26  # (the JSON keeps every line)
 
 
+def test_timeline_show_wraps_each_diff_line_under_its_marker(home, monkeypatch):
+    """At 40 columns `timeline show` of an edit by hand printed each diff line whole, which the terminal broke
+    inside words under the next line's marker. Each wraps under its text now, as `pending show`'s do, its
+    marker in its column and its own indent kept."""
+    step = "    Run the migration with a lock timeout of thirty seconds, then check the replica lag."
+    skill = f"---\nname: migrate\ndescription: Migrate\n---\n\n{step}\n"
+    assert home.skills.manage({"action": "create", "name": "migrate", "content": skill})["success"]
+    home.skills.outside.record()
+    (home.skills_dir / "migrate" / "SKILL.md").write_text(skill.replace("thirty", "sixty"), encoding="utf-8")
+    [edit] = home.skills.outside.record()
+    monkeypatch.setenv("COLUMNS", "40")
+    shown = show_row(home, SimpleNamespace(row=edit)).text().splitlines()
+    lines = shown[shown.index("") + 1 :]  # (the diff)
+    assert all(cell_len(line) <= 40 for line in lines), lines
+    for mark, text in (("-", step), ("+", step.replace("thirty", "sixty"))):
+        at = lines.index(f"{mark}     Run the migration with a lock")
+        rest = list(itertools.takewhile(lambda line: line.startswith("      "), lines[at + 1 :]))
+        assert rest and " ".join(line.strip() for line in [lines[at][1:], *rest]) == text.strip(), lines
+
+
 def test_another_workbench_process_is_not_outside(home):
     _create_brew(home)
     home.skills.outside.record()
@@ -341,6 +364,7 @@ def test_a_skill_hermes_creates_or_patches_is_journaled_as_external(home, hermes
 
 
 HERMES_PATCHES_AND_DELETES = """
+import itertools
 import json
 from tools.skill_manager_tool import skill_manage
 print(json.dumps([json.loads(skill_manage(**c)) for c in [
@@ -352,6 +376,7 @@ print(json.dumps([json.loads(skill_manage(**c)) for c in [
 
 
 HERMES_PADS = """
+import itertools
 import json
 from tools.skill_manager_tool import skill_manage
 patch = dict(action="patch", name="brew", old_string="Boil water.", new_string="Boil water.  ")
@@ -469,6 +494,7 @@ def test_a_skill_hermes_deleted_with_support_files_comes_back_as_its_skill_md_al
 
 
 HERMES_ARCHIVES = """
+import itertools
 import json
 from tools.skill_usage import archive_skill
 print(json.dumps(list(archive_skill("brew"))))
@@ -488,6 +514,7 @@ def test_a_skill_hermes_archives_is_journaled_as_archived_not_removed(home, herm
 
 
 HERMES_PINS = """
+import itertools
 import json
 from tools.skill_usage import set_pinned
 set_pinned("brew", True)
@@ -627,6 +654,7 @@ def test_what_hermes_changed_while_no_workbench_watched_is_journaled_at_the_next
 
 
 HERMES_RESTORES = """
+import itertools
 import json
 from tools.skill_usage import restore_skill
 print(json.dumps(list(restore_skill("brew"))))
@@ -660,6 +688,7 @@ def test_a_skill_hermes_restores_is_journaled_as_restored_not_created(home, herm
 
 
 HERMES_ROUND_TRIP = """
+import itertools
 import json
 from tools.skill_usage import archive_skill, restore_skill
 print(json.dumps([archive_skill("brew")[0], restore_skill("brew")[0]]))
@@ -760,6 +789,7 @@ def test_a_first_look_that_fails_part_way_keeps_dating_the_change_found_later(tm
 
 
 HERMES_AFTER_OURS = """
+import itertools
 import json
 from tools.skill_manager_tool import skill_manage
 from tools.skill_usage import restore_skill, set_pinned
@@ -882,6 +912,7 @@ def test_a_pin_change_seen_with_an_archive_or_a_create_is_journaled_too(home, he
 
 
 HERMES_MAKES_AGENT_SKILLS = """
+import itertools
 import json
 from datetime import datetime, timedelta, timezone
 from tools import skill_usage
@@ -897,11 +928,13 @@ skill_usage.save_usage(data)
 print(json.dumps(made))
 """
 HERMES_CURATOR_PASS = """
+import itertools
 import json
 from agent.curator import apply_automatic_transitions
 print(json.dumps(apply_automatic_transitions()))
 """
 HERMES_REACTIVATES = """
+import itertools
 import json
 from datetime import datetime, timezone
 from tools import skill_usage
@@ -956,6 +989,7 @@ def test_a_hermes_curator_pass_is_one_outside_group_naming_each_state_change(hom
 
 
 HERMES_CURATOR_RUNS = """
+import itertools
 import json
 from agent.curator import run_curator_review
 print(json.dumps(run_curator_review(synchronous=True)["auto_transitions"]))

@@ -31,7 +31,7 @@ from engine.timeline import (
 
 from . import Output, UsageError, add_command
 from .catching_up import catch_up
-from .fit import TIMES, commands, fit_row, folded, terminal_width, wrapped
+from .fit import TIMES, commands, diff_line, fit_row, folded, terminal_width, wrapped
 from .numbers import ID, whole
 
 LIMIT = 50  # rows per page unless --limit says otherwise
@@ -190,7 +190,9 @@ def show_row(home: Home, args) -> Output:
             lines.append("")
             shown = shown_diff(diff)
             lines += [WHITESPACE_ONLY] if whitespace_only(diff) else []
-            lines += ["  …" if d is None else visible(f"{d[0]} {d[1]}") for d in shown] or ["(the file was empty)"]
+            width = terminal_width()  # (each line wrapped under its text, its marker in its column, as pending show's)
+            lines += [row for d in shown for row in (["  …"] if d is None else diff_line(*d, width))]
+            lines += [] if shown else ["(the file was empty)"]
         elif has_skill_diff(row):
             lines.append("(what it read before was not kept: it was last seen by an earlier version, or first seen)")
         return "\n".join(lines)
