@@ -100,3 +100,17 @@ def test_a_hermes_call_with_no_row_beside_one_credited_is_still_listed(home):
         ("add", "Uses uv", True),
         ("replace", "Coffee", False),
     ]
+
+
+def test_sessions_show_gives_a_writes_line_breaks_as_symbols(home, cli):
+    """`sessions show` printed a write's text under its message with its line breaks folded into spaces: a
+    Hermes-staged replace read `old: Works in JST new: Works in JST (UTC+9)`, one text. It shows them as ⏎,
+    as `pending show` and every preview do."""
+    archive = home.archive
+    archive.create_session("s1", source="cli", title="Writes")
+    message = archive.append_message("s1", "assistant", "", tool_calls=_call("c1", "add", "user", "Likes tea"))
+    text = "old: Works in JST\nnew: Works in JST (UTC+9)"
+    home.journal.append("approvals", "stage", "user", actor="agent", after=text, session_id="s1", message_id=message)
+    home.close()
+    shown = cli("sessions", "show", "s1").stdout.splitlines()
+    assert "    ↳ staged for approval (user): old: Works in JST⏎new: Works in JST (UTC+9)" in shown, shown

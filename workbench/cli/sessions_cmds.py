@@ -274,7 +274,7 @@ def show_session(home: Home, args) -> Output:
                 _message_line(m)
                 + ("  [unbacked claim: no memory or skill write in this turn]" if m.id in claims else "")
             )
-            lines.extend(f"    ↳ {w.summary}: {' '.join((w.text or '').split())}" for w in writes.get(m.id, []))
+            lines.extend(f"    ↳ {w.summary}: {flat_line(w.text)}" for w in writes.get(m.id, []))
         return "\n".join(lines)
 
     return Output(data, text)
