@@ -12,7 +12,7 @@ import pytest
 from rich.cells import cell_len
 
 from engine.diffs import WHITESPACE_ONLY
-from engine.timeline import Timeline, has_skill_diff, outcome_lines, summarize
+from engine.timeline import Timeline, detail_lines, has_skill_diff, outcome_lines, summarize
 from engine.tools import ToolContext
 from tests.cli_support import completed
 from tests.hermes_support import workbench_cmd
@@ -324,7 +324,7 @@ def test_timeline_show_keeps_two_lines_of_context_around_a_change(home):
 def test_timeline_show_wraps_each_diff_line_under_its_marker(home, monkeypatch):
     """At 40 columns `timeline show` of an edit by hand printed each diff line whole, which the terminal broke
     inside words under the next line's marker. Each wraps under its text now, as `pending show`'s do, its
-    marker in its column and its own indent kept."""
+    marker in its column and its own indent kept; and the row's own lines above it wrap too."""
     step = "    Run the migration with a lock timeout of thirty seconds, then check the replica lag."
     skill = f"---\nname: migrate\ndescription: Migrate\n---\n\n{step}\n"
     assert home.skills.manage({"action": "create", "name": "migrate", "content": skill})["success"]
@@ -335,6 +335,10 @@ def test_timeline_show_wraps_each_diff_line_under_its_marker(home, monkeypatch):
     shown = show_row(home, SimpleNamespace(row=edit)).text().splitlines()
     lines = shown[shown.index("") + 1 :]  # (the diff)
     assert all(cell_len(line) <= 40 for line in lines), lines
+    # (so do the row's own lines, `row N · …` between its parts, each continuation two cells in)
+    wide = detail_lines(Timeline(home).rows_of(str(edit))[0])
+    assert all(cell_len(line) <= 40 for line in shown) and len(shown[: shown.index("")]) > len(wide) + 1, shown
+    assert shown[0].startswith(f"row {edit} · ") and all(line.startswith("  ") for line in shown[1:3]), shown
     for mark, text in (("-", step), ("+", step.replace("thirty", "sixty"))):
         at = lines.index(f"{mark}     Run the migration with a lock")
         rest = list(itertools.takewhile(lambda line: line.startswith("      "), lines[at + 1 :]))

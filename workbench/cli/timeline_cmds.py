@@ -31,7 +31,7 @@ from engine.timeline import (
 
 from . import Output, UsageError, add_command
 from .catching_up import catch_up
-from .fit import TIMES, commands, diff_line, fit_row, folded, terminal_width, wrapped
+from .fit import TIMES, commands, diff_line, fit_row, folded, phrased, terminal_width, wrapped
 from .numbers import ID, whole
 
 LIMIT = 50  # rows per page unless --limit says otherwise
@@ -181,16 +181,18 @@ def show_row(home: Home, args) -> Output:
     opened = timeline.skill_opened(row)
 
     def text() -> str:
-        lines = detail_lines(row)  # (as the Timeline screen's detail shows it: why and source too)
+        width = terminal_width()
+        head, *rest = detail_lines(row)  # (as the Timeline screen's detail shows it: why and source too)
+        lines = phrased(head.split(" · "), width, hang="  ")  # (wrapped at spaces: the terminal broke them in words)
+        lines += [line for said in rest for line in wrapped(said, width, hang="  ", chop=False)]
         if opened is not None:  # (what enter on the Timeline selects on Skills)
-            lines.append(opens_line(opened, home.skills))
+            lines += wrapped(opens_line(opened, home.skills), width, hang="  ", chop=False)
         if kept is not None:
             lines += ["", "the file's text, kept in this row (--json gives it as kept):", *visible(kept).splitlines()]
         if diff is not None:
             lines.append("")
             shown = shown_diff(diff)
             lines += [WHITESPACE_ONLY] if whitespace_only(diff) else []
-            width = terminal_width()  # (each line wrapped under its text, its marker in its column, as pending show's)
             lines += [row for d in shown for row in (["  …"] if d is None else diff_line(*d, width))]
             lines += [] if shown else ["(the file was empty)"]
         elif has_skill_diff(row):
