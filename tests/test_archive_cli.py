@@ -356,7 +356,9 @@ def test_prune_with_nothing_to_prune_says_so_and_untitled_sessions_read_as_lists
 
 
 def test_an_untitled_session_is_listed_by_the_start_of_its_first_user_message(tmp_path, capsys):
-    """Hermes titles few sessions: lists and search results showed nothing where the title goes."""
+    """Hermes titles few sessions: lists and search results showed nothing where the title goes. The start
+    of its first user message stands there, on one line as every preview is (``flat_line``): its line break
+    as ⏎, its escape as ␛ (in the JSON's ``preview`` too: it is what a list shows, not the message)."""
     from workbench.cli import main
 
     home = open_home(tmp_path / "h")
@@ -371,11 +373,11 @@ def test_an_untitled_session_is_listed_by_the_start_of_its_first_user_message(tm
     home.close()
     code, data, _ = wb(tmp_path / "h", "sessions", "list")
     assert code == 0 and data["sessions"][0]["title"] is None
-    assert data["sessions"][0]["preview"] == "Please plan the tulip\x1b[2J beds for spring and more and more…"  # 60
+    assert data["sessions"][0]["preview"] == "Please plan⏎the tulip␛[2J beds for spring and more and more…"  # 60
     assert main(["--home", str(tmp_path / "h"), "sessions", "list"]) == 0
-    assert "“Please plan the tulip␛[2J beds for spring and more" in capsys.readouterr().out
+    assert "“Please plan⏎the tulip␛[2J beds for spring and more" in capsys.readouterr().out
     assert main(["--home", str(tmp_path / "h"), "sessions", "search", "tulip"]) == 0
-    assert "[user #2]  “Please plan the tulip␛[2J beds" in capsys.readouterr().out
+    assert "[user #2]  “Please plan⏎the tulip␛[2J beds" in capsys.readouterr().out
 
 
 def test_a_search_that_finds_no_whole_word_says_when_a_prefix_would(home_dir, capsys):
