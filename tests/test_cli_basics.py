@@ -217,6 +217,27 @@ def test_a_mistyped_command_action_or_choice_is_offered_the_closest(words, liste
     assert result.stderr.rstrip().endswith(f"). Did you mean {close!r}?")
 
 
+@pytest.mark.parametrize(
+    "words, meant",
+    [
+        (["curator", "archive", "deploy"], "skills archive"),
+        (["curator", "restore", "deploy"], "skills restore"),
+        (["curator", "pin", "deploy"], "skills pin"),
+        (["curator", "list-archived"], "skills list --all"),
+        (["curator", "prune"], "curator purge"),
+        (["search", "数据库"], "sessions search"),
+    ],
+)
+def test_a_word_another_command_holds_names_that_command(words, meant, tmp_path):
+    """A trial: `workbench curator archive NAME`, as Hermes's own `hermes curator archive` is typed, and
+    `workbench search`, got the list of choices and no word of where that action is."""
+    result = completed("--home", str(tmp_path / "h"), *words)
+    assert result.returncode == 2 and result.stderr.rstrip().endswith(f"). Did you mean `workbench {meant}`?")
+    assert not (tmp_path / "h").exists()
+    suggested = completed("--home", str(tmp_path / "h"), *meant.split(), "--help")  # (a command that exists)
+    assert suggested.returncode == 0 and suggested.stdout.startswith(f"usage: workbench {' '.join(meant.split()[:2])} ")
+
+
 def test_a_word_like_no_choice_gets_no_guess():
     result = completed("xyz")
     assert result.returncode == 2 and "Did you mean" not in result.stderr

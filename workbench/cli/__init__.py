@@ -118,7 +118,7 @@ class _Parser(argparse.ArgumentParser):
             raise _ArgumentError(self, message)
         self._advising = True
         try:
-            advice = self._dash_hint(message) or self._dashed_value_hint(message) or _choice_hint(message)
+            advice = self._dash_hint(message) or self._dashed_value_hint(message) or _choice_hint(self.prog, message)
         finally:
             self._advising = False
         raise _ArgumentError(self, message + advice)
@@ -238,11 +238,30 @@ def _requoted(message: str) -> str:
     return _ARGPARSE_REPR.sub(lambda found: found[1] + quoted(ast.literal_eval(found[2])), message)
 
 
-def _choice_hint(message: str) -> str:
-    """For a mistyped command, action or option value (``memroy``): the choices most like it."""
+# Words a new user carries over that name an action another command holds here: Hermes's own
+# ``hermes curator archive|restore|pin|unpin|list-archived|prune`` (skills are archived, restored and
+# pinned under ``workbench skills``), and ``search``, which searches sessions.
+ELSEWHERE = {
+    f"{PROG} curator": {
+        "archive": "skills archive",
+        "restore": "skills restore",
+        "pin": "skills pin",
+        "unpin": "skills unpin",
+        "list-archived": "skills list --all",
+        "prune": "curator purge",
+    },
+    PROG: {"search": "sessions search"},
+}
+
+
+def _choice_hint(prog: str, message: str) -> str:
+    """For a mistyped command, action or option value (``memroy``): the choices most like it; for a
+    word another command holds here (``ELSEWHERE``), that command."""
     found = re.fullmatch(r"argument .*: invalid choice: '(.*)' \(choose from (.*)\)", message, re.S)
     if found is None:
         return ""
+    if moved := ELSEWHERE.get(prog, {}).get(found[1]):
+        return f". Did you mean `{PROG} {moved}`?"
     close = difflib.get_close_matches(found[1], re.findall(r"'([^']*)'", found[2]), n=2, cutoff=0.7)
     return f". Did you mean {' or '.join(map(quoted, close))}?" if close else ""
 
