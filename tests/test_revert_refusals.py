@@ -81,3 +81,36 @@ def test_a_proposal_hermes_staged_is_not_called_a_decision(tmp_path, hermes):
     assert f"proposal {pending_id} was approved since (row {approved}): revert the change it led to" in said(
         cli(root, "revert", str(row))
     )
+
+
+HERMES_REPLACES = """
+import json
+from tools.memory_tool import load_on_disk_store, memory_tool
+store = load_on_disk_store()
+print(json.dumps(json.loads(memory_tool(store=store, action=%r, target="memory",
+                                        old_text="Build server", content="Build server is ci-10"))))
+"""
+
+
+def test_an_entry_hermes_changed_after_ours_names_the_row_to_revert_first(tmp_path, hermes):
+    """A trial: reverting a hand-added entry Hermes had reworded since said only "it was changed or removed
+    since", leaving the user to find which of the loop's many rows it was."""
+    root = tmp_path / "home"
+    open_home(root).close()
+    assert cli(root, "memory", "add", "Build server is ci-9").returncode == 0
+    ours = row_of(root, "add", "memory")
+    assert hermes.json(root, HERMES_REPLACES % "replace")["success"]
+    assert cli(root, "timeline").returncode == 0  # the workbench's look journals Hermes's replace
+    theirs = row_of(root, "replace", "memory")
+    proc = cli(root, "revert", str(ours))
+    assert proc.returncode == 1 and (root / "memories" / "MEMORY.md").read_text() == "Build server is ci-10"
+    assert (
+        f"the entry it wrote is no longer in MEMORY.md: row {theirs} (external replace) changed it since; "
+        "revert that row first" in said(proc)
+    )
+    assert hermes.json(root, HERMES_REPLACES % "remove")["success"]
+    assert cli(root, "timeline").returncode == 0
+    gone = row_of(root, "remove", "memory")
+    proc = cli(root, "revert", str(theirs))
+    assert proc.returncode == 1 and (root / "memories" / "MEMORY.md").read_text() == ""
+    assert f"is no longer in MEMORY.md: row {gone} (external remove) took it out since" in said(proc)

@@ -196,12 +196,13 @@ def test_a_refused_rows_line_names_it_once_and_says_nothing_changed_only_where_t
         "memory", "Deploys go through staging", "Deploys go straight to prod", ToolContext(actor="user")
     )
     newest, _ = (row.id for row in Timeline(home).rows_of("review:s1:7"))
+    [edit] = home.journal.about("memory", "memory", "Deploys go straight to prod")
     home.close()
     assert main(["--home", str(home.root), "revert", "review:s1:7", "--dry-run"]) == 1
     out, _ = capsys.readouterr()
     assert (
         f"would refuse row {newest} (MEMORY + 'Deploys go through staging'): the entry it wrote is no longer "
-        "in MEMORY.md (it was changed or removed since)\n" in out
+        f"in MEMORY.md: row {edit.id} (user replace) changed it since; revert that row first\n" in out
     )
     assert "Cannot undo" not in out and "Nothing was changed" not in out
     assert main(["--home", str(home.root), "revert", "review:s1:7"]) == 1

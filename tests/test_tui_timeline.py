@@ -423,6 +423,7 @@ async def test_a_row_revert_refusal_says_its_reason_once(home, tmp_path):
     """ "Nothing to revert: row 4 (…): Cannot undo row 4: … Nothing was changed." said it twice."""
     learn(home)
     home.memory.replace("memory", "Hand-written note", "Hand-written note, edited", ToolContext(actor="user"))
+    [edit] = home.journal.about("memory", "memory", "Hand-written note, edited")
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
         await cursor_to(pilot, screen, "MEMORY + 'Hand-written note'")
@@ -432,7 +433,7 @@ async def test_a_row_revert_refusal_says_its_reason_once(home, tmp_path):
         await wait_for(pilot, lambda: "Nothing to revert" in str(status.render()), what="the refusal")
         assert str(status.render()).strip() == (
             f"Nothing to revert: row {row} (MEMORY + 'Hand-written note'): the entry it wrote is no longer in "
-            "MEMORY.md (it was changed or removed since)."
+            f"MEMORY.md: row {edit.id} (user replace) changed it since; revert that row first."
         )
 
 

@@ -754,6 +754,25 @@ def _whole_file_offer(memory: MemoryStore, target: str, entry: str) -> Undo | No
     )
 
 
+def _since(memory: MemoryStore, row: JournalEntry) -> str:
+    """What became of the entry ``row`` wrote, after the file's name: the first later row that took it
+    away (a Hermes replace the workbench caught up with, a hand edit), which is reverted first."""
+    later = next(
+        (
+            r
+            for r in memory.home.journal.about(SUBSYSTEM, row.target, row.after or "", after_id=row.id)
+            if r.before == row.after
+        ),
+        None,
+    )
+    if later is None:
+        return " (it was changed or removed since)"
+    kind = later.detail.get("op", later.action) if later.action == "undo" else later.action
+    if later.after:
+        return f": row {later.id} ({later.actor} {kind}) changed it since; revert that row first"
+    return f": row {later.id} ({later.actor} {kind}) took it out since"
+
+
 class AlreadyUndone(Refusal):
     """An undo refused because the row was undone already, or the file holds what its undo would
     leave: a group's revert skips the row for ``reason``; named alone, it is refused."""
@@ -858,11 +877,14 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
     if row.target not in FILE_NAMES:  # a hand-edited row
         raise refuse(f"Cannot undo row {row.id}: it names no memory file ({quoted(row.target)}). Nothing was changed.")
     file_name = FILE_NAMES[row.target]
-    gone = refuse(
-        f"Cannot undo row {row.id}: the entry it wrote is no longer in {file_name} (it was changed "
-        "or removed since). Nothing was changed."
-    )
     extra = {"op": kind}
+
+    def gone() -> Refusal:
+        """(Under the lock.) The entry ``row`` wrote is not in the file: which later row took it away."""
+        return refuse(
+            f"Cannot undo row {row.id}: the entry it wrote is no longer in {file_name}{_since(memory, row)}. "
+            "Nothing was changed."
+        )
 
     def one_copy() -> None:
         """(Under the lock.) Refuse to take out an entry the file holds twice: another writer wrote its
@@ -878,7 +900,7 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
 
         def op(entries: list[str], limit: int) -> Outcome:
             if row.after not in entries:
-                raise gone
+                raise gone()
             one_copy()
             return ops.remove(entries, row.after, pin=row.after)
 
@@ -903,7 +925,7 @@ def _inverse(memory: MemoryStore, row: JournalEntry) -> _Plan:
 
         def op(entries: list[str], limit: int) -> Outcome:
             if row.after not in entries:
-                raise gone
+                raise gone()
             if old in entries and old != row.after:  # (another writer wrote it again since)
                 raise refuse(
                     f"Cannot undo row {row.id}: {file_name} holds '{ops.preview(old)}' again (entry "
