@@ -430,9 +430,9 @@ async def test_a_row_revert_refusal_says_its_reason_once(home, tmp_path):
         row = screen.query_one(TimelineList).current[0].id
         await pilot.press("r")
         status = screen.query_one("#status")
-        await wait_for(pilot, lambda: "Nothing to revert" in str(status.render()), what="the refusal")
-        assert str(status.render()).strip() == (
-            f"Nothing to revert: row {row} (MEMORY + 'Hand-written note'): the entry it wrote is no longer in "
+        await wait_for(pilot, lambda: "Cannot revert" in str(status.render()), what="the refusal")
+        assert str(status.render()).strip() == (  # (a refusal, not "Nothing to revert": there is, once row EDIT is)
+            f"Cannot revert: row {row} (MEMORY + 'Hand-written note'): the entry it wrote is no longer in "
             f"MEMORY.md: row {edit.id} (user replace) changed it since; revert that row first."
         )
 
@@ -697,7 +697,7 @@ async def test_the_status_line_never_hides_the_row_it_speaks_of(home, tmp_path):
         table.move_cursor(row=shown - 1)  # the lowest row in view
         await settle(pilot)
         await pilot.press("r")
-        await wait_for(pilot, lambda: "Nothing to revert" in screen_text(pilot.app), what="the refusal")
+        await wait_for(pilot, lambda: "Cannot revert" in screen_text(pilot.app), what="the refusal")
         await settle(pilot)
         top, height = table.scroll_offset.y, table.scrollable_content_region.height - 1
         assert top <= table.cursor_row < top + height

@@ -643,8 +643,9 @@ class TimelineScreen(WorkbenchScreen):
         if not changes and len(refused) == 1 and "skill_md_only" in refused[0]:
             self._offer_skill_md(ref, refused[0])
             return
-        if not changes:  # one status line: each row's reason its own clause
-            self.show_status("Nothing to revert: " + clauses(unrevertable_lines(preview)), error=bool(refused))
+        if not changes:  # one status line: each row's reason its own clause (a refusal is no "nothing to do")
+            lead = "Cannot revert: " if refused else "Nothing to revert: "
+            self.show_status(lead + clauses(unrevertable_lines(preview)), error=bool(refused))
             return
         lines = [f"will {line}" for line in preview_lines(preview)]
         question = f"Revert {len(changes)} change{'s' * (len(changes) != 1)}?"
