@@ -83,34 +83,44 @@ def test_a_proposal_hermes_staged_is_not_called_a_decision(tmp_path, hermes):
     )
 
 
-HERMES_REPLACES = """
+HERMES_WRITES = """
 import json
 from tools.memory_tool import load_on_disk_store, memory_tool
-store = load_on_disk_store()
-print(json.dumps(json.loads(memory_tool(store=store, action=%r, target="memory",
-                                        old_text="Build server", content="Build server is ci-10"))))
+print(json.dumps(json.loads(memory_tool(store=load_on_disk_store(), target="memory", **%r))))
 """
+
+
+def hermes_then_look(hermes, root, **call) -> int:
+    """Hermes's memory tool in its own process, then the workbench's look, which journals it: its row."""
+    assert hermes.json(root, HERMES_WRITES % call)["success"]
+    assert cli(root, "timeline").returncode == 0
+    return row_of(root, call["action"], "memory")
 
 
 def test_an_entry_hermes_changed_after_ours_names_the_row_to_revert_first(tmp_path, hermes):
     """A trial: reverting a hand-added entry Hermes had reworded since said only "it was changed or removed
-    since", leaving the user to find which of the loop's many rows it was."""
+    since", leaving the user to find which of the loop's many rows it was. The row named is the newest
+    that took it away (Hermes wrote it back in between), the one whose revert brings it back."""
     root = tmp_path / "home"
     open_home(root).close()
     assert cli(root, "memory", "add", "Build server is ci-9").returncode == 0
     ours = row_of(root, "add", "memory")
-    assert hermes.json(root, HERMES_REPLACES % "replace")["success"]
-    assert cli(root, "timeline").returncode == 0  # the workbench's look journals Hermes's replace
-    theirs = row_of(root, "replace", "memory")
+    first = hermes_then_look(hermes, root, action="replace", old_text="ci-9", content="Build server is ci-10")
+    hermes_then_look(hermes, root, action="replace", old_text="ci-10", content="Build server is ci-9")
+    theirs = hermes_then_look(hermes, root, action="replace", old_text="ci-9", content="Build server is ci-11")
     proc = cli(root, "revert", str(ours))
-    assert proc.returncode == 1 and (root / "memories" / "MEMORY.md").read_text() == "Build server is ci-10"
+    assert proc.returncode == 1 and (root / "memories" / "MEMORY.md").read_text() == "Build server is ci-11"
     assert (
         f"the entry it wrote is no longer in MEMORY.md: row {theirs} (external replace) changed it since; "
         "revert that row first" in said(proc)
     )
-    assert hermes.json(root, HERMES_REPLACES % "remove")["success"]
-    assert cli(root, "timeline").returncode == 0
-    gone = row_of(root, "remove", "memory")
-    proc = cli(root, "revert", str(theirs))
-    assert proc.returncode == 1 and (root / "memories" / "MEMORY.md").read_text() == ""
+    assert f"row {first} " not in said(proc)
+    assert cli(root, "revert", str(theirs)).returncode == 0  # what it says to do, and then ours goes
+    assert cli(root, "revert", str(ours)).returncode == 0
+    assert (root / "memories" / "MEMORY.md").read_text() == ""
+    assert cli(root, "memory", "add", "Cache host is redis-2").returncode == 0
+    ours = row_of(root, "add", "memory")
+    gone = hermes_then_look(hermes, root, action="remove", old_text="redis-2")
+    proc = cli(root, "revert", str(ours))
+    assert proc.returncode == 1
     assert f"is no longer in MEMORY.md: row {gone} (external remove) took it out since" in said(proc)

@@ -755,13 +755,13 @@ def _whole_file_offer(memory: MemoryStore, target: str, entry: str) -> Undo | No
 
 
 def _since(memory: MemoryStore, row: JournalEntry) -> str:
-    """What became of the entry ``row`` wrote, after the file's name: the first later row that took it
+    """What became of the entry ``row`` wrote, after the file's name: the newest row since that took it
     away (a Hermes replace the workbench caught up with, a hand edit), which is reverted first."""
     later = next(
         (
             r
-            for r in memory.home.journal.about(SUBSYSTEM, row.target, row.after or "", after_id=row.id)
-            if r.before == row.after
+            for r in memory.home.journal.about(SUBSYSTEM, row.target, row.after or "")
+            if r.id > row.id and r.before == row.after
         ),
         None,
     )
