@@ -697,6 +697,31 @@ async def test_a_resumed_session_shows_the_memory_its_stored_prompt_froze(home, 
         assert "in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
 
 
+async def test_an_empty_snapshot_offers_f_only_while_no_session_runs(home, tmp_path):
+    """A trial: on a new home, with a session talking on Run, the empty snapshot column said "f re-freezes
+    it", and f then said a session is running, which keeps its snapshot."""
+    home.archive.create_session("s-new", source="cli", system_prompt="You are an agent.", title="New")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        frozen = app.screen.query_one("#frozen-list", EntryList)
+        assert "f re-freezes it" in str(frozen.get_option_at_index(0).prompt)
+        started = threading.Thread(
+            target=home.bus.publish, args=(RunnerEvent(kind="turn_started", session_id="s-new"),)
+        )
+        started.start()
+        started.join()
+        await wait_for(pilot, lambda: app.running_session == "s-new", what="the running session")
+        await wait_for(
+            pilot,
+            lambda: str(frozen.get_option_at_index(0).prompt) == "(empty snapshot: the prompt holds no entries)",
+            what="the empty text without f",
+        )
+        await pilot.press("f")
+        await settle(pilot)
+        assert "A session is running" in str(app.screen.query_one("#status", Static).content)
+
+
 async def test_a_session_resumed_on_run_shows_its_stored_snapshot_before_its_first_turn(home, tmp_path):
     """Resumed on Run, the session is the running one at once (the header names it), so the frozen
     side must be what its stored prompt holds, not the snapshot an earlier session left."""

@@ -91,6 +91,7 @@ class EntryList(CursorInView, OptionList):
         self.twin: EntryList | None = None  # the list shown beside this one, row for row
         self._width = 0  # the text width the options were wrapped to
         self._shown: list[tuple[str, tuple]] = []  # the options as set: text and styles
+        self._empty_shown: str | None = None  # the empty text as set (a new one is set even with no row changed)
 
     @property
     def current(self) -> EntryRow | None:
@@ -104,14 +105,14 @@ class EntryList(CursorInView, OptionList):
         """
         if all(row.blank for row in rows):
             rows = []
-        if rows == self.rows and self.option_count:
+        if rows == self.rows and self.option_count and (rows or self._empty_shown == self.empty_text):
             self._refill()  # the twin's rows may have changed how tall each row must be
             return  # nothing else changed: keep the user's place as it is
         before = self.current
         index = self.highlighted or 0
         self.rows = list(rows)
         if not rows:
-            self._shown = []
+            self._shown, self._empty_shown = [], self.empty_text
             self.set_options([Option(Content.styled(self.empty_text, "$text-muted"), disabled=True)])
             self.post_message(self.Highlighted(self, None))
             return

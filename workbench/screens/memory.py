@@ -72,6 +72,15 @@ LIVE_EMPTY = "(no entries; press a to add)"
 FROZEN_EMPTY = "(empty snapshot: f re-freezes it; the prompt holds no entries)"
 
 
+def frozen_empty(error: str | None, session_running: bool) -> str:
+    """The snapshot column's text while it holds no entry: ``f`` offered only where it re-takes the
+    snapshot, with no session running (a session's prompt keeps its snapshot, and f says so)."""
+    what = f"the file could not be read when it was taken: {error}" if error else "the prompt holds no entries"
+    if session_running:
+        return f"(empty snapshot: {what})"
+    return f"(empty snapshot: {what}; f re-freezes it)" if error else FROZEN_EMPTY
+
+
 @dataclass
 class MemoryView:
     """Everything the screen shows for one target, read in a worker."""
@@ -361,11 +370,7 @@ class MemoryScreen(WorkbenchScreen):
         refused = f"{view.refused} pending add{'s' * (view.refused != 1)} would be refused, not counted"
         live_gauge.note = refused if view.refused else ""
         frozen_list = self.query_one("#frozen-list", EntryList)
-        frozen_list.empty_text = (
-            f"(empty snapshot: the file could not be read when it was taken: {view.frozen_error}; f re-freezes it)"
-            if view.frozen_error
-            else FROZEN_EMPTY
-        )
+        frozen_list.empty_text = frozen_empty(view.frozen_error, bool(self.workbench.running_session))
         frozen_list.set_rows(view.frozen)
         live_list = self.query_one("#live-list", EntryList)
         live_list.empty_text = f"(could not be read: {view.error})" if view.error else LIVE_EMPTY  # (not "press a")
