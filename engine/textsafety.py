@@ -226,7 +226,11 @@ def fold_end(line: str, rest: str) -> str:
     """Where a line folded before ``rest`` ends: as ``whole`` moves it, after a word's last joint when the fold
     splits that word (``_at_joint``), and then back by a character (a grapheme) at a time while ``rest`` would
     start with closing CJK punctuation (``」。`` takes two) or the line would end with opening punctuation
-    (``。「``: the ``「`` goes down), unless that would leave the line empty."""
+    (``。「``: the ``「`` goes down), unless that would leave the line empty. A line that nothing or a space
+    follows stays: a bracket there opens nothing on the next line either (``note（`` / `` and``), and the CLI's
+    chop of a word ending in one put the bracket on a line of its own."""
+    if not rest or rest[0].isspace():
+        return line
     first, rest = whole(line, rest)
     kept = _at_joint(first, rest)
     rest = first[len(kept) :] + rest

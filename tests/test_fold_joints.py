@@ -99,3 +99,17 @@ def test_both_skins_fold_a_word_alike_at_every_width(word, folded):
         assert tui == cli, (width, tui, cli)
         assert all(cells(line) <= width for line in cli), (width, cli)
         assert "".join(cli).replace(" ", "") == text.replace(" ", ""), (width, cli)
+
+
+def test_a_word_that_ends_in_an_opening_bracket_is_not_parted_from_it():
+    """A word that fits its line is whole in both skins though it ends in ``（`` or ``「``: the CLI's chop
+    asked where a line with nothing after it folds, moved the bracket down, and (a word in pieces starts a
+    line) printed ``note`` and ``（`` on lines of their own; the TUI moved it down at a space fold."""
+    assert fold_end("note（", "") == "note（"
+    folded = {
+        ("Hermes said: see the note（ and more text here", 30): ["Hermes said: see the note（", "and more text here"],
+        ("see the note「", 20): ["see the note「"],
+    }
+    for (text, width), lines in folded.items():
+        assert wrapped(text, width) == lines
+        assert [line.plain.strip() for line in wrap(Content(text), width)] == lines
