@@ -1368,3 +1368,16 @@ async def test_the_entry_a_replace_hits_shows_its_line_break_as_every_summary_do
         detail = (await asked(pilot, "a")).detail.splitlines()
         assert "op 1 replace hits: Kettle:⏎Descale weekly" in detail, detail
         assert detail[0].endswith("new: Kettle:⏎Descale monthly"), detail
+
+
+async def test_an_empty_queues_note_folds_a_long_name_after_its_joint_at_60_columns(home, tmp_path):
+    """At 60x20 the note folded by Textual's own wrap, at the queue's edge: ``memory.write_appr`` / ``oval``;
+    it is folded by ``wrap`` now, as the queue's rows are: after the name's ``_``."""
+    home.config_path.write_text("memory:\n  write_approval: true\n")
+    home.reload_config()
+    async with make_app(home, tmp_path).run_test(size=(60, 20)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        lines = [line.strip(" │╭╮╰╯─▕") for line in drawn_in(pilot.app.screen.query_one("#queue", OptionList))]
+        assert "memory.write_" in lines, lines
+        assert not any(line.endswith(("write_appr", "write_approv")) for line in lines), lines

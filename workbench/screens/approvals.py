@@ -200,14 +200,8 @@ class ApprovalsScreen(WorkbenchScreen):
         if wanted is not None and wanted not in ids and wanted not in unreadable:  # opened from a Timeline row
             self.show_status(f"Proposal {wanted} is no longer pending: its Timeline rows say how it was decided.")
         if not ids:
-            queue.set_options(
-                [
-                    Option(
-                        literal(view.empty_note, "$text-muted"),
-                        disabled=True,
-                    )
-                ]
-            )
+            # (folded as the rows are: Textual's fold cut ``memory.write_approval`` at the queue's edge)
+            queue.set_options([Option(WholeWrap(literal(view.empty_note, "$text-muted")), disabled=True)])
             self._show_preview(None)
             return
         width = self._row_width()
