@@ -8,6 +8,7 @@ from textual.widgets import Button, OptionList, Static, TextArea
 from engine.skills.manage import skill_manage_tool
 from engine.tools import ToolContext
 from tests.hermes_support import hermes_record
+from tests.screens_seed import screen_text
 from tests.test_approvals_hermes import BREW, HERMES_STAGES_THEN_PATCHES
 from tests.tui_support import drawn, footer_keys, make_app, settle, wait_for
 from widgets.gauge import CapacityGauge
@@ -431,3 +432,32 @@ async def test_e_on_a_hermes_patch_whose_text_hermes_changed_says_no_edit_can_he
             f"or `workbench pending reject {pid}`)"
         ), said
     assert home.approvals.get(pid).payload["new_string"] == "Steep for 3 minutes, covered."
+
+
+async def test_e_pressed_before_the_preview_waits_for_it_and_then_says_no_edit_can_help(home, hermes, tmp_path):
+    """e on a stale Hermes patch before its preview was read (as for a moment after the cursor moves) opened
+    the editor, since only the preview knows the old text is gone: the typing was wasted, the save refused.
+    It waits for the preview, as `a` does, then says no edit can help."""
+    assert skill_manage_tool(home, {"action": "create", "name": "brew", "content": BREW}, ToolContext(actor="user"))[
+        "success"
+    ]
+    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
+    _, done = hermes.json(home.root, HERMES_STAGES_THEN_PATCHES % ("Steep for 3 minutes.", "Pour, wait, drink."))
+    assert done is True
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.preview is not None, what="the preview")
+        screen.preview = None
+        await pilot.press("e")
+        await settle(pilot)
+        assert not isinstance(app.screen, EditDialog)
+        assert "Reading what approving it would change: the editor follows." in screen_text(app)
+        screen.load_preview(screen.current.id)
+        await wait_for(
+            pilot,
+            lambda: "An edit cannot make this patch apply" in screen_text(app),
+            what="the refusal",
+        )
+        assert not isinstance(app.screen, EditDialog)

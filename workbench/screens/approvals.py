@@ -11,6 +11,7 @@ cannot be read gets its own row, marked unreadable: its pane says why and what c
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,7 +123,8 @@ class ApprovalsScreen(WorkbenchScreen):
         self.problems: list[RecordProblem] = []  # the unreadable record files, listed after the records
         self.preview: dict | None = None  # what approving the highlighted proposal would do
         self._wanted: str | None = None  # a proposal to select once the next load shows (ShowProposal)
-        self._ask_when_shown: str | None = None  # `a` came before this proposal's preview: asked once it shows
+        # `a` or `e` came before this proposal's preview: its question or editor follows once the preview shows
+        self._ask_when_shown: tuple[str, Callable[[], None]] | None = None
         self.rejected: list[str] = []  # what the last reject here dropped, for `u` (until the next decision
         # here, or until the screen is left)
         self.stop_waits = threading.Event()  # esc: the decisions waiting for another process's lock stop waiting
@@ -225,10 +227,11 @@ class ApprovalsScreen(WorkbenchScreen):
         """The pane for the queue's row ``index``: a proposal's preview, or what an unreadable file is."""
         record = self.records[index] if index < len(self.records) else None
         problem = self._problem_at(index)
-        if record is None or record.id != self._ask_when_shown:
-            if problem is not None and problem.id == self._ask_when_shown:  # (its file broke meanwhile)
+        asked = self._ask_when_shown[0] if self._ask_when_shown else None
+        if record is None or record.id != asked:
+            if problem is not None and problem.id == asked:  # (its file broke meanwhile)
                 self.show_status(_cannot_read(problem.id, problem.error, problem.reject_refusal), error=True)
-            self._ask_when_shown = None  # (the cursor moved on: `a` was for the row it left)
+            self._ask_when_shown = None  # (the cursor moved on: `a` or `e` was for the row it left)
         if record is not None:
             self.load_preview(record.id)
         elif problem is not None:
@@ -374,10 +377,10 @@ class ApprovalsScreen(WorkbenchScreen):
         budget.display = bool(data)
         if data:
             budget.used, budget.limit = int(data["chars"]), int(data["limit"])
-        if self._ask_when_shown == current.id:
-            self._ask_when_shown = None
+        if self._ask_when_shown and self._ask_when_shown[0] == current.id:
+            action, self._ask_when_shown = self._ask_when_shown[1], None
             if self.is_current:  # (not over another screen the user went to meanwhile)
-                self.action_approve()
+                action()
 
     def _show_problem(self, problem: RecordProblem) -> None:
         """The pane for an unreadable record file: where it is, why it cannot be read, what can be done."""
@@ -499,7 +502,7 @@ class ApprovalsScreen(WorkbenchScreen):
         if record is not None:
             preview = self._opened(record)
             if not preview:  # (a question without it would leave out a refusal, a late hit or a delete's files)
-                self._ask_when_shown = record.id
+                self._ask_when_shown = record.id, self.action_approve
                 self.show_status("Reading what approving it would change: the question follows.")
                 return
             if preview.get("unread"):  # (no question: there is nothing it could approve)
@@ -575,9 +578,13 @@ class ApprovalsScreen(WorkbenchScreen):
         record = self._selected()
         if record is None:
             return
+        if not self._opened(record):  # (its preview may say no edit can help: a stale patch's, before any typing)
+            self._ask_when_shown = record.id, self.action_edit_approve
+            self.show_status("Reading what approving it would change: the editor follows.")
+            return
         draft = self._draft(record)
         if draft.text is None:
-            self.show_status(draft.note)
+            self.show_status(draft.note, error=True)  # (as the dimmed key says it: `e` came before the preview)
             return
         opened = self._opened(record)
         if opened.get("unread"):
