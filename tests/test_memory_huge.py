@@ -15,7 +15,16 @@ from engine import diffs, open_home
 from engine.diffs import line_diff, shown_diff, whitespace_only
 from engine.memory import history, repair, threats
 from engine.memory.align import UNCHANGED, align
-from engine.memory.format import ENTRY_DELIMITER, LISTED, entry_changes, far_over_note, listed, size_of
+from engine.memory.format import (
+    ENTRY_DELIMITER,
+    LISTED,
+    REFUSED_LINES,
+    entry_changes,
+    far_over_note,
+    listed,
+    refused_listing,
+    size_of,
+)
 from engine.memory.ops import room_advice
 from engine.memory.threats import sanitize_entry
 from engine.safety import assess
@@ -159,6 +168,29 @@ def test_memory_show_of_a_file_far_over_its_limit_says_so_and_lists_its_first_en
         or sqlite3.connect(tmp_path / "home" / "workbench.db").execute("SELECT count(*) FROM journal").fetchone()[0]
         <= 2
     )
+
+
+def test_a_refused_add_lists_a_huge_entry_in_a_few_lines_and_says_where_it_is_whole(cli, tmp_path):
+    folder = tmp_path / "home" / "memories"
+    folder.mkdir(parents=True)
+    huge = "Staging incident: the lock was held." + "x" * 30_000
+    (folder / "MEMORY.md").write_text(ENTRY_DELIMITER.join(["Short entry.", huge]), encoding="utf-8")
+    added = cli("memory", "add", "small")
+    assert added.returncode == 1 and "over its limit by itself" in " ".join(added.stderr.split())
+    listing = added.stderr.split("current entries:\n")[1].splitlines()
+    assert listing[0].endswith("1. Short entry.") and listing[1].lstrip().startswith("2. Staging incident")
+    assert len(listing) <= 8, "a few lines of the huge entry, not thousands of characters"
+    said = " ".join(" ".join(listing).split())
+    assert "more characters: `workbench memory show --json` has it whole)" in said
+    assert (folder / "MEMORY.md").read_text(encoding="utf-8") == ENTRY_DELIMITER.join(["Short entry.", huge])
+
+
+def test_a_refused_listing_keeps_an_entry_of_many_short_lines_to_a_few():
+    entry = "\n".join(f"line {i}" for i in range(500))
+    shown = refused_listing(entry).splitlines()
+    assert shown[:REFUSED_LINES] == entry.splitlines()[:REFUSED_LINES] and len(shown) == REFUSED_LINES + 1
+    assert shown[-1].startswith(f"… ({len(entry) - len(chr(10).join(shown[:REFUSED_LINES])):,} more characters")
+    assert refused_listing("one\ntwo") == "one\ntwo"
 
 
 def test_listed_and_its_note():

@@ -15,7 +15,10 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from ..invisible import unseen_removed
-from ..textsafety import normalise_line_endings  # noqa: F401  (re-exported: the format's rule)
+from ..textsafety import (
+    normalise_line_endings,  # noqa: F401  (re-exported: the format's rule)
+    whole,
+)
 from .targets import BLOCK_TITLES, FILE_NAMES, TARGETS  # noqa: F401  (re-exported: the format's names)
 
 ENTRY_DELIMITER = "\n§\n"
@@ -150,6 +153,22 @@ def listed(entries: Sequence[str], limit: int) -> int:
         return len(entries)
     chars = sum(map(len, entries)) + len(ENTRY_DELIMITER) * (len(entries) - 1)  # (``size_of``, not joined)
     return LISTED if far_over(chars, limit) else len(entries)
+
+
+# An entry a refused write lists (beside its error, to choose what to merge or remove) shows this much of
+# itself: a pasted 30,000-character entry would otherwise bury the refusal under hundreds of lines.
+REFUSED_LINES = 3
+REFUSED_CHARS = 240
+
+
+def refused_listing(entry: str) -> str:
+    """``entry`` as a refusal lists it: its first few lines, and where the whole is when it goes on."""
+    kept = "\n".join(entry.split("\n")[:REFUSED_LINES])
+    if len(kept) > REFUSED_CHARS:
+        kept, _ = whole(kept[:REFUSED_CHARS], kept[REFUSED_CHARS:])
+    if kept == entry:
+        return entry
+    return f"{kept}\n… ({len(entry) - len(kept):,} more characters: `workbench memory show --json` has it whole)"
 
 
 def size_words(size: int) -> str:

@@ -10,7 +10,7 @@ from engine.clock import shown_time
 from engine.home import Home
 from engine.memory import FILE_NAMES, TARGETS, Usage, history, render_block
 from engine.memory.budget import written_advice
-from engine.memory.format import BOM, LISTED, far_over_note, has_crlf, line_endings, listed
+from engine.memory.format import BOM, LISTED, far_over_note, has_crlf, line_endings, listed, refused_listing
 from engine.memory.targets import HEADINGS
 from engine.memory.threats import prompt_note
 from engine.textsafety import apart, cells, clipped, flat_line, inline, visible
@@ -239,7 +239,7 @@ def result_text(result: dict) -> str:
     if result.get("current_entries"):
         current = result["current_entries"]
         lines.append("  current entries:")
-        lines.extend(_numbered(current[:LISTED]))
+        lines.extend(_numbered([refused_listing(entry) for entry in current[:LISTED]]))
         if len(current) > LISTED:  # (a file far over its limit: `--json` has every one)
             lines.append(f"  ⋯ {len(current) - LISTED:,} more not listed (`--json` lists every one)")
     if result.get("drift_backup"):
