@@ -29,7 +29,7 @@ from engine.memory.ops import room_advice
 from engine.memory.threats import sanitize_entry
 from engine.safety import assess
 from engine.timeline import Timeline
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import drawn_in, make_app, settle, wait_for
 from widgets.drift_banner import DriftBanner
 from widgets.entry_list import EntryList
 from widgets.gauge import CapacityGauge
@@ -215,6 +215,19 @@ async def test_the_memory_screen_shows_the_banner_and_the_first_entries_of_a_fil
         await wait_for(pilot, lambda: len(rows()) == LISTED, timeout=60, what="the first entries")
         assert rows()[0].text == items[0]
         assert "MEMORY live 200 of 5,000 listed" in str(app.screen.query_one("#live-title").render())
+
+
+@pytest.mark.anyio
+async def test_the_far_over_banner_keeps_its_figure_at_80_columns(home, tmp_path):
+    """The banner was cut after "…refuses every add: entry 2 is", its long far-over title first: the
+    figure of how far over comes before the title now."""
+    put(home, ["Short entry.", "Staging incident." + "x" * 30_000])
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        banner = app.screen.query_one(DriftBanner)
+        await wait_for(pilot, lambda: "".join(drawn_in(banner)).strip(), timeout=30, what="the banner")
+        shown = " ".join(" ".join(drawn_in(banner)).split())
+        assert shown.startswith("⚠ r: repair entry 2 is 27,817 chars over the limit — MEMORY.md is 30.0 KB, far")
 
 
 @pytest.mark.anyio

@@ -78,7 +78,7 @@ async def test_the_banner_never_says_the_same_thing_twice(home, tmp_path, data, 
         title, reasons = banner(app).title, banner(app).reasons
         assert reasons == [alone]
         assert not _words(title) & _words(alone), f"{title}: {alone}"
-        assert f"{title}: {alone}" in str(banner(app).render())
+        assert f"{alone} — {title}" in str(banner(app).render())
 
 
 async def test_a_crlf_file_is_normalised_from_the_banner_and_undone_with_u(home, tmp_path):

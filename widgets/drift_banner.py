@@ -2,7 +2,9 @@
 
 The screen sets it with ``show(title, reasons)`` (plain strings, from the engine's
 diagnosis: a few words each); no reasons hide it. A click asks for the repair flow, as
-the key does. The key comes first, so a narrow terminal cuts the causes, not the key.
+the key does. The key comes first, then the causes, then the title: a narrow terminal cuts
+the title, which says in general words what the causes say with their figures ("entry 5 is
+27,866 chars over the limit" after a long far-over title was cut at 80 columns).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ KEY_HINT = "r: repair"
 
 
 class DriftBanner(WholeStatic):
-    """The key, the title and every cause in short."""
+    """The key, every cause in short and the title."""
 
     DEFAULT_CSS = """
     DriftBanner { height: auto; max-height: 2; padding: 0 1; background: $warning 20%; color: $foreground; }
@@ -37,7 +39,7 @@ class DriftBanner(WholeStatic):
         self.title, self.reasons = title, list(reasons)
         self.display = bool(reasons)
         self.update(
-            assemble(("⚠ ", "bold $warning"), (KEY_HINT + "  ", "bold"), (title + ": ", "bold"), "; ".join(reasons))
+            assemble(("⚠ ", "bold $warning"), (KEY_HINT + "  ", "bold"), "; ".join(reasons), (" — " + title, "bold"))
             if reasons
             else ""
         )
