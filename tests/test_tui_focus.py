@@ -293,7 +293,7 @@ async def test_a_status_message_clears_by_itself(home, tmp_path, monkeypatch):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_mode(pilot, "1", MemoryScreen)
-        screen.show_status("Snapshot re-taken.")
+        screen.show_status("Snapshot refrozen.")
         status = screen.query_one("#status")
         assert status.display
         await wait_for(pilot, lambda: not status.display, what="the status cleared")
@@ -303,7 +303,7 @@ async def test_a_status_message_clears_on_the_next_key(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_mode(pilot, "1", MemoryScreen)
-        screen.show_status("Snapshot re-taken.")
+        screen.show_status("Snapshot refrozen.")
         status = screen.query_one("#status")
         await pilot.pause()
         assert status.display

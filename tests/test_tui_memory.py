@@ -86,7 +86,7 @@ async def test_engine_write_from_another_thread_shows_live_and_leaves_the_snapsh
         writer.join()
         await wait_for(pilot, lambda: ("~", "first fact, revised") in rows(app, "live"), what="the change mark")
         assert rows(app, "frozen") == [("~", "first fact"), ("+", "")]
-        await pilot.press("f")  # re-freeze: the marks clear
+        await pilot.press("f")  # refreeze: the marks clear
         await wait_for(pilot, lambda: all(mark == "" for mark, _ in rows(app, "live")), what="cleared marks")
         assert [text for _, text in rows(app, "frozen")] == ["first fact, revised", "learned mid-session"]
 
@@ -94,21 +94,21 @@ async def test_engine_write_from_another_thread_shows_live_and_leaves_the_snapsh
 async def test_with_no_session_live_the_snapshot_says_when_it_was_taken_not_that_it_is_the_next(home, tmp_path, clock):
     """With no session live the left column read "snapshot for a new session · 13:13:10" while an edit
     outside the workbench left it stale, with marks against live: a new session would freeze the live
-    file, not that. It now says what it is, a snapshot taken then, and f re-takes it with its new time."""
+    file, not that. It now says what it is, a snapshot taken then, and f refreezes it with its new time."""
     home.memory.add("memory", "first fact")
     app = make_app(home, tmp_path)
-    async with app.run_test(size=(100, 24)) as pilot:
+    async with app.run_test(size=(110, 24)) as pilot:  # (at 100 columns "· f refreezes" gives way, one cell too long)
         await settle(pilot)
         title = str(app.screen.query_one("#frozen-title", Static).content)
-        assert "taken 12:00:00 UTC · f re-takes" in title and "new session" not in title
+        assert "taken 12:00:00 UTC · f refreezes" in title and "new session" not in title
         clock.advance(90)
         home.memory.path("memory").write_text("first fact\n§\nwritten by Hermes", encoding="utf-8")
         home.bus.publish(MemoryChanged(actor="external", target="memory", action="external"))  # (the watcher's)
         await wait_for(pilot, lambda: ("+", "written by Hermes") in rows(app, "live"), what="the outside edit")
         assert "taken 12:00:00 UTC" in str(app.screen.query_one("#frozen-title", Static).content)
         await pilot.press("f")
-        await wait_for(pilot, lambda: ("", "written by Hermes") in rows(app, "frozen"), what="the re-take")
-        assert "taken 12:01:30 UTC · f re-takes" in str(app.screen.query_one("#frozen-title", Static).content)
+        await wait_for(pilot, lambda: ("", "written by Hermes") in rows(app, "frozen"), what="the refreeze")
+        assert "taken 12:01:30 UTC · f refreezes" in str(app.screen.query_one("#frozen-title", Static).content)
         assert all(mark == "" for mark, _ in rows(app, "live"))
 
 
@@ -438,7 +438,7 @@ async def test_switching_to_a_store_that_cannot_be_read_shows_that_store_empty_a
         frozen = app.screen.query_one("#frozen-list", EntryList).get_option_at_index(0).prompt
         assert str(frozen) == (  # (it said only "empty snapshot: f re-freezes it")
             "(empty snapshot: the file could not be read when it was taken: it is not valid UTF-8 (byte 22); "
-            "f re-freezes it)"
+            "f refreezes it)"
         )
 
 
@@ -597,9 +597,9 @@ async def test_a_store_disabled_in_config_says_it_is_not_in_the_prompt(home, tmp
     home.config_path.write_text("memory:\n  user_profile_enabled: false\n", encoding="utf-8")
     home.reload_config()
     app = make_app(home, tmp_path)
-    async with app.run_test(size=(100, 24)) as pilot:
+    async with app.run_test(size=(110, 24)) as pilot:
         await settle(pilot)
-        assert "taken 12:00:00 UTC · f re-takes" in str(app.screen.query_one("#frozen-title", Static).content)
+        assert "taken 12:00:00 UTC · f refreezes" in str(app.screen.query_one("#frozen-title", Static).content)
         await pilot.press("t")
         await settle(pilot)
         assert "not in the prompt" in str(app.screen.query_one("#frozen-title", Static).content)
@@ -705,7 +705,7 @@ async def test_an_empty_snapshot_offers_f_only_while_no_session_runs(home, tmp_p
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         frozen = app.screen.query_one("#frozen-list", EntryList)
-        assert "f re-freezes it" in str(frozen.get_option_at_index(0).prompt)
+        assert "f refreezes it" in str(frozen.get_option_at_index(0).prompt)
         started = threading.Thread(
             target=home.bus.publish, args=(RunnerEvent(kind="turn_started", session_id="s-new"),)
         )
@@ -1468,7 +1468,7 @@ async def test_the_snapshot_title_shows_its_time_whole_at_80_columns(home, tmp_p
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
         static = app.screen.query_one("#frozen-title", Static)
-        for name in ("MEMORY", "USER"):  # no session runs: "snapshot" stays, what gives way is "f re-takes"
+        for name in ("MEMORY", "USER"):  # no session runs: "snapshot" stays, what gives way is "f refreezes"
             await wait_for(pilot, lambda n=name: str(static.content).startswith(n), what=f"the {name} title")
             title = str(static.content)
             assert title.startswith(f"{name} snapshot taken 12:00:00") and len(title) <= static.size.width, title

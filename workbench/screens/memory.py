@@ -69,16 +69,16 @@ REFREEZE_KINDS = ("turn_started", "session_rotated", "session_resumed")
 
 
 LIVE_EMPTY = "(no entries; press a to add)"
-FROZEN_EMPTY = "(empty snapshot: f re-freezes it; the prompt holds no entries)"
+FROZEN_EMPTY = "(empty snapshot: f refreezes it; the prompt holds no entries)"
 
 
 def frozen_empty(error: str | None, session_running: bool) -> str:
-    """The snapshot column's text while it holds no entry: ``f`` offered only where it re-takes the
+    """The snapshot column's text while it holds no entry: ``f`` offered only where it refreezes the
     snapshot, with no session running (a session's prompt keeps its snapshot, and f says so)."""
     what = f"the file could not be read when it was taken: {error}" if error else "the prompt holds no entries"
     if session_running:
         return f"(empty snapshot: {what})"
-    return f"(empty snapshot: {what}; f re-freezes it)" if error else FROZEN_EMPTY
+    return f"(empty snapshot: {what}; f refreezes it)" if error else FROZEN_EMPTY
 
 
 @dataclass
@@ -151,7 +151,7 @@ class MemoryScreen(WorkbenchScreen):
     TITLE_TEXT = "Memory"
     HELP = (
         "Left: the frozen snapshot the running session's prompt holds; with no session live, the store as it "
-        "was when the snapshot was taken (its title says when; f re-takes it). Right: the live file, what a new "
+        "was when the snapshot was taken (its title says when; f refreezes it). Right: the live file, what a new "
         "session freezes; + added, ~ changed, − removed since the snapshot (takes effect next session). "
         "The columns are aligned: the same entry on the same row, a blank slot where one side has none, "
         "↕ an entry on another row since; n / N jump to the next / previous change. "
@@ -564,7 +564,7 @@ class MemoryScreen(WorkbenchScreen):
             return
         self.workbench.frozen_snapshot = None
         self.show_status(
-            "Snapshot re-taken: it is what a new session would freeze now; marks show what changes from here."
+            "Snapshot refrozen: it is what a new session would freeze now; marks show what changes from here."
         )
         self.reload()
 
@@ -715,7 +715,7 @@ def frozen_notes(view: MemoryView, *, running: bool) -> list[str]:
         ]
     if running:
         return [f"in the prompt · {taken}", f"in the prompt · {clock}", f"prompt · {clock}", clock, short]
-    return [f"taken {taken} · f re-takes", f"taken {taken}", f"taken {clock}", clock, short]
+    return [f"taken {taken} · f refreezes", f"taken {taken}", f"taken {clock}", clock, short]
 
 
 def threat_parts(verdict: Verdict) -> list[tuple[str, str]]:
