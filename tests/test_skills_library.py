@@ -10,7 +10,7 @@ import pytest
 
 from engine import open_home
 from engine.events import SkillChanged
-from engine.skills.frontmatter import validate_skill_md
+from engine.skills.frontmatter import problem_line, validate_skill_md
 from engine.skills.validation import SkillError
 from tests.test_skills_support import skill_md, write_skill
 
@@ -46,6 +46,8 @@ def test_discovery_tolerates_broken_yaml_and_missing_name(home):
     assert info.name == "loose"
     assert info.description.startswith("colon")
     assert info.problem.startswith("YAML frontmatter parse error: ")  # listed, and said to be broken
+    assert problem_line(info.problem) == "Line 2, column 19: mapping values are not allowed in this context"
+    assert problem_line("Frontmatter must include 'name' field.") == "Frontmatter must include 'name' field."
 
 
 @pytest.mark.parametrize(

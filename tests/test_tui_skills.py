@@ -16,7 +16,7 @@ from engine.skills.usage import SHARED_WITH_OLD
 from engine.tools import BACKGROUND_REVIEW
 from tests.screens_seed import open_mode, screen_text, seed_skills
 from tests.test_skills_support import ctx, skill_md
-from tests.tui_support import footer_keys, footer_labels, make_app, settle, wait_for
+from tests.tui_support import drawn_in, footer_keys, footer_labels, make_app, settle, wait_for
 from widgets.code_view import CodeView, highlight_file
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 from widgets.skill_meta import SkillMeta, meta_lines
@@ -92,7 +92,9 @@ async def test_a_skill_whose_skill_md_does_not_parse_is_marked_and_says_why(home
         await select(pilot, screen, "loose")
         text = screen_text(app)
         assert "⚠ loose" in text and "⚠ git-rebase" not in text
-        assert "⚠ does not parse" in text and "╰─ ⚠ YAML frontmatter parse error: while" in text  # under the file
+        assert "⚠ does not parse" in text  # and where, first, under the file and in the details at 80 columns
+        assert "╰─ ⚠ Line 4, column 1: did not find expected '… ─╯" in text
+        assert "Line 4, column 1: did" in " ".join(drawn_in(screen.query_one(SkillMeta)))
         await select(pilot, screen, "git-rebase")
         assert "does not parse" not in screen_text(app)
 

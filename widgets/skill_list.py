@@ -50,7 +50,7 @@ class SkillRow:
     uses_note: str | None = None  # why its counts may not be its own alone (the engine's ``copy_usage``)
     last_used_at: float | None = None
     path: str = ""  # its folder relative to skills/ ("devops/foo", ".archive/foo"): unique, the row's key
-    problem: str | None = None  # why its SKILL.md does not parse (it is listed all the same, as Hermes does)
+    problem: str | None = None  # why its SKILL.md does not parse, a YAML error's place first (listed all the same)
     too_long: bool = False  # the problem is only its SKILL.md's length (it parses)
     shared: bool = False  # its name alone does not pick it out (the engine's ``needs_folder``)
     folder: str | None = None  # the folder the engine's label names beside the name (``SkillInfo.label_folder``)

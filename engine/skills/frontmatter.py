@@ -16,6 +16,8 @@ from ..yamltext import load_yaml
 from .validation import MAX_DESCRIPTION_LENGTH, SkillError
 
 _CLOSE = re.compile(r"\n---[ \t]*(\r?\n|$)")
+PARSE_ERROR = "YAML frontmatter parse error: "  # Hermes's words, then PyYAML's lines
+_MARK = re.compile(r"line (\d+), column (\d+)")
 
 
 def _split(text: str) -> tuple[str, str] | None:
@@ -59,10 +61,23 @@ def read_frontmatter(text: str) -> tuple[dict[str, Any], str, str | None]:
     try:
         data = load_yaml(block)
     except yaml.YAMLError as exc:
-        return _fallback_pairs(block), body, f"YAML frontmatter parse error: {exc}"
+        return _fallback_pairs(block), body, f"{PARSE_ERROR}{exc}"
     if not isinstance(data, dict):
         return {}, body, "Frontmatter must be a YAML mapping (key: value pairs)."
     return data, body, _missing(data, body)
+
+
+def problem_line(problem: str) -> str:
+    """A skill's problem as one line shows it (a pane's border, the details): a YAML error with where
+    first, ``Line 5, column 7: …`` (the file's lines: the block parsed starts on the ``---`` line), so a
+    narrow pane's cut keeps it. PyYAML gives the place on a line after its first, which a cut at that
+    line lost; its quoted lines and carets are left to the file beside."""
+    marks = _MARK.findall(problem)
+    if not problem.startswith(PARSE_ERROR) or not marks:
+        return problem
+    said = [line for line in problem.removeprefix(PARSE_ERROR).splitlines() if line and not line[0].isspace()]
+    line, column = marks[-1]  # (where it found the error, said last; an earlier mark is what it was reading)
+    return f"Line {line}, column {column}: {'; '.join(reversed(said))}"
 
 
 def _missing(data: dict[str, Any], body: str) -> str | None:

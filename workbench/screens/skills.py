@@ -30,6 +30,7 @@ from engine.curator.ledger import columns, shortened
 from engine.curator.run import WHERE_RECORDED, PlanChanged, pinned_refusal, purge_days_typed
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
+from engine.skills.frontmatter import problem_line
 from engine.skills.hand_edit import open_skill_md
 from engine.skills.library import PROVENANCE_NOTE
 from engine.skills.usage import parse_iso
@@ -125,7 +126,7 @@ def skill_row(info: Any) -> SkillRow:
         uses_note=info.uses_note,
         last_used_at=parse_iso(info.last_used_at),
         path=info.path,
-        problem=info.problem or info.name_problem,
+        problem=problem_line(info.problem or info.name_problem or "") or None,  # (one line, where first)
         too_long=info.too_long,
         shared=info.needs_folder,
         folder=info.label_folder,
@@ -437,7 +438,7 @@ class SkillsScreen(WorkbenchScreen):
             self.query_one(CodeView).show(
                 message.file,
                 message.text,
-                problem and flat_line(problem.splitlines()[0], 200),
+                problem and flat_line(problem, 200),
                 title=f"{folder}/{message.file}" if folder else None,
             )
 
