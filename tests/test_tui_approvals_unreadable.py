@@ -47,6 +47,14 @@ async def open_row(pilot, index: int) -> None:
     await settle(pilot)
 
 
+async def question(pilot, what: str) -> str:
+    """The screen's text once a question's dialog is shown and drawn: read as soon as it was pushed, the
+    dialog had not been laid out yet and the screen read '' (a clean-clone run at load 10)."""
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog) and screen_text(app).strip() != "", what=what)
+    return screen_text(app)
+
+
 async def test_each_unreadable_file_has_a_row_and_a_pane_and_the_title_fits(queue, tmp_path):
     app = make_app(queue, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -89,8 +97,7 @@ async def test_approve_is_refused_saying_why_and_reject_drops_it_keeping_its_byt
         assert status.startswith("Not approved: 0badc0de cannot be read (not UTF-8 text") and "press r" in status
         assert broken.exists() and queue.approvals.count() == 1
         await pilot.press("r")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
-        assert "Reject unreadable memory record 0badc0de?" in screen_text(app)
+        assert "Reject unreadable memory record 0badc0de?" in await question(pilot, "the question")
         await pilot.press("y")
         await wait_for(pilot, lambda: len(rows(app)) == 3, what="the row to go")
         assert not broken.exists()
@@ -119,15 +126,13 @@ async def test_approve_all_leaves_them_and_reject_all_counts_them_in(queue, tmp_
     async with app.run_test(size=(120, 40)) as pilot:
         await open_row(pilot, 0)
         await pilot.press("A")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="approve all's question")
-        text = screen_text(app)
+        text = await question(pilot, "approve all's question")
         assert "Approve all 1 pending write?" in text
         assert "Left as they are: 3 unreadable files, which cannot be approved" in text
         await pilot.press("n")
         await settle(pilot)
         await pilot.press("R")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="reject all's question")
-        text = screen_text(app)
+        text = await question(pilot, "reject all's question")
         assert "Reject all 2 pending writes, 1 unreadable file among them?" in text
         assert "0badc0de  unreadable · not UTF-8 text" in text
         assert "Left as they are: 2 unreadable files rejecting cannot take" in text
@@ -257,8 +262,7 @@ async def test_reject_all_of_one_unreadable_file_asks_of_that_file(home, tmp_pat
     async with app.run_test(size=(80, 24)) as pilot:
         await open_row(pilot, 0)
         await pilot.press("R")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="reject all's question")
-        text = screen_text(app)
+        text = await question(pilot, "reject all's question")
         assert "Reject the unreadable file?" in text and "among them" not in text
 
 
