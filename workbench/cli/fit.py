@@ -119,14 +119,19 @@ def said(sentence: str, indent: str = "") -> str:
 def _wrapped_line(text: str, width: int, indent: str, hang: str, chop: bool) -> list[str]:
     first, room = max(1, width - cells(indent)), max(1, width - cells(indent + hang))
     lines: list[str] = []
+    used = 0  # the last line's cells, counted as it grows (measured anew for each word, doctor took 36 s to
+    # print a finding of 465,000 words: a MEMORY.md of 5,000 empty entries)
     for gap, word in _WORDS.findall(text):  # (spaces kept as written inside a line: an entry's, a YAML error's)
         pieces = _chopped(word, room if lines else first) if chop else [word]
         whole = len(pieces) == 1  # (a word in pieces starts a line, as in the TUI: its first may end at a joint)
         for piece in pieces:
-            if whole and lines and cells(lines[-1]) + cells(gap) + cells(piece) <= (first if len(lines) == 1 else room):
+            size = cells(piece)
+            if whole and lines and used + cells(gap) + size <= (first if len(lines) == 1 else room):
                 lines[-1] += gap + piece
+                used += cells(gap) + size
             else:
                 lines.append(piece)
+                used = size
             gap = ""
     return [indent + hang * bool(i) + line for i, line in enumerate(lines)] or [indent.rstrip()]
 
