@@ -734,3 +734,14 @@ def test_doctor_is_quiet_about_the_segments_of_a_small_archive_hermes_wrote(herm
     assert done.returncode == 0 and report["ok"], report
     [archive] = [f for f in report["findings"] if f["area"] == "archive"]
     assert archive["severity"] == "info" and "pages (under 1,000), read in a blink" in archive["what"]
+
+
+def test_a_file_of_thousands_of_empty_entries_names_five_and_counts_the_rest(home):
+    """A MEMORY.md of 5,000 '§' lines (a fuzzed file) said "Entry N (line M) is empty: …" 5,000 times, a
+    750 KB finding; it names the first five and counts the rest, which `memory repair` lists."""
+    raw = "\n§\n" * 5000
+    (home.memories_dir / "MEMORY.md").write_text(raw, encoding="utf-8")
+    [finding] = [f for f in run_doctor(home).findings if f.what.startswith("MEMORY.md holds text")]
+    assert finding.what.count("is empty:") == 5 and "Entry 5 (line 9) is empty" in finding.what
+    assert finding.what.endswith("And 4,996 more problems: `workbench memory repair --target memory` lists each.")
+    assert (home.memories_dir / "MEMORY.md").read_text(encoding="utf-8") == raw

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..counts import counted
 from ..errors import ConfigError
 from ..health import CHECKS, Finding
 from ..safety import assess
@@ -86,6 +87,21 @@ def _limit(home: Home, target: str) -> int | None:
         return None
 
 
+# A drift finding says this many of the file's problems: 5,000 empty entries made a 750 KB report of one
+# sentence said 5,000 times. `workbench memory repair` (and the Memory screen's r) lists each.
+SHOWN_REASONS = 5
+
+
+def _reasons(diagnosis: repair.Diagnosis, target: str) -> str:
+    """What makes a file not round-trip, its first ``SHOWN_REASONS`` problems said and the rest counted.
+    (Being over the store's limit is its own finding: said once.)"""
+    said = [r.message for r in diagnosis.reasons if r.kind != "store_over_limit"]
+    if len(said) <= SHOWN_REASONS:
+        return " ".join(said)
+    more = counted(len(said) - SHOWN_REASONS, "more problem")
+    return " ".join(said[:SHOWN_REASONS]) + f" And {more}: `workbench memory repair --target {target}` lists each."
+
+
 def _limit_findings(target: str, state, limit: int) -> list[Finding]:
     """Drift and over-limit: what needs the store's char limit."""
     findings = []
@@ -98,9 +114,7 @@ def _limit_findings(target: str, state, limit: int) -> list[Finding]:
                 "warning",
                 f"{name} holds text that does not round-trip through the memory tool; the workbench "
                 "refuses every replace and remove until it is resolved (Hermes refuses them too, except for a "
-                "look-alike '§', where it edits the merged entry as one). "
-                # (being over the limit is its own finding, below: said once)
-                + " ".join(r.message for r in diagnosis.reasons if r.kind != "store_over_limit"),
+                "look-alike '§', where it edits the merged entry as one). " + _reasons(diagnosis, target),
                 ("Normalise its line endings first (`workbench doctor --fix`); then " if has_crlf(state.raw) else "")
                 + f"`workbench memory repair --target {target}` lists the repairs (split, trim or remove an "
                 "entry; journaled, undoable), as does the TUI's Memory screen (r). `doctor --fix` makes none "
