@@ -408,15 +408,21 @@ async def test_edit_then_approve_of_an_add_too_long_to_approve_follows_other_wri
         assert "other MEMORY entries changed" in str(note.content), note.content
 
 
-async def test_e_on_a_hermes_patch_whose_text_hermes_changed_says_no_edit_can_help(home, hermes, tmp_path):
-    """e on a skill patch whose old text Hermes changed after staging it opened an editor of the new text
-    alone, which could never make it apply: the save then said to reject it. e is dimmed and says why."""
+def stale_hermes_patch(home, hermes) -> str:
+    """A skill patch Hermes staged and then made stale by patching the text it replaces itself: its id."""
     assert skill_manage_tool(home, {"action": "create", "name": "brew", "content": BREW}, ToolContext(actor="user"))[
         "success"
     ]
     home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
     pid, done = hermes.json(home.root, HERMES_STAGES_THEN_PATCHES % ("Steep for 3 minutes.", "Pour, wait, drink."))
     assert done is True
+    return pid
+
+
+async def test_e_on_a_hermes_patch_whose_text_hermes_changed_says_no_edit_can_help(home, hermes, tmp_path):
+    """e on a skill patch whose old text Hermes changed after staging it opened an editor of the new text
+    alone, which could never make it apply: the save then said to reject it. e is dimmed and says why."""
+    pid = stale_hermes_patch(home, hermes)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")
@@ -438,12 +444,7 @@ async def test_e_pressed_before_the_preview_waits_for_it_and_then_says_no_edit_c
     """e on a stale Hermes patch before its preview was read (as for a moment after the cursor moves) opened
     the editor, since only the preview knows the old text is gone: the typing was wasted, the save refused.
     It waits for the preview, as `a` does, then says no edit can help."""
-    assert skill_manage_tool(home, {"action": "create", "name": "brew", "content": BREW}, ToolContext(actor="user"))[
-        "success"
-    ]
-    home.config_path.write_text("skills:\n  write_approval: true\n", encoding="utf-8")
-    _, done = hermes.json(home.root, HERMES_STAGES_THEN_PATCHES % ("Steep for 3 minutes.", "Pour, wait, drink."))
-    assert done is True
+    stale_hermes_patch(home, hermes)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")
