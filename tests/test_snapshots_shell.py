@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from textual.widgets import OptionList
 
 from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.tui_support import make_app, settle, wait_for
@@ -108,13 +109,31 @@ def test_help_screen(snap_compare, seeded, tmp_path, size, theme):
     assert snap_compare(shell_app(seeded, tmp_path), terminal_size=size, run_before=open_help)
 
 
+def test_palette_with_a_query(snap_compare, seeded, tmp_path):
+    """On Approvals the palette finds the Memory screen's actions too, named with it, after its own."""
+    stage_proposals(seeded)
+
+    async def search(pilot):
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("ctrl+p", *"re")
+        hits = pilot.app.screen.query_one(OptionList).options
+        await wait_for(pilot, lambda: any("Memory: Refreeze" in str(o.prompt) for o in hits), what="the hits")
+        await settle(pilot)
+
+    assert snap_compare(shell_app(seeded, tmp_path), terminal_size=(80, 24), run_before=search)
+
+
 def test_snapshots_are_stored_under_the_top_level_folder():
     from pathlib import Path
 
     folder = Path(__file__).resolve().parent.parent / "snapshots" / "test_snapshots_shell"
     assert sorted(p.name for p in folder.glob("*.svg")) == sorted(
-        f"test_{name}[{size}-{theme}].svg"
-        for name in ("memory_screen", "approvals_screen", "help_screen")
-        for size in ("80x24", "120x40")
-        for theme in ("dark", "light")
+        ["test_palette_with_a_query.svg"]
+        + [
+            f"test_{name}[{size}-{theme}].svg"
+            for name in ("memory_screen", "approvals_screen", "help_screen")
+            for size in ("80x24", "120x40")
+            for theme in ("dark", "light")
+        ]
     )

@@ -24,11 +24,11 @@ from textual.worker import WorkerState
 from engine.events import RunnerEvent
 from engine.tools import ToolContext
 from tests.hermes_support import write_from_another_process
-from tests.tui_support import FOLDS, drawn_in, landed_on, make_app, parted, settle, wait_for
+from tests.tui_support import FOLDS, drawn, drawn_in, landed_on, make_app, parted, settle, wait_for
 from widgets.entry_list import EntryList
 from widgets.header import WorkbenchHeader
 from widgets.transcript import Transcript
-from workbench.app import MODES, WorkbenchApp, screen_actions
+from workbench.app import MODES, ScreenCommands, WorkbenchApp, screen_actions
 from workbench.bridge import EngineEvent
 from workbench.cli import main, tui_cmds
 from workbench.messages import ShowEntry
@@ -274,6 +274,68 @@ async def test_palette_leaves_out_what_the_footer_dims(home, tmp_path):
         offered = [str(o.prompt) for o in app.screen.query_one(OptionList).options]
         assert not [o for o in offered if o.startswith(("Approvals: Approve", "Approvals: Reject"))], offered
         assert not [o for o in offered if o.startswith("Approvals: Stop waiting")], offered  # (nothing waits)
+
+
+async def palette_hits(pilot, query: str, first: str) -> list[str]:
+    """Open the palette, type ``query`` and wait for the hit ``first``: the hits' titles in order."""
+    await pilot.press("ctrl+p")
+    await pilot.press(*query)
+    options = pilot.app.screen.query_one(OptionList).options
+    await wait_for(pilot, lambda: any(first in str(o.prompt) for o in options), what=f"palette hit {first}")
+    await settle(pilot)
+    return [str(o.prompt).split("\n")[0] for o in pilot.app.screen.query_one(OptionList).options]
+
+
+async def test_palette_finds_other_screens_actions_and_runs_them_there(home, tmp_path):
+    """On Approvals, "refreeze" found nothing: the palette listed only the current screen's actions."""
+    home.memory.add("memory", "Deploys go out from main", ToolContext(actor="user"))
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        frozen = app.frozen_snapshot
+        assert frozen is not None
+        await pilot.press("4")
+        await settle(pilot)
+        hits = await palette_hits(pilot, "refreeze", "Memory: Refreeze")
+        assert hits[0] == "Memory: Refreeze", hits
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.current_mode == "memory", what="the Memory screen")
+        await wait_for(pilot, lambda: app.frozen_snapshot is not frozen, what="the snapshot refrozen")
+        await settle(pilot)
+        assert "Snapshot refrozen" in drawn(app)
+
+
+async def test_palette_row_actions_elsewhere_switch_and_say_what_to_select(home, tmp_path):
+    """Undo acts on the selected entry: from Approvals the palette switches to Memory and says so,
+    without asking about a row the user never chose."""
+    home.memory.add("memory", "Deploys go out from main", ToolContext(actor="user"))
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        hits = await palette_hits(pilot, "undo", "Memory: Undo")
+        assert "Memory: Undo" in hits, hits
+        await pilot.press(*["down"] * hits.index("Memory: Undo"), "enter")
+        await wait_for(pilot, lambda: app.current_mode == "memory", what="the Memory screen")
+        await settle(pilot)
+        assert isinstance(app.screen, MODES["memory"])  # no question opened
+        assert "Select an entry, then press u (Undo)." in [n.message for n in app._notifications]
+
+
+async def test_palette_ranks_the_current_screens_actions_first(home, tmp_path):
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        hits = await palette_hits(pilot, "edit", "Skills: Edit")
+        assert hits[0] == "Skills: Edit" and {"Memory: Edit", "Approvals: Edit"} <= set(hits), hits
+        assert not [hit for hit in hits if hit.startswith("Skills: ")][1:], hits  # no twin from "elsewhere"
+        await pilot.press("escape")
+        await settle(pilot)
+        elsewhere = [title for title, _, _ in ScreenCommands(app.screen)._elsewhere()]
+        assert "Memory: Refreeze" in elsewhere and "Timeline: Revert" in elsewhere
+        for left_out in ("Memory: Back from facts", "Approvals: Stop waiting", "Run: Cancel", "Skills: Filter"):
+            assert left_out not in elsewhere  # esc leaves a view's state, a screen not shown has none; Skills is here
 
 
 async def test_theme_choice_is_remembered_between_runs(home, tmp_path):

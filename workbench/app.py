@@ -192,7 +192,10 @@ def home_label(root: Path) -> str:
 
 
 class ScreenCommands(Provider):
-    """Palette commands: go to each mode, and every action of the current screen."""
+    """Palette commands: go to each mode, the doctor and the current screen's actions (``_commands``),
+    then every other mode's actions named with its screen (``_elsewhere``), so a command is found from
+    any screen. The list is built once per open (``startup``); a hit of the first kind ranks above any
+    of the second."""
 
     def _commands(self):
         app: WorkbenchApp = self.app  # type: ignore[assignment]
@@ -209,16 +212,37 @@ class ScreenCommands(Provider):
             offered.add((key, description))
             yield f"{title}: {description}", partial(screen.run_action, action), f"key {key}"
 
+    def _elsewhere(self):
+        """Each other mode's actions, one per description (its twins, such as Memory's Repair with and
+        without a repair to make, go with it: the screen picks on arrival, ``run_elsewhere``). Those
+        of ``esc`` are left out: they leave a state of a view, and a screen not shown is in none."""
+        app: WorkbenchApp = self.app  # type: ignore[assignment]
+        for mode, _, _ in app.mode_tabs():
+            cls = app.MODES[mode]
+            if isinstance(self.screen, cls):
+                continue
+            twins: dict[str, tuple[str, list[str]]] = {}
+            for key, description, action in screen_actions(cls):
+                if key != "escape":
+                    twins.setdefault(description, (key, []))[1].append(action)
+            for description, (key, actions) in twins.items():
+                run = partial(app.run_elsewhere, mode, key, description, actions)
+                yield f"{cls.TITLE_TEXT}: {description}", run, f"key {key} on {cls.TITLE_TEXT}"
+
+    async def startup(self) -> None:
+        here = [(*command, True) for command in self._commands()]
+        self._listed = here + [(*command, False) for command in self._elsewhere()]
+
     async def discover(self) -> Hits:
-        for title, callback, help_text in self._commands():
+        for title, callback, help_text, _ in self._listed:
             yield DiscoveryHit(title, callback, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for title, callback, help_text in self._commands():
+        for title, callback, help_text, here in self._listed:
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, help=help_text)
+                yield Hit((1 + score if here else score) / 2, matcher.highlight(title), callback, help=help_text)
 
 
 def screen_actions(cls) -> list[tuple[str, str, str]]:
@@ -329,6 +353,23 @@ class WorkbenchApp(ResultsFromWorkers, App):
 
     def action_goto(self, mode: str) -> None:
         self.goto(mode)
+
+    async def run_elsewhere(self, mode: str, key: str, description: str, actions: list[str]) -> None:
+        """A palette command of another mode: go there, then run the first of its ``actions`` the screen
+        takes there, or, for one that acts on the selected row (``SELECTS``), say what to select."""
+        if mode != self.current_mode:
+            await self.switch_mode(mode)
+        screen = self.screen
+        label = f"{key} ({description})"
+        for action in actions:
+            _, name, parameters = parse_action(action)
+            if name in screen.SELECTS:
+                self.notify(f"Select {screen.SELECTS[name]}, then press {label}.")
+                return
+            if screen.check_action(name, parameters) is not False:
+                await self.run_action(action, screen)
+                return
+        self.notify(f"{label} does nothing on {screen.TITLE_TEXT} now.", severity="warning")
 
     async def action_quit(self) -> None:
         """Quit; a write waiting on another process's lock is named and the user asked before it is
@@ -647,7 +688,7 @@ class WorkbenchApp(ResultsFromWorkers, App):
             )
         )
         everywhere = binding_rows(self.BINDINGS) + [
-            ("ctrl+p", "Command palette (actions of this screen)"),
+            ("ctrl+p", "Command palette (every screen's actions)"),
             ("tab", "Next pane (shift+tab: previous)"),
             ("ctrl+c", "Copy selected text"),
         ]

@@ -95,6 +95,7 @@ class Decided(Message):
 
 class ApprovalsScreen(WorkbenchScreen):
     TITLE_TEXT = "Approvals"
+    SELECTS = dict.fromkeys(("approve", "reject", "edit_approve"), "a proposal")
     HELP = (
         "Staged memory and skill writes wait here. The right side shows what approving would change, "
         "the memory budget afterwards and near-duplicates. Nothing is applied until you approve it; "

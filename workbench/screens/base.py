@@ -82,6 +82,9 @@ class WorkbenchScreen(ResultsFromWorkers, Screen):
     TITLE_TEXT = ""
     HELP = ""
     SEARCH_BOX = ""  # the id of the screen's search box, which text pasted over its lists goes to
+    # Actions that act on the selected row, and what that row is: the command palette, run from another
+    # screen, switches here and says what to select rather than act on a row the user never chose.
+    SELECTS: dict[str, str] = {}
     _status_timer: Timer | None = None
     status_notice: Notification | None = None  # the notice saying whole what the status line cut (a dialog takes
     # it down as it opens: ``Dialog.on_mount``)

@@ -149,6 +149,7 @@ FACTS_HELP = (
 
 class MemoryScreen(WorkbenchScreen):
     TITLE_TEXT = "Memory"
+    SELECTS = {"edit": "an entry", "remove": "an entry", "jump": "an entry", "undo": "an entry"}
     HELP = (
         "Left: the frozen snapshot the running session's prompt holds; with no session live, the store as it "
         "was when the snapshot was taken (its title says when; f refreezes it). Right: the live file, what a new "

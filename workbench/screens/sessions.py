@@ -153,6 +153,7 @@ class LineageLoaded(Message):
 class SessionsScreen(SessionActions, SessionPrune):
     AUTO_FOCUS = "LineageTree"
     TITLE_TEXT = "Sessions"
+    SELECTS = {"listed_session": "a session", "session": "a session"}
     SEARCH_BOX = "sessions-search"
     HELP = (
         "The lineage tree lists root sessions; a compression chain is one row (Deploy API  #1 → #2 → #3) that "

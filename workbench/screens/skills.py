@@ -232,6 +232,7 @@ FILTER_ROOM = FOOTER_ROOM + 11  # from here / Filter (10 cells) keeps its place 
 class SkillsScreen(WorkbenchScreen):
     AUTO_FOCUS = "SkillList"
     TITLE_TEXT = "Skills"
+    SELECTS = dict.fromkeys(("archive", "restore", "pin", "unpin", "unlisted", "purge", "edit"), "a skill")
     SEARCH_BOX = "skills-filter"
     HELP = (
         "The skill library (active, stale and archived) with a fuzzy filter. The lower half shows the selected "

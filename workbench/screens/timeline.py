@@ -116,6 +116,7 @@ class RevertPreviewed(Message):
 class TimelineScreen(WorkbenchScreen):
     AUTO_FOCUS = "TimelineList"
     TITLE_TEXT = "Timeline"
+    SELECTS = dict.fromkeys(("fold", "unfold", "open_source", "open_message", "revert", "read_detail"), "a row")
     SEARCH_BOX = "timeline-search"
     HELP = (
         "Everything that changed what the agent knows (memory writes, skill changes, approvals, Curator passes, "
