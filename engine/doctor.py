@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .counts import counted
 from .errors import WorkbenchError
 from .health import CHECKS, FIXES, NEEDS_CONFIG, Finding
-from .kept_files import drafts_finding
+from .kept_files import drafts_findings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -84,7 +84,8 @@ def run_doctor(home: Home, fix: bool = False, drafts: Path | None = None) -> Rep
     mends (a file that is not UTF-8 gets its byte-order mark and line-ending findings only once its bytes
     are replaced), so the home is examined again after each round and the repairs new findings name run
     too, each at most once, so one run makes all it can. ``drafts``: the skin's folder of drafts kept by
-    "Take theirs" (not the home's), said as an info line when it holds any (``kept_files.drafts_finding``)."""
+    "Take theirs" (not the home's), said as info lines when it holds any of this home's or of an unknown
+    home (``kept_files.drafts_findings``)."""
     findings = examine(home)
     repairs: list[dict[str, Any]] = []
     tried: set[str] = set()
@@ -92,8 +93,8 @@ def run_doctor(home: Home, fix: bool = False, drafts: Path | None = None) -> Rep
         tried.update(names)
         repairs += [_repair(home, name) for name in names]
         findings = examine(home)
-    kept = drafts_finding(drafts) if drafts is not None else None
-    return Report(findings + ([kept] if kept else []), repairs)
+    kept = drafts_findings(drafts, home.root) if drafts is not None else []
+    return Report(findings + kept, repairs)
 
 
 def _repair(home: Home, name: str) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine.home import open_home
+from engine.kept_files import home_drafts
 from engine.skills.hand_edit import ChangedSinceOpened, open_skill_md, save_skill_md
 
 SKILL = "---\nname: deploy\ndescription: Deploy the app.\n---\n\n# deploy\n\n1. Run make deploy.\n"
@@ -387,7 +388,7 @@ async def test_take_theirs_keeps_the_draft_in_a_file_a_notice_names(home, tmp_pa
         await pilot.click("#take-theirs")
         await wait_for(pilot, lambda: not isinstance(app.screen, EditDialog), what="the editor to close")
         await settle(pilot)
-        [kept] = (tmp_path / "drafts").iterdir()
+        [kept] = home_drafts(tmp_path / "drafts", home.root).iterdir()  # (this home's)
         [note] = [n for n in app._notifications if n.title == "Draft kept"]
         assert note.message.startswith("Took theirs. Your draft is kept in\n")
         assert "".join(note.message.split("\n")[1:]) == str(kept)  # the path, on lines of its own

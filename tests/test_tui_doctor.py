@@ -6,6 +6,7 @@ import pytest
 from textual.widgets import OptionList
 
 from engine.doctor import render, run_doctor
+from engine.kept_files import home_drafts
 from tests.screens_seed import screen_text
 from tests.tui_support import make_app, settle, wait_for
 from workbench.screens.doctor import DoctorDialog
@@ -41,12 +42,15 @@ async def test_the_palette_runs_the_doctor_and_shows_its_report(home, tmp_path):
 
 
 async def test_the_doctor_dialog_lists_the_drafts_take_theirs_kept(home, tmp_path):
-    """The drafts the editor's "Take theirs" kept were named only by the notice as it kept one."""
+    """The drafts the editor's "Take theirs" kept were named only by the notice as it kept one; then it
+    counted every home's drafts: it counts this home's, and another home's not at all."""
     from workbench.crash import keep_text
     from workbench.settings import drafts_dir
 
     app = make_app(home, tmp_path)
-    kept = keep_text("my words", drafts_dir(app.settings_file), "draft")  # (as Take theirs keeps one)
+    drafts = drafts_dir(app.settings_file)
+    kept = keep_text("my words", home_drafts(drafts, home.root), "draft")  # (as Take theirs keeps one)
+    elsewhere = keep_text("other words", home_drafts(drafts, tmp_path / "another-home"), "draft")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         app.push_screen(DoctorDialog(home))
@@ -55,10 +59,11 @@ async def test_the_doctor_dialog_lists_the_drafts_take_theirs_kept(home, tmp_pat
         await wait_for(pilot, lambda: "kept by the editor" in said(), what="the drafts line")
         shown = said()
         assert (
-            f"1 draft kept by the editor's Take theirs (your text where theirs was taken), the newest {kept.name}"
-            in (shown)
+            "1 draft kept by the editor's Take theirs (your text where theirs was taken) on this home, the newest "
+            f"{kept.name}" in shown
         )
-        assert shown == render(run_doctor(home, drafts=drafts_dir(app.settings_file)).to_dict())
+        assert elsewhere.name not in shown and "unknown home" not in shown
+        assert shown == render(run_doctor(home, drafts=drafts).to_dict())
 
 
 def hangs(lines: list[str], start: str) -> bool:

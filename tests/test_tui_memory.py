@@ -13,6 +13,7 @@ from textual.widgets import Static, TextArea
 
 from engine import lock_waits
 from engine.events import MemoryChanged, RunnerEvent
+from engine.kept_files import home_drafts
 from engine.memory import history
 from engine.memory.budget import draft_budget, hermes_blocked
 from engine.memory.format import render_block
@@ -272,7 +273,7 @@ async def test_take_theirs_leaves_theirs_and_keeps_the_draft_in_a_file(home, tmp
         await pilot.click("#take-theirs")
         await settle(pilot)
         assert home.memory.entries("memory") == []
-        [kept] = (tmp_path / "drafts").iterdir()
+        [kept] = home_drafts(tmp_path / "drafts", home.root).iterdir()  # (this home's)
         assert kept.read_text(encoding="utf-8") == "My wording"
         [note] = [n for n in app._notifications if n.title == "Draft kept"]
         first, *path = note.message.split("\n")

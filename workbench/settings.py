@@ -25,8 +25,8 @@ def settings_path() -> Path:
 
 
 def drafts_dir(settings_file: Path) -> Path:
-    """Where the editor's "Take theirs" keeps a draft, beside the settings (never in the home); doctor
-    lists what is there."""
+    """Where the editor's "Take theirs" keeps drafts, beside the settings (never in the home), in one
+    subfolder a home (``engine.kept_files.home_drafts``); doctor lists the home's, and those of an unknown home."""
     return settings_file.parent / "drafts"
 
 

@@ -31,7 +31,7 @@ from textual.widgets import Button, Input, Static, TextArea
 from engine import lock_waits
 from engine.diffs import changed_lines
 from engine.events import Event, MemoryChanged, PendingChanged, SkillChanged
-from engine.kept_files import DRAFT
+from engine.kept_files import DRAFT, home_drafts
 from engine.memory.budget import Budget
 from engine.textsafety import clipped, path_lines
 from widgets.gauge import CapacityGauge
@@ -495,7 +495,8 @@ class EditDialog(Dialog[bool]):
         theirs = self.conflict.theirs if self.conflict is not None else None
         if self.draft not in (self.original, theirs):
             try:
-                kept = keep_text(self.draft, drafts_dir(self.app.settings_file), DRAFT)
+                folder = home_drafts(drafts_dir(self.app.settings_file), self.app.home.root)
+                kept = keep_text(self.draft, folder, DRAFT)
             except OSError as exc:
                 self.show_error(
                     f"Your draft could not be kept in a file ({exc.strerror or exc}): copy it from above "
