@@ -961,3 +961,44 @@ def test_scenarios_list_wraps_each_description_under_its_row(tmp_path):
         for start, end in zip(rows, [*rows[1:], len(lines)], strict=True):
             body = " ".join(line.strip() for line in lines[start + 1 : end])
             assert body.endswith(described[lines[start].split()[0]]) and " turn" in body + lines[start], lines
+
+
+def test_sessions_show_wraps_each_message_under_its_label(tmp_path):
+    """A user trial at 60 and 80 columns: `sessions show` printed each message on one line, a 186-cell tool
+    result and long user messages past the edge, broken by the terminal inside words under the next `#ID`.
+    Each message's text wraps under its label now, its line breaks kept as lines under it (its tabs as ⇥),
+    its control characters as symbols; a label wider than half the line has the text under it, four cells in.
+    ``--json`` keeps every text as stored."""
+    entries = ", ".join(f'"Staging note {n}: deploy job is stage"' for n in range(3))
+    result = f'{{"success": true, "target": "memory", "usage": "6% use", "entries": [{entries}]}}'
+    asked = "Summarise the incident for the team:\n- what broke\n\t- and how long\x1b[2J it took, in one paragraph"
+    home = open_home(tmp_path / "h")
+    session = home.archive.create_session("20261201_000000_aaaaaa", source="cli", title="Incident")
+    home.archive.append_messages(
+        session.id,
+        [
+            {"role": "user", "content": asked},
+            {"role": "tool", "tool_name": "memory", "content": result},
+            {"role": "tool", "tool_name": "session_search_wide_one", "content": "ok then"},
+        ],
+    )
+    home.close()
+    assert cell_len(result) == 186
+    for columns in (40, 60, 80):
+        lines = workbench(tmp_path / "h", columns, "sessions", "show", session.id, process=columns == 60).splitlines()
+        assert all(cell_len(line) <= columns for line in lines), (columns, lines)
+        starts = [n for n, line in enumerate(lines) if line.startswith("#")] + [len(lines)]
+        user, tool, named = (lines[a:b] for a, b in itertools.pairwise(starts))
+        assert user[0].startswith("#1 user: Summarise"), user
+        assert all(line.startswith(" " * 9) and line[9] != " " for line in user[1:]), user
+        assert "         - what broke" in user and any(line.startswith("         ⇥- and how") for line in user), user
+        assert "␛[2J" in "\n".join(user) and "\x1b" not in "\n".join(lines)
+        lead = len("#2 tool:memory: ")
+        assert all(line.startswith(" " * lead) for line in tool[1:]), tool
+        assert " ".join(line[lead:] for line in tool) == result, tool
+        if columns < 80:  # (its label takes more than half the line)
+            assert named == ["#3 tool:session_search_wide_one:", "    ok then"], named
+        else:
+            assert named == ["#3 tool:session_search_wide_one: ok then"], named
+    data = json.loads(workbench(tmp_path / "h", 40, "sessions", "show", session.id, "--json"))
+    assert [m["content"] for m in data["messages"]][:2] == [asked, result]

@@ -21,12 +21,12 @@ from engine.home import Home
 from engine.memory import history
 from engine.runner.claims import unbacked_claims
 from engine.session_writes import session_writes
-from engine.textsafety import flat_line, inline, quoted, visible
+from engine.textsafety import cells, flat_line, inline, quoted, visible
 from engine.values import call_name
 
 from . import Output, UsageError, add_command
 from .echo import echoed
-from .fit import MIN_FREE, cut_cells, fit_row, folded, terminal_width
+from .fit import MIN_FREE, cut_cells, fit_row, folded, labelled, terminal_width, wrapped
 from .index_upgrade import upgrade_before_search
 from .numbers import COUNT, ID, ROWS, number
 
@@ -235,15 +235,24 @@ def search_sessions(home: Home, args) -> Output:
     return Output(data, text)
 
 
-def _message_line(m) -> str:
-    body = flat_line(m.text)
+def _message_lines(m, claim: bool, width: int) -> list[str]:
+    """One message of a transcript in ``width`` cells: its text ``labelled`` under its start, after
+    ``#ID role:`` (under four spaces where that label takes more than half the line), with the tool calls it
+    made and whether it claims a save nothing backs. Its line breaks stay line breaks, as ``memory show``
+    keeps an entry's: a message is read whole here (a list has its one-line preview), and its code, lists
+    and tool output read as written; its tabs show as ⇥ (the terminal drew one up to eight cells wide)."""
     calls = ", ".join(call_name(c) or "?" for c in (m.tool_calls if isinstance(m.tool_calls, list) else []))
-    label = (
+    kind = (
         m.role
         + (f":{m.tool_name}" if m.tool_name else "")
         + ("" if m.active else " (archived)" if m.compacted else " (rewound)")
     )
-    return f"#{m.id} {label}: {body}" + (f"  [calls {calls}]" if calls else "")
+    text = (m.text or "").strip().replace("\t", "⇥") + (f"  [calls {calls}]" if calls else "")
+    text += "  [unbacked claim: no memory or skill write in this turn]" if claim else ""
+    label = f"#{m.id} {kind}: "
+    if cells(visible(label)) * 2 <= width:
+        return labelled(label, text, width, chop=True)
+    return [visible(label.rstrip()), *wrapped(text, width, "    ", chop=True)]
 
 
 def show_session(home: Home, args) -> Output:
@@ -268,13 +277,12 @@ def show_session(home: Home, args) -> Output:
     def text() -> str:
         count = session.message_count
         head = f"{session.id}  {heading or '(untitled)'}  [{session.source}, {count} {msgs(count)}]"
-        lines = [head]
+        columns = terminal_width()
+        lines = folded(head, columns, hang="")
         for m in messages:
-            lines.append(
-                _message_line(m)
-                + ("  [unbacked claim: no memory or skill write in this turn]" if m.id in claims else "")
-            )
-            lines.extend(f"    ↳ {w.summary}: {flat_line(w.text)}" for w in writes.get(m.id, []))
+            lines += _message_lines(m, m.id in claims, columns)
+            for w in writes.get(m.id, []):
+                lines += labelled("    ↳ ", f"{w.summary}: {flat_line(w.text)}", columns, chop=True)
         return "\n".join(lines)
 
     return Output(data, text)
