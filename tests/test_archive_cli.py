@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import stat
@@ -358,26 +359,31 @@ def test_prune_with_nothing_to_prune_says_so_and_untitled_sessions_read_as_lists
 def test_an_untitled_session_is_listed_by_the_start_of_its_first_user_message(tmp_path, capsys):
     """Hermes titles few sessions: lists and search results showed nothing where the title goes. The start
     of its first user message stands there, on one line as every preview is (``flat_line``): its line break
-    as ⏎, its escape as ␛ (in the JSON's ``preview`` too: it is what a list shows, not the message)."""
+    as ⏎, its escape as ␛. The JSON's ``preview`` is the message's start as stored, as ``sessions show
+    --json`` gives a message (it gave what a list shows, symbols and all: JSON is for programs), each
+    character that could drive a terminal written as a JSON escape, C1 controls and bidi controls too."""
     from workbench.cli import main
 
+    asked = "Please plan\nthe tulip\x1b[2J\x9b\u202e\u2066 beds for spring " + "and more " * 10
     home = open_home(tmp_path / "h")
     home.archive.create_session("hermes-1", source="cli")
     home.archive.append_messages(
-        "hermes-1",
-        [
-            {"role": "system", "content": "You are Hermes."},
-            {"role": "user", "content": "Please plan\nthe tulip\x1b[2J beds for spring " + "and more " * 10},
-        ],
+        "hermes-1", [{"role": "system", "content": "You are Hermes."}, {"role": "user", "content": asked}]
     )
+    home.archive.end_session("hermes-1", "user_exit")
     home.close()
-    code, data, _ = wb(tmp_path / "h", "sessions", "list")
-    assert code == 0 and data["sessions"][0]["title"] is None
-    assert data["sessions"][0]["preview"] == "Please plan⏎the tulip␛[2J beds for spring and more and more…"  # 60
+    status, out, _ = ran("--home", str(tmp_path / "h"), "--json", "sessions", "list")
+    assert status == 0 and "\\u001b[2J\\u009b\\u202e\\u2066 beds" in out
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", out), out
+    data = json.loads(out)
+    assert data["sessions"][0]["title"] is None and data["sessions"][0]["preview"] == asked[:60]
+    shown = "Please plan⏎the tulip␛[2J\\x9b<U+202E><U+2066> beds for"
     assert main(["--home", str(tmp_path / "h"), "sessions", "list"]) == 0
-    assert "“Please plan⏎the tulip␛[2J beds for spring and more" in capsys.readouterr().out
+    assert f"“{shown}" in capsys.readouterr().out
     assert main(["--home", str(tmp_path / "h"), "sessions", "search", "tulip"]) == 0
-    assert "[user #2]  “Please plan⏎the tulip␛[2J beds" in capsys.readouterr().out
+    assert f"[user #2]  “{shown[:30]}" in capsys.readouterr().out
+    code, data, _ = wb(tmp_path / "h", "sessions", "prune", "--days", "0", "--dry-run")  # (as a prune names it)
+    assert code == 0 and data["sessions"] == [{"id": "hermes-1", "title": None, "preview": asked[:60]}]
 
 
 def test_a_search_that_finds_no_whole_word_says_when_a_prefix_would(home_dir, capsys):

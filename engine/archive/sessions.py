@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from ..db import is_corrupt
 from ..errors import SessionGrew, SessionLive, TitleChanged, UnusableTitle, WorkbenchError
 from ..events import SessionChanged
-from ..textsafety import flat_line, quoted, without_escape_sequences
+from ..textsafety import flat_line, quoted, whole, without_escape_sequences
 from ..values import number_in
 from . import outside
 from .core import changes_archive, in_chunks
@@ -367,9 +367,11 @@ class SessionsMixin(LineageMixin):
             return f"{chain.title} · segment {chain.ids.index(session.id) + 1} of {len(chain.segments)}"
         return titled(None, self.previews([session.id]).get(session.id))
 
-    def previews(self, session_ids: list[str], width: int = PREVIEW_CHARS) -> dict[str, str]:
+    def previews(self, session_ids: list[str], width: int = PREVIEW_CHARS, stored: bool = False) -> dict[str, str]:
         """The start of each session's first user message, on one line (``flat_line``: a line break as ⏎):
-        what a list shows for a session with no title (Hermes titles few of its own)."""
+        what a list shows for a session with no title (Hermes titles few of its own). ``stored``: its first
+        ``width`` characters as stored, never part of a grapheme (``whole``), line breaks and control
+        characters as they are: what ``--json`` gives a program, which makes them safe itself."""
         if not session_ids:
             return {}
         rows = self.conn().execute(  # each session's index walked from its start to its first user message
@@ -377,8 +379,10 @@ class SessionsMixin(LineageMixin):
             "ORDER BY timestamp, id LIMIT 1) FROM json_each(?) s",
             (json.dumps(session_ids),),
         )
+        texts = {row[0]: content_text(decode_content(row[1])).strip() for row in rows if row[1] is not None}
         found = {
-            row[0]: flat_line(content_text(decode_content(row[1])).strip(), width) for row in rows if row[1] is not None
+            sid: whole(text[:width], text[width:])[0] if stored else flat_line(text, width)
+            for sid, text in texts.items()
         }
         return {sid: text for sid, text in found.items() if text}
 
@@ -842,13 +846,15 @@ class SessionsMixin(LineageMixin):
         return [r["id"] for r in self.conn().execute(sql + " ORDER BY started_at DESC", args)]
 
     def labelled(self, ids: list[str]) -> list[dict]:
-        """Each session's id, title, first message's start, and its label as lists show it (``titled``)."""
-        previews = self.previews(ids)
+        """Each session's id, title, first message's start as stored (``previews``), and its label as lists
+        show it (``titled``)."""
+        previews, stored = self.previews(ids), self.previews(ids, stored=True)
         named = []
         for session_id in ids:
             session = self.get_session(session_id)
             title, preview = (session.title if session else None), previews.get(session_id)
-            named.append({"id": session_id, "title": title, "preview": preview, "label": titled(title, preview) or ""})
+            label = titled(title, preview) or ""
+            named.append({"id": session_id, "title": title, "preview": stored.get(session_id), "label": label})
         return named
 
     def prune_listing(self, ids: list[str], shown: int = PRUNE_NAMED) -> str:

@@ -139,10 +139,11 @@ def list_sessions(home: Home, args) -> Output:
     rows = home.archive.list_sessions(
         limit=args.limit, offset=args.offset, source=args.source, include_archived=args.all
     )
-    previews = home.archive.previews([s.id for s in rows if not s.title])
+    untitled = [s.id for s in rows if not s.title]
+    previews, stored = home.archive.previews(untitled), home.archive.previews(untitled, stored=True)
     damaged = home.archive.listing_damage(len(rows), args.limit)
     data = {
-        "sessions": [{**s.to_dict(), "preview": previews.get(s.id)} for s in rows],
+        "sessions": [{**s.to_dict(), "preview": stored.get(s.id)} for s in rows],
         "count": len(rows),
         "warning": damaged,  # (state.db damaged: what was listed is what could be read; also on stderr)
     }
