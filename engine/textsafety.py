@@ -240,22 +240,33 @@ def fold_end(line: str, rest: str) -> str:
 
 
 # What a word wider than a line is folded after: the joints of a path (``billing/``), a skill's name or an id
-# (``rerender-invoice-``, ``20261207_``), and the symbols of a line break or a tab in a one-line text (``⏎``).
-# Not ``.``: a line ending in one reads as a sentence's end, and ``SKILL.`` / ``md`` parts a file from its type.
+# (``rerender-invoice-``, ``20261207_``), and the symbols of a line break or a tab in a one-line text (``⏎``);
+# a run of ``:`` after its last (``test_invoices.py::`` / ``test_rounding``, ``key:`` / ``value``), never
+# inside it. Not ``.``: a line ending in one reads as a sentence's end, and ``SKILL.`` / ``md`` parts a file
+# from its type.
 _JOINTS = frozenset("-/_⏎⇥")
+_RUN_JOINT = ":"
 
 
 def _at_joint(line: str, rest: str) -> str:
     """``line``, folded inside a word before ``rest``, ended just after the word's last joint (``_JOINTS``):
     ``billing/rerender-invoice/`` / ``SKILL.md`` where the edge made ``…/SKI`` / ``LL.md``, and
-    ``rerender-invoice-`` / ``pdf,`` for ``…-pd`` / ``f,``. Only where the line keeps more than half of its
-    cells, so a joint near the word's start (``a-``, ``tests/``) never leaves a line nearly empty (nor, at
-    two cells, moves the fold at all); a fold at a space, or beside CJK (which parts between any two
-    characters), stays; a joint is a whole grapheme, never one a mark is drawn on."""
+    ``rerender-invoice-`` / ``pdf,`` for ``…-pd`` / ``f,``. A fold inside a run of ``:`` goes before it
+    (``test_invoices.py`` / ``::test_rounding``, not ``py:`` / ``:test``). Only where the line keeps more
+    than half of its cells, so a joint near the word's start (``a-``, ``tests/``) never leaves a line nearly
+    empty (nor, at two cells, moves the fold at all); a fold at a space, or beside CJK (which parts between
+    any two characters), stays; a joint is a whole grapheme, never one a mark is drawn on."""
     if not (line and rest) or line[-1].isspace() or rest[0].isspace() or _CJK.match(line[-1]) or _CJK.match(rest[0]):
         return line
     start = len(line) - len(line.split()[-1])  # (the word the fold is in)
-    ends = [start + unit.end() for unit in _UNIT.finditer(line[start:]) if unit.group() in _JOINTS]
+    after = line + rest[:1]  # (what follows each unit: a ``:`` is a joint at its run's end)
+    ends = [
+        start + unit.end()
+        for unit in _UNIT.finditer(line[start:])
+        if unit.group() in _JOINTS or (unit.group() == _RUN_JOINT and after[start + unit.end()] != _RUN_JOINT)
+    ]
+    if line[-1] == rest[0] == _RUN_JOINT:  # (a run the fold splits: before it)
+        ends.append(len(line.rstrip(_RUN_JOINT)))
     if ends and cells(line[: ends[-1]]) * 2 > cells(line):
         return line[: ends[-1]]
     return line

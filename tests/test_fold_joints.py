@@ -2,9 +2,13 @@
 at 60 columns the Approvals queue read ``rerender-invoice-pd`` / ``f,`` and the diff's header
 ``billing/rerender-invoice/SKI`` / ``LL.md``, and ``memory show`` at 40 columns
 ``tests/test_invoices.py::test_round`` / ``ing``. The one rule both skins fold by (``fold_end``) now ends such
-a line after the word's last ``-``, ``/``, ``_`` or ``⏎`` where the line keeps more than half of its cells."""
+a line after the word's last ``-``, ``/``, ``_``, ``⏎`` or run of ``:`` (before a run it would split: the
+Memory pane at 60 columns read ``tests/test_invoices.py:`` / ``:test_rounding``) where the line keeps more
+than half of its cells."""
 
 from __future__ import annotations
+
+import itertools
 
 import pytest
 from textual.content import Content
@@ -20,6 +24,10 @@ from workbench.cli.fit import wrapped
         ("billing/rerender-invoice/SKI", "LL.md", "billing/rerender-invoice/"),  # a path: after its last /
         ("rerender-invoice-pd", "f,", "rerender-invoice-"),  # a name of many -: after the last one
         ("tests/test_invoices.py::test_round", "ing", "tests/test_invoices.py::test_"),
+        ("tests/test_invoices.py::te", "st_rounding", "tests/test_invoices.py::"),  # a run of : after its last
+        ("tests/test_invoices.py:", ":test_rounding", "tests/test_invoices.py"),  # (never inside it: before)
+        ("region:eu-west:primary-db", "-2", "region:eu-west:primary-"),
+        ("region:eu-west:primar", "y-db", "region:eu-west:"),
         ("20261207_183145_84", "266e", "20261207_183145_"),  # a Hermes session id
         ("triage-invoice-export⏎desc", "ription:", "triage-invoice-export⏎"),  # a line break shown on one line
         ("see https://example.com/docs/ref", "erence", "see https://example.com/docs/"),  # (the word's joint)
@@ -37,12 +45,13 @@ def test_a_fold_inside_a_word_ends_after_its_last_joint(line, rest, kept):
     ("line", "rest"),
     [
         ("a-bcdefghijk", "lmn"),  # its only joint near the start: `a-` alone would leave the line nearly empty
-        ("tests/test_invoices.py::te", "st_rounding"),  # (its last joint at 11 of 26 cells)
         ("some words here-and", " there"),  # a fold at a space stays
         ("abc-日本語日本語", "日本"),  # beside CJK, which parts between any two characters
         ("deploy-ﾃﾞﾌﾟﾛｲﾃﾞ", "ﾌﾟ"),
         ("abcdefg-\u0301hijk", "lm"),  # a - with a mark drawn on it is no joint: the mark would start a line
         ("billing/", "rerender"),  # (already after a joint)
+        ("a::bcdefghijk", "lm"),  # (a run of : near the start)
+        ("a:", ":bcdef"),  # (before the run would keep one cell of two)
     ],
 )
 def test_a_fold_stays_where_no_joint_keeps_most_of_the_line(line, rest):
@@ -81,6 +90,10 @@ FOLDED = {  # a word, and a width at which it is folded: the lines of ``see WORD
         ["see", "triage-invoice-export⏎", "description:⏎ﾃﾞﾌﾟﾛｲ-手", "順。-xy end"],  # (。 takes 順 down)
     ),
     "a-b-c-d-e-f-g-h-i-j": (5, ["see", "a-b-", "c-d-", "e-f-", "g-h-", "i-j", "end"]),
+    "tests/test_invoices.py::TestRounding::test_half_even": (
+        23,
+        ["see", "tests/test_invoices.py", "::TestRounding::test_", "half_even end"],  # (never `py:` / `:Test`)
+    ),
 }
 
 
@@ -99,6 +112,7 @@ def test_both_skins_fold_a_word_alike_at_every_width(word, folded):
         assert tui == cli, (width, tui, cli)
         assert all(cells(line) <= width for line in cli), (width, cli)
         assert "".join(cli).replace(" ", "") == text.replace(" ", ""), (width, cli)
+        assert not any(a.endswith(":") and b.startswith(":") for a, b in itertools.pairwise(cli)), (width, cli)
 
 
 def test_a_word_that_ends_in_an_opening_bracket_is_not_parted_from_it():
