@@ -24,7 +24,7 @@ from engine.runner.session import AgentSession
 from engine.tools import ToolContext
 from tests.lock_support import holding_flock
 from tests.screens_seed import screen_text
-from tests.tui_support import make_app, settle, wait_for
+from tests.tui_support import drawn_in, make_app, settle, wait_for
 from widgets.entry_list import EntryList, row_content
 from widgets.gauge import CapacityGauge
 from workbench.messages import JumpToMessage
@@ -441,6 +441,23 @@ async def test_switching_to_a_store_that_cannot_be_read_shows_that_store_empty_a
             "(empty snapshot: the file could not be read when it was taken: it is not valid UTF-8 (byte 22); "
             "f refreezes it)"
         )
+
+
+async def test_a_store_that_cannot_be_read_folds_its_path_at_a_slash_at_60_columns(home, tmp_path):
+    """At 60x20 the live list's ``(could not be read: …)`` was folded by Textual's own wrap, at the column's
+    edge, inside the path it names (``…/pytest-of-root/py`` / ``test-1186/…``); it folds as the entries do now,
+    after a ``/``."""
+    home.memory.add("memory", "fine")
+    home.memory.path("user").mkdir()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: "USER" in str(app.screen.query_one("#live-title", Static).content), what="USER")
+        await settle(pilot)
+        lines = [line.strip(" │╭╮╰╯─▁▂▃▄▅▆▇█") for line in drawn_in(app.screen.query_one("#live-list", EntryList))]
+        path = [line for line in lines[lines.index("(could not be read:") + 1 :] if line]
+        assert path and all(line.endswith(("/", "_")) for line in path), lines  # (its joints: a name is whole)
 
 
 async def test_a_store_broken_since_the_snapshot_marks_none_of_its_frozen_entries_removed(home, tmp_path):

@@ -12,6 +12,8 @@ from textual.widgets import Static
 from engine import open_home
 from tests.tui_support import FOLDS, drawn_in, make_app, parted, settle, wait_for
 from widgets.code_view import CodeView
+from widgets.entry_list import EntryList
+from widgets.fact_list import FactList
 from widgets.literal import WholeStatic, WholeWrap, literal
 from widgets.transcript import Transcript, TranscriptItem
 from workbench.screens.dialogs import ConfirmDialog
@@ -99,3 +101,29 @@ async def test_at_60_columns_a_name_or_path_wider_than_its_line_folds_after_a_jo
         ], queue
         assert diff[diff.index("=== create") + 1 :][:2] == ["billing/rerender-invoice/", "SKILL.md"], diff
     home.close()
+
+
+class EmptyLists(App):
+    """An entry list and a facts list with no rows: each shows its empty text, here one holding data."""
+
+    def compose(self) -> ComposeResult:
+        yield EntryList(empty_text=f"(could not be read: {FOLDS})", id="entries")
+        yield FactList(empty_text=f"No facts: {FOLDS}", id="facts")
+
+    def on_mount(self) -> None:
+        self.query_one(EntryList).set_rows([])
+        self.query_one(FactList).set_rows([])
+
+
+@pytest.mark.parametrize("width", range(24, 44, 3))
+async def test_an_empty_lists_text_folds_as_its_rows_do(width):
+    """The empty text of the Memory screen's entry lists and of the facts list was folded by Textual's own
+    wrap (the rows by ``wrap``): at 60x20 a store that could not be read showed ``…/h/memorie`` / ``s/USER.md``,
+    and a symbol or ﾃﾞ could be parted at any width. It is drawn through ``WholeWrap`` now, as control
+    characters' symbols (``literal``)."""
+    app = EmptyLists()
+    async with app.run_test(size=(width, 40)) as pilot:
+        await settle(pilot)
+        for widget in (app.query_one(EntryList), app.query_one(FactList)):
+            lines = drawn_in(widget)
+            assert "<U+202E>" in "".join(lines) and not parted(lines), (widget.id, lines)

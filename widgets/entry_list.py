@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 from engine.textsafety import clipped
 
 from .cursor_in_view import CursorInView
-from .literal import assemble, wrap
+from .literal import WholeWrap, assemble, literal, wrap
 
 MARKS = {
     "+": ("+", "bold $mark-added"),
@@ -113,7 +113,7 @@ class EntryList(CursorInView, OptionList):
         self.rows = list(rows)
         if not rows:
             self._shown, self._empty_shown = [], self.empty_text
-            self.set_options([Option(Content.styled(self.empty_text, "$text-muted"), disabled=True)])
+            self.set_options([Option(WholeWrap(literal(self.empty_text, "$text-muted")), disabled=True)])
             self.post_message(self.Highlighted(self, None))
             return
         self._fill()

@@ -20,7 +20,7 @@ from textual.widgets.option_list import Option
 from engine.textsafety import flat_line
 
 from .cursor_in_view import CursorInView
-from .literal import assemble
+from .literal import WholeWrap, assemble, literal
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class FactList(CursorInView, OptionList):
         before = self.current
         self.rows = list(rows)
         if not rows:
-            self.set_options([Option(Content.styled(self.empty_text, "$text-muted"), disabled=True)])
+            self.set_options([Option(WholeWrap(literal(self.empty_text, "$text-muted")), disabled=True)])
             return
         width = self.size.width or 80
         self.set_options([Option(fact_content(row, width)) for row in rows])
