@@ -29,6 +29,7 @@ from widgets.entry_list import EntryList, row_content
 from widgets.gauge import CapacityGauge
 from workbench.messages import JumpToMessage
 from workbench.screens.dialogs import ConfirmDialog, EditDialog
+from workbench.screens.memory import frozen_empty
 
 pytestmark = pytest.mark.anyio
 
@@ -458,6 +459,17 @@ async def test_a_store_that_cannot_be_read_folds_its_path_at_a_slash_at_60_colum
         lines = [line.strip(" │╭╮╰╯─▁▂▃▄▅▆▇█") for line in drawn_in(app.screen.query_one("#live-list", EntryList))]
         path = [line for line in lines[lines.index("(could not be read:") + 1 :] if line]
         assert path and all(line.endswith(("/", "_")) for line in path), lines  # (its joints: a name is whole)
+
+
+def test_an_empty_snapshots_error_that_ends_a_sentence_is_not_run_into_the_key():
+    """An error that is whole sentences (a folder in the file's place) ran into the key:
+    ``…a regular file.; f refreezes it)``."""
+    folder = "/h/memories/USER.md is a folder, not a regular file; it is never read. Replace it with a regular file."
+    assert frozen_empty(folder, session_running=False) == (
+        f"(empty snapshot: the file could not be read when it was taken: {folder} Then f refreezes it)"
+    )
+    assert frozen_empty("it is not valid UTF-8 (byte 22)", session_running=False).endswith("(byte 22); f refreezes it)")
+    assert frozen_empty(folder, session_running=True).endswith("with a regular file.)")
 
 
 async def test_a_store_broken_since_the_snapshot_marks_none_of_its_frozen_entries_removed(home, tmp_path):

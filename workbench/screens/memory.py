@@ -78,7 +78,13 @@ def frozen_empty(error: str | None, session_running: bool) -> str:
     what = f"the file could not be read when it was taken: {error}" if error else "the prompt holds no entries"
     if session_running:
         return f"(empty snapshot: {what})"
-    return f"(empty snapshot: {what}; f refreezes it)" if error else FROZEN_EMPTY
+    if not error:
+        return FROZEN_EMPTY
+    return (
+        f"(empty snapshot: {what} Then f refreezes it)"
+        if what.endswith(".")
+        else f"(empty snapshot: {what}; f refreezes it)"
+    )
 
 
 @dataclass
