@@ -1862,6 +1862,8 @@ class Timeline:
             return {**item, "skip": self._staged_skip(row)}
         if (row.subsystem, row.action) in _RECORDS:
             return {**item, "skip": "a record of a decision, not a change (revert the change it led to)"}
+        if (row.subsystem, row.action) == ("approvals", "reject") and "raw" in entry.detail:
+            return {**item, "skip": f"an unreadable file dropped: its text is kept in row {row.id}, to restore by hand"}
         if (row.subsystem, row.action) == ("approvals", "reject"):
             refusal = self.home.approvals.restore_problem(row.target, row.id)
             return {

@@ -522,3 +522,24 @@ def test_counts_of_pending_writes_are_said_as_words(tmp_path):
     opened.close()
     code, out, _ = ran("pending", "approve", "all", "--home", str(home))
     assert code == 0 and out.splitlines()[0] == "Approved 2 pending writes.", out
+
+
+def test_reject_all_and_approve_all_name_the_one_revert_that_undoes_them(tmp_path):
+    """`pending reject all` said nothing of its undo, and `pending restore` puts one back at a time:
+    each `all` names its Timeline group, whose revert takes every decision back in one step, as the
+    TUI's u does after R."""
+    home = tmp_path / "h"
+    for text in ("Tea is oolong", "Coffee is black"):
+        staged(home, "memory", {"action": "add", "target": "memory", "content": text}, f"add {text}")
+    code, out, _ = ran("pending", "reject", "all", "--home", str(home))
+    undo = out.splitlines()[-1]
+    assert code == 0 and re.fullmatch(r"undo: workbench revert reject-all:[0-9a-f]{8}", undo), out
+    assert said(home, "revert", undo.split()[-1])[1]["success"]
+    assert len(said(home, "pending", "list")[1]["pending"]) == 2
+    code, out, _ = ran("pending", "approve", "all", "--home", str(home))
+    undo = out.splitlines()[-1]
+    assert code == 0 and re.fullmatch(r"undo: workbench revert approve-all:[0-9a-f]{8}", undo), out
+    assert said(home, "revert", undo.split()[-1])[1]["success"]
+    opened = open_home(home)
+    assert opened.memory.entries("memory") == [] and opened.approvals.count() == 0
+    opened.close()

@@ -14,6 +14,7 @@ from textual.widgets._footer import FooterKey
 from engine.skills.manage import skill_manage_tool
 from engine.timeline import Timeline, describe_group
 from engine.tools import BACKGROUND_REVIEW, ToolContext
+from tests.cli_support import printed
 from tests.hermes_support import hermes_record, workbench_cmd
 from tests.screens_seed import screen_text
 from tests.tui_support import KANA, drawn, drawn_in, footer_keys, make_app, parted, settle, wait_for
@@ -449,6 +450,29 @@ async def test_approve_all_and_reject_all_are_each_one_timeline_group_one_revert
     assert describe_group(timeline.rows_of(rejected)) == "reject all (2 rows): 2 proposals rejected"
     assert timeline.revert(rejected)["success"] and gated.approvals.count() == 2
     assert timeline.revert(approved)["success"] and gated.memory.entries("memory") == ["Uses Postgres 16"]
+
+
+async def test_u_after_reject_all_is_one_revert_of_its_group_as_the_timeline_and_cli_list_it(gated, tmp_path):
+    """u put a reject all's proposals back one by one: five ungrouped Timeline rows, where the
+    Timeline's r (``workbench revert reject-all:ID``) takes the group back as one step."""
+    ids = [stage(gated, text) for text in ("One", "Two", "Three")]
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await asked(pilot, "R")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: gated.approvals.count() == 0, what="the reject all")
+        await settle(pilot)
+        await pilot.press("u")
+        await wait_for(pilot, lambda: "Put back 3" in text_of(app, "#status"), what="u")
+    assert sorted(r.id for r in gated.approvals.list()) == sorted(ids)
+    timeline = Timeline(gated)
+    restored = [row for row in timeline.page() if row.action == "restore"]
+    (rejected,) = {row.group for row in timeline.page() if row.action == "reject"}
+    assert len(restored) == 3 and {row.group for row in restored} == {restored[0].group}
+    assert restored[0].group.startswith("revert:") and restored[0].revert_of == rejected
+    assert describe_group(timeline.rows_of(restored[0].group)).startswith(f"revert of {rejected}")
+    listed = printed("--home", str(gated.root), "timeline")
+    assert listed.count(f"[{restored[0].group}]") == 3, listed  # the command line's list: one group too
 
 
 async def test_a_stale_proposal_is_refused_shown_and_stays_pending(gated, tmp_path):

@@ -145,6 +145,10 @@ async def test_approve_all_leaves_them_and_reject_all_counts_them_in(queue, tmp_
         )
         assert app.screen.rejected == [queue.staged_id]  # u puts back the proposal, not the dropped file
         assert queue.approvals.count() == 0 and len(queue.approvals.problems()) == 2
+        await pilot.press("u")  # (the group's revert: the dropped file is left, not a failure to report)
+        await wait_for(pilot, lambda: text_of(app, "#status").startswith("Put back"), what="u")
+        assert text_of(app, "#status") == "Put back 1: waiting for approval again."
+        assert [r.id for r in queue.approvals.list()] == [queue.staged_id]
 
 
 async def test_a_queue_of_only_unreadable_files_dims_approve_all_and_says_why(home, tmp_path):

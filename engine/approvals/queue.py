@@ -64,7 +64,7 @@ SHOWN_REFUSED = (
     "what the question never showed. Look at it again."
 )
 # What a bulk decision returns: the outcomes that succeeded (under "approved" or "rejected") and "failed".
-BulkOutcome = dict[str, Any]  # done (by key), failed and gone (lists); cancelled, not_decided
+BulkOutcome = dict[str, Any]  # done (by key), failed and gone (lists); group; cancelled, not_decided
 
 
 class UnusableRecord(WorkbenchError):
@@ -859,6 +859,8 @@ class ApprovalQueue:
         return {
             done_key: done,
             "failed": failed,
+            # the Timeline group of the rows written: reverting it (``Timeline.revert``) is the undo of them all
+            **({"group": bulk} if done else {}),
             **({"gone": gone} if only is not None else {"left_unreadable": unread}),
             **stopped,
         }

@@ -211,6 +211,8 @@ def _decide(home: Home, args, one, many, done_key: str) -> Output:
     for item in done:  # (a row as `pending list` fits it; under an approved one, what it did)
         lines += fit_row(f"  {item['id']}  ", flat_line(item.get("summary")), "", columns, " " * 6)
         lines += wrapped(_applied(item), columns, " " * 4, hang="  ") if done_key == "approved" else []
+    if outcome.get("group"):  # (one step, as the TUI's u and the Timeline's r take it back)
+        lines.append(f"undo: workbench revert {outcome['group']}")
     lines += [item["message"] for item in outcome.get("left_unreadable", ())]  # (files it could not take)
     if failed:
         lines.append("Failed:")

@@ -38,6 +38,7 @@ from engine.memory.budget import draft_budget
 from engine.memory.similar import closest, strongest
 from engine.memory.targets import SHORT_NAMES
 from engine.textsafety import clipped, flat_line, inline, path_lines, quote_ending
+from engine.timeline import Timeline
 from widgets.cursor_in_view import CursorList
 from widgets.diff_view import DiffView
 from widgets.gauge import CapacityGauge
@@ -88,9 +89,11 @@ class AllAsked(Message):
 
 @dataclass
 class Decided(Message):
-    """A decision landed; ``rejected`` are the ids ``u`` can put back (empty after an approval)."""
+    """A decision landed; ``rejected`` are the ids ``u`` can put back (empty after an approval), and
+    ``group`` the Timeline group a reject all wrote them in (``u`` reverts it as one, as the Timeline does)."""
 
     rejected: list[str]
+    group: str | None = None
 
 
 class ApprovalsScreen(WorkbenchScreen):
@@ -126,6 +129,7 @@ class ApprovalsScreen(WorkbenchScreen):
         self._wanted: str | None = None  # a proposal to select once the next load shows (ShowProposal)
         # `a` or `e` came before this proposal's preview: its question or editor follows once the preview shows
         self._ask_when_shown: tuple[str, Callable[[], None]] | None = None
+        self.rejected_group: str | None = None  # the reject all that wrote them, for `u`
         self.rejected: list[str] = []  # what the last reject here dropped, for `u` (until the next decision
         # here, or until the screen is left)
         self.stop_waits = threading.Event()  # esc: the decisions waiting for another process's lock stop waiting
@@ -761,7 +765,7 @@ class ApprovalsScreen(WorkbenchScreen):
         done, failed = result.get("approved" if approve else "rejected", []), result.get("failed", [])
         message = f"{'Approved' if approve else 'Rejected'} {len(done)}."
         undoable = [] if approve else [item["id"] for item in done if not item.get("unusable")]
-        self.post_result(Decided(undoable))
+        self.post_result(Decided(undoable, result.get("group") if undoable else None))
         dropped = 0 if approve else len(done) - len(undoable)
         if dropped:
             message += f" {_files(dropped)} dropped, each kept in its journal row."
@@ -796,6 +800,7 @@ class ApprovalsScreen(WorkbenchScreen):
     def _remember_rejected(self, message: Decided) -> None:
         # a reject that lands after the screen was left (it waited on a lock, say) is not "just made"
         self.rejected = message.rejected if self.is_current else []
+        self.rejected_group = message.group if self.rejected else None
         self.refresh_bindings()
 
     def on_screen_suspend(self) -> None:
@@ -805,16 +810,20 @@ class ApprovalsScreen(WorkbenchScreen):
             self._forget_rejected()
 
     def _forget_rejected(self) -> None:
-        self.rejected = []
+        self.rejected, self.rejected_group = [], None
         self.refresh_bindings()
 
     def action_unreject(self) -> None:
-        """Undo the last reject on this screen right away (older ones: the Timeline's ``r``)."""
+        """Undo the last reject on this screen right away (older ones: the Timeline's ``r``); a reject
+        all's by reverting its group, so the Timeline lists one undo of it, as its ``r`` would."""
         if self.rejected:
-            ids, self.rejected = self.rejected, []
+            ids, group = self.rejected, self.rejected_group
             self._wanted = ids[0] if len(ids) == 1 else None  # selected once it shows again
-            self.refresh_bindings()
-            self._restore(ids)
+            self._forget_rejected()
+            if group is None:
+                self._restore(ids)
+            else:
+                self._revert_group(group)
 
     @work(thread=True, group="approvals-write", exit_on_error=False)
     def _restore(self, ids: list[str]) -> None:
@@ -825,7 +834,21 @@ class ApprovalsScreen(WorkbenchScreen):
                     back.append(self.home.approvals.restore(pending_id)["id"])
             except WorkbenchError as exc:
                 refused.append(f"{pending_id}: {exc.in_app}")
-        message = f"Put back {len(back)}: waiting for approval again." + (
+        self._report_put_back(len(back), refused)
+
+    @work(thread=True, group="approvals-write", exit_on_error=False)
+    def _revert_group(self, group: str) -> None:
+        try:
+            with lock_waits.cancellable(self.stop_waits):
+                result = Timeline(self.home).revert(group)
+        except WorkbenchError as exc:
+            self.report(f"Nothing was put back: {exc.in_app}", error=True)
+            return
+        refused = [str(item["error"]) for item in result["refused"]]
+        self._report_put_back(len(result["reverted"]), refused)
+
+    def _report_put_back(self, back: int, refused: list[str]) -> None:
+        message = f"Put back {back}: waiting for approval again." + (
             f" {len(refused)} could not be: " + clauses(refused) if refused else ""
         )
         self.report(message, error=bool(refused))
