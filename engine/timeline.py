@@ -278,7 +278,8 @@ class Row:
         if self.found_at is None or not self.overtakes:
             return None
         same_day = shown_time(self.found_at, "%Y-%m-%d") == shown_time(self.at, "%Y-%m-%d")
-        return f"found {shown_time(self.found_at, '%H:%M:%S' if same_day else '%Y-%m-%d %H:%M:%S')}, made before"
+        made = "staged" if (self.subsystem, self.action) == ("approvals", "stage") else "made"
+        return f"found {shown_time(self.found_at, '%H:%M:%S' if same_day else '%Y-%m-%d %H:%M:%S')}, {made} before"
 
     @property
     def by(self) -> str:
@@ -1162,8 +1163,8 @@ def _found(entry: JournalEntry) -> str | None:
             return None
         made = stamped(detail.get("created_at"), seconds=True) or "(no valid time)"
         return (
-            f"found in Hermes's pending proposals with no journal row: Hermes staged it at {made}, not the "
-            "workbench; the row is dated when the workbench found it"
+            f"found in Hermes's pending proposals with no journal row at {stamped(entry.at, seconds=True)}: "
+            f"Hermes staged it at {made}, not the workbench"
         )
     name = f"{FILES.get(entry.target, entry.target)}.md"
     if entry.subsystem == "memory" and entry.actor == "agent" and isinstance(detail.get("call"), int):
@@ -1215,6 +1216,18 @@ def _found_at(entry: JournalEntry) -> float | None:
     if isinstance(seen, (int, float)) and not isinstance(seen, bool) and seen - entry.at > FOUND_LATE_S:
         return float(seen)
     return None
+
+
+def _hermes_staged_at(entry: JournalEntry) -> float | None:
+    """When Hermes staged a proposal its ``stage`` row found (its record's ``created_at``), if well before
+    the row, which is journaled when the workbench found it: the time the row shows, as an outside
+    change's is the time it was made (its row's time is then its ``found_at``)."""
+    if (entry.subsystem, entry.action) != ("approvals", "stage") or not entry.detail.get("outside"):
+        return None
+    made = entry.detail.get("created_at")
+    if isinstance(made, bool) or not isinstance(made, (int, float)) or iso_time(made) is None:
+        return None
+    return float(made) if entry.at - made > FOUND_LATE_S else None
 
 
 def _outside_change(entry: JournalEntry) -> dict[str, str | None]:
@@ -1404,11 +1417,11 @@ class Timeline:
         return conn
 
     def _row(self, entry: JournalEntry) -> Row:
-        outside, found_at = _outside_change(entry), _found_at(entry)
+        outside, found_at, staged = _outside_change(entry), _found_at(entry), _hermes_staged_at(entry)
         return Row(
             entry.id,
             group_of(entry),
-            entry.at,
+            entry.at if staged is None else staged,
             entry.actor,
             entry.subsystem,
             entry.action,
@@ -1421,7 +1434,7 @@ class Timeline:
             change=outside.get("change"),
             file=outside.get("file"),
             found=_found(entry),
-            found_at=found_at,
+            found_at=found_at if staged is None else entry.at,
             hermes_pass=bool(outside) and bool(entry.detail.get(HERMES_PASS)),
             versions=_versions(entry),
         )

@@ -17,11 +17,12 @@ import time
 import pytest
 
 from engine import open_home
-from engine.clock import stamped
+from engine.clock import shown_time, stamped
 from engine.session_writes import session_wrote
 from engine.skills.manage import skill_manage_tool
 from engine.timeline import Timeline
 from engine.tools import ToolContext
+from engine.values import iso_time
 from tests.cli_support import completed
 from tests.hermes_support import MEMORY_TURNS
 from tests.tui_support import make_app, wait_for
@@ -151,17 +152,21 @@ def test_hermes_staged_records_approved_by_the_workbench_match_hermes_own_approv
     home.close()
 
 
-def test_what_hermes_stages_is_a_timeline_row_dated_when_it_was_found(hermes, tmp_path):
-    """Only the decision on a record Hermes staged reached the Timeline; the proposal itself did not. Then,
-    dated when Hermes staged it, a row found after a later change of ours sat above it with an earlier time."""
+# Hermes's staging, made two hours before the workbench first looks (Hermes's clock set back in its process:
+# ``write_approval`` stamps ``created_at`` with ``time.time()``)
+HERMES_STAGED_EARLIER = "import time\n_now = time.time\ntime.time = lambda: _now() - 7200\n" + HERMES_STAGES
+
+
+def test_what_hermes_stages_is_a_timeline_row_dated_when_hermes_staged_it(hermes, tmp_path):
+    """Only the decision on a record Hermes staged reached the Timeline; the proposal itself did not. Then
+    its row showed when the workbench found it, not when Hermes staged it: a proposal staged hours before
+    the workbench looked read as staged just now. It shows Hermes's time, listed where it was found, its
+    mark saying so where it sits above a row made after it."""
     root = _seeded_home(tmp_path)
-    staged = hermes.json(root, HERMES_STAGES)
+    staged = hermes.json(root, HERMES_STAGED_EARLIER)
     home = open_home(root)
     assert home.memory.add("user", "Reads the Timeline newest first", ToolContext(actor="user"))["success"]
     home.close()
-    everything = json.loads(_workbench(root, "timeline").stdout)["rows"]
-    times = [row["at"] for row in everything]
-    assert times == sorted(times, reverse=True)  # newest first, by the time each row shows
     listing = json.loads(_workbench(root, "timeline", "--subsystem", "approvals").stdout)["rows"]
     ids = {s["pending_id"] for s in staged}
     assert {row["target"] for row in listing if row["action"] == "stage"} == ids
@@ -171,8 +176,15 @@ def test_what_hermes_stages_is_a_timeline_row_dated_when_it_was_found(hermes, tm
     home = open_home(root)
     record = home.approvals.get(staged[0]["pending_id"])
     row = next(r for r in Timeline(home).page(subsystem="approvals") if r.target == record.id)
-    assert row.at > record.created_at and row.actor == "agent"  # when found, as Hermes's agent
-    assert f"Hermes staged it at {stamped(record.created_at, seconds=True)}" in row.found  # and when it was staged
+    assert row.at == record.created_at and row.actor == "agent"  # when Hermes staged it, as Hermes's agent
+    assert row.found_at is not None and row.found_at - row.at > 7000  # found two hours later
+    assert row.found_later.startswith("found ") and row.found_later.endswith(
+        f"{shown_time(row.found_at, '%H:%M:%S')}, staged before"
+    )
+    assert f"Hermes staged it at {stamped(record.created_at, seconds=True)}" in row.found
+    shown = next(r for r in again if r["target"] == record.id)
+    assert (shown["at"], shown["found_at"]) == (iso_time(record.created_at), iso_time(row.found_at))
+    assert f"↳ {row.found_later}" in completed("timeline", "--home", str(root)).stdout
     # Hermes wrote it, so what Hermes did (actor:external) lists it too, as its agent's memory writes;
     # it was missed there, though its own row said "in Hermes"
     for actor in ("agent", "external"):

@@ -976,6 +976,32 @@ async def test_a_change_found_after_newer_rows_says_so_in_the_list(home, clock, 
         assert rows[0] == "MEMORY + 'Coffee at nine' · ↳ found 12:01:05, made before" and "pinned skill" in rows[1]
 
 
+async def test_a_proposal_hermes_staged_before_the_workbench_looked_shows_hermes_time(home, clock, tmp_path):
+    """Its row showed when the workbench found it: a proposal Hermes staged an hour before read as staged
+    just now. It shows Hermes's time (its record's ``created_at``), listed where it was found, marked so."""
+    from engine.clock import shown_time, stamped
+    from tests.hermes_support import hermes_record
+
+    home.memory.add("memory", "Tea at four", ToolContext(actor="user"))
+    staged = clock.now() - 3600
+    hermes_record(
+        home, "0000aa01", {"action": "add", "target": "memory", "content": "Coffee at nine"}, created_at=staged
+    )
+    clock.advance(5)
+    home.approvals.catch_up()  # (as the app's watcher does when it starts)
+    async with make_app(home, tmp_path).run_test(size=(160, 30)) as pilot:  # (room for the mark)
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        found = shown_time(clock.now(), "%H:%M:%S")
+        assert shown(screen)[0] == (
+            f"staged memory proposal 0000aa01 in Hermes: add to memory: Coffee at nine · ↳ found {found}, staged before"
+        )
+        assert str(table.get_row_at(0)[0]) == shown_time(staged, table.shape.when)
+        assert f"Hermes staged it at {stamped(staged, seconds=True)}" in str(
+            screen.query_one("#timeline-detail").render()
+        )
+
+
 async def test_a_cut_summary_never_ends_inside_a_number(home, tmp_path):
     """The list cut summaries anywhere (`Loop note 18…` for note 186), as the CLI did: both now leave a
     number whole or out (``engine.textsafety.cut_end``)."""
