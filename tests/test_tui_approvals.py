@@ -486,12 +486,16 @@ async def test_a_stale_proposal_is_refused_shown_and_stays_pending(gated, tmp_pa
         assert "Staged against: Uses Postgres 16" in text_of(app, "#proposal-warnings")
         assert "Now: Uses Postgres 17" in text_of(app, "#proposal-warnings")
         assert "no change" not in text_of(app, "#proposal-diff")  # (read as if approving did nothing)
-        await pilot.press("e")  # the refusal is said before any typing, not only after a save
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, EditDialog), what="the editor")
-        dialog = pilot.app.screen
-        assert hint_of(dialog).startswith("As it stands it would be refused: ")
-        await pilot.press("escape")
+        await pilot.press("e")  # no edit of its text makes it apply: said instead of opening the editor
         await settle(pilot)
+        assert not isinstance(pilot.app.screen, EditDialog)
+        assert [n.message for n in app._notifications if n.message.startswith("An edit cannot")] == [
+            "An edit cannot make this replace apply: it changes only the text it writes, and the entry it "
+            "replaces, 'Uses Postgres 16', is not in MEMORY.md now (removed or rewritten since it was staged). "
+            f"Reject it (r in Approvals, or `workbench pending reject {staged['pending_id']}`); to write its text "
+            "anyway, add it as an entry of its own (a on the Memory screen, or `workbench memory add --target "
+            "memory TEXT`)."
+        ]
         await pilot.press("a", "y")  # every approval asks first
         await settle(pilot)
         status = app.screen.query_one("#status", Static)

@@ -440,6 +440,49 @@ async def test_e_on_a_hermes_patch_whose_text_hermes_changed_says_no_edit_can_he
     assert home.approvals.get(pid).payload["new_string"] == "Steep for 3 minutes, covered."
 
 
+HERMES_STAGES_THEN_REMOVES = """
+import json
+from tools import write_approval
+from tools.memory_tool import load_on_disk_store, memory_tool
+store = load_on_disk_store()
+write_approval.write_approval_enabled = lambda subsystem: True
+staged = json.loads(memory_tool(store=store, action="replace", target="user", old_text="JST",
+                                content="Works in JST (UTC+9), usually 10:00-19:00"))["pending_id"]
+write_approval.write_approval_enabled = lambda subsystem: False  # (then Hermes removes the entry itself, ungated)
+done = json.loads(memory_tool(store=load_on_disk_store(), action="remove", target="user", old_text="JST"))["success"]
+print(json.dumps([staged, done]))
+"""
+
+
+async def test_e_on_a_hermes_replace_whose_entry_hermes_removed_says_no_edit_can_help(home, hermes, tmp_path):
+    """e on a memory replace whose entry Hermes removed after staging it opened the editor, its hint saying
+    it would be refused as it stands: no edit of the new text could make it apply, so the typing was wasted.
+    e is dimmed and says why and what helps, in the words `pending approve --edit` refuses with."""
+    from tests.cli_support import ran
+
+    assert home.memory.add("user", "Works in JST", ToolContext(actor="user"))["success"]
+    pid, done = hermes.json(home.root, HERMES_STAGES_THEN_REMOVES)
+    assert done is True and home.memory.entries("user") == []
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "matches no entry" in text_of(app, "#proposal-warnings"), what="the refusal")
+        assert await footer_keys(pilot, "a", "e") == {"a": True, "e": False}
+        await pilot.press("e")
+        await settle(pilot)
+        assert not isinstance(app.screen, EditDialog)
+        [said] = [n.message for n in app._notifications]
+    assert said == (
+        "An edit cannot make this replace apply: it changes only the text it writes, and the entry it replaces, "
+        "'JST', is not in USER.md now (removed or rewritten since it was staged). Reject it (r in Approvals, or "
+        f"`workbench pending reject {pid}`); to write its text anyway, add it as an entry of its own (a on the "
+        "Memory screen, or `workbench memory add --target user TEXT`)."
+    ), said
+    status, _, err = ran("pending", "approve", pid, "--edit", "Works in CET", "--home", str(home.root))
+    assert (status, err.strip()) == (1, f"error: Not applied, still pending: {said}"), err
+    assert home.approvals.get(pid) is not None and home.memory.entries("user") == []
+
+
 async def test_e_pressed_before_the_preview_waits_for_it_and_then_says_no_edit_can_help(home, hermes, tmp_path):
     """e on a stale Hermes patch before its preview was read (as for a moment after the cursor moves) opened
     the editor, since only the preview knows the old text is gone: the typing was wasted, the save refused.

@@ -27,6 +27,7 @@ from ..fileio import crash_point
 from ..journal import tagged
 from ..memory.format import Usage
 from ..memory.ops import too_long
+from ..memory.targets import FILE_NAMES
 from ..textsafety import flat_line, inline, quoted
 from ..tools import AlreadyWaiting
 from ..values import iso_time
@@ -431,8 +432,8 @@ class ApprovalQueue:
         """
         record = self.get(pending_id)
         preview = self._preview(record, edit, batch)
-        if preview["error"] and _old_text_gone(record, preview["error"]):
-            preview["edit_refusal"] = _edit_cannot_help(record)
+        if preview["error"] and (cannot := _edit_cannot_help(record, preview)) is not None:
+            preview["edit_refusal"] = cannot
         skill = record.payload.get("name") if record.subsystem == "skills" else None
         if batch is not None and isinstance(skill, str):
             if preview["error"] and skill in batch.skills:
@@ -587,8 +588,8 @@ class ApprovalQueue:
             except WorkbenchError as exc:
                 result, error = exc.to_dict(), exc.message
             if error is not None:
-                cannot_help = edit is not None and _old_text_gone(record, error)
-                error = _edit_cannot_help(record) if cannot_help else _refusal(record, error, self.home.skills)
+                cannot = _edit_cannot_help(record, self._preview(record, None, None)) if edit is not None else None
+                error = cannot or _refusal(record, error, self.home.skills)
                 journal.abandon(entry, error)
                 failed_id = journal.append(
                     "approvals",
@@ -988,21 +989,41 @@ EDIT_CANNOT_HELP = (
 )
 
 
-def _old_text_gone(record: PendingRecord, error: str) -> bool:
-    """Whether approving a skill patch is refused because the text it replaces is not in its file now
-    (changed since it was staged): then no edit of the text it writes can make it apply."""
-    return record.subsystem == "skills" and record.action == "patch" and error.startswith("Could not find old_string")
+MEMORY_EDIT_CANNOT_HELP = (
+    "An edit cannot make this {kind} apply: it changes only the text it writes, and the entry {which}, {old}, "
+    "is not in {file} now (removed or rewritten since it was staged). Reject it (r in Approvals, or "
+    "`workbench pending reject {id}`); to write its text anyway, add it as an entry of its own (a on the "
+    "Memory screen, or `workbench memory add --target {target} TEXT`)."
+)
 
 
-def _edit_cannot_help(record: PendingRecord) -> str:
-    """Why edit-then-approve is refused for a patch whose old text is gone, and what helps instead."""
-    payload = record.payload
-    old, name, file = payload.get("old_string"), payload.get("name"), payload.get("file_path")
-    return EDIT_CANNOT_HELP.format(
-        old=quoted(flat_line(old, 60)) if isinstance(old, str) else "old_string",
-        file=inline(file) if isinstance(file, str) and file else "SKILL.md",
+def _edit_cannot_help(record: PendingRecord, preview: dict[str, Any]) -> str | None:
+    """Why edit-then-approve is refused, and what helps instead, where approving is refused for what no
+    edit changes (an edit changes only the text a proposal writes): a skill patch whose old text is not in
+    its file now, a memory replace or remove whose entry is gone; None where an edit may help."""
+    payload, error = record.payload, str(preview.get("error") or "")
+    if record.subsystem == "skills":
+        if record.action != "patch" or not error.startswith("Could not find old_string"):
+            return None
+        old, name, file = payload.get("old_string"), payload.get("name"), payload.get("file_path")
+        return EDIT_CANNOT_HELP.format(
+            old=quoted(flat_line(old, 60)) if isinstance(old, str) else "old_string",
+            file=inline(file) if isinstance(file, str) and file else "SKILL.md",
+            id=record.id,
+            name=inline(name) if isinstance(name, str) else "NAME",
+        )
+    gone = next((t for t in preview.get("targets") or [] if t.get("status") == "gone"), None)
+    if gone is None or not error:
+        return None
+    verb = "replaces" if gone["action"] == "replace" else "removes"
+    target = inline(str(payload.get("target")))  # (one the store knows: it resolved the targets)
+    return MEMORY_EDIT_CANNOT_HELP.format(
+        kind=record.action,
+        which=f"its operation {gone['op']} {verb}" if record.action == "batch" else f"it {verb}",
+        old=quoted(flat_line(gone["pinned"] if gone.get("pinned") is not None else gone["old_text"], 60)),
+        file=FILE_NAMES.get(target, target),
         id=record.id,
-        name=inline(name) if isinstance(name, str) else "NAME",
+        target=target,
     )
 
 

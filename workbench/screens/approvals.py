@@ -596,8 +596,8 @@ class ApprovalsScreen(WorkbenchScreen):
             self.show_status(opened["unread"], error=True)
             return
         heard: set[str] = set()  # late hits this box has warned of: a save after the warning approves
-        # said before any typing: an edit of the text cannot help a refusal about its target (a replace whose
-        # entry is gone), and one about its size or words it may
+        # said before any typing: a refusal an edit may help (its size or words; one about its target, such as a
+        # replace whose entry is gone, no edit helps: ``edit_refusal`` refused the key above)
         refused = f"As it stands it would be refused: {opened['error']}" if opened.get("error") else None
         # (what the draft takes the place of, which the box does not show)
         hits = seen_entries(opened.get("targets") or []) if record.action == "replace" else {}
