@@ -1646,3 +1646,35 @@ async def test_the_index_upkeep_s_commits_leave_the_entry_history_unread(home, t
         assert len(stories) == read
         assert wb("memory", "add", "Beta note").returncode == 0  # another process's write still shows
         await wait_for(pilot, lambda: len(stories) > read, what="the history read again")
+
+
+HERMES_REMOVES = """
+import json
+from tools.memory_tool import load_on_disk_store, memory_tool
+print(json.dumps(json.loads(memory_tool(store=load_on_disk_store(), action="remove", target="memory",
+                                        old_text="Loop note 214"))["success"]))
+"""
+
+
+async def test_e_on_an_entry_hermes_removed_before_the_list_was_read_again_refuses_up_front(home, tmp_path, hermes):
+    """Hermes removed the entry after the list was read and before it was read again (the watcher's reload):
+    e opened the editor on it, and only the note over the draft, or the save, said it was gone. e reads
+    the file first and says so, with what to do instead, and the list is read again."""
+    home.memory.add("memory", "CI has 2 cores")
+    home.memory.add("memory", "Loop note 214 at 22:22:14: deploy on Fridays")
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#live-list", EntryList).highlighted = 1
+        await settle(pilot)
+        assert hermes.json(home.root, HERMES_REMOVES) is True
+        await pilot.press("e")
+        status = app.screen.query_one("#status")
+        await wait_for(pilot, lambda: "no longer in MEMORY.md" in str(status.render()), what="the refusal")
+        assert not isinstance(app.screen, EditDialog)
+        assert str(status.render()).startswith(
+            "That entry is no longer in MEMORY.md: another writer removed or rewrote it since the list was read"
+        )
+        await wait_for(pilot, lambda: app.screen.view.live_entries == ["CI has 2 cores"], what="the list read again")
+        await pilot.press("up", "e")  # an entry that is there opens as before
+        await wait_for(pilot, lambda: isinstance(app.screen, EditDialog), what="the editor")

@@ -43,7 +43,7 @@ from engine.memory.budget import Budget, draft_budget
 from engine.memory.format import Usage, listed
 from engine.memory.ops import ALREADY_THERE
 from engine.memory.snapshot import MemorySnapshot
-from engine.memory.targets import SHORT_NAMES, next_target
+from engine.memory.targets import FILE_NAMES, SHORT_NAMES, next_target
 from engine.memory.threats import entry_flags, prompt_note
 from engine.safety import Verdict
 from engine.textsafety import apart, flat_line, quote_ending
@@ -69,6 +69,10 @@ REFREEZE_KINDS = ("turn_started", "session_rotated", "session_resumed")
 
 
 LIVE_EMPTY = "(no entries; press a to add)"
+GONE_NOW = (  # ``e`` on an entry another writer removed or rewrote since the list was read
+    "That entry is no longer in {file}: another writer removed or rewrote it since the list was read, so there "
+    "is nothing to edit (the list is read again). To write your text anyway, add it as an entry of its own (a)."
+)
 FROZEN_EMPTY = "(empty snapshot: f refreezes it; the prompt holds no entries)"
 
 
@@ -123,6 +127,15 @@ class DetailLoaded(Message):
     verdict: Verdict | None = None  # the threat scan's view of the entry, when it has one
     prompts: str | None = None  # which prompts block the entry (``threats.prompt_note``)
     error: str | None = None  # why its story cannot be told (workbench.db unreadable)
+
+
+@dataclass
+class EditChecked(Message):
+    """``e``'s read of the live file: whether the entry it was pressed on is there still."""
+
+    target: str
+    text: str
+    there: bool
 
 
 @dataclass
@@ -611,15 +624,35 @@ class MemoryScreen(WorkbenchScreen):
         row = self._editable_row()
         if row is None or self.drift.takes(row.text, remove=False):
             return
-        edit = _Edit(self, self.target, row.text)
+        self._check_edit(self.target, row.text)
+
+    @work(thread=True, exclusive=True, group="memory-edit-check", exit_on_error=False)
+    def _check_edit(self, target: str, text: str) -> None:
+        """The live file read again before the editor opens: an entry another writer removed or rewrote
+        since the list was read (Hermes, before the watcher's reload) has nothing left to edit."""
+        try:
+            there = text in self.home.memory.entries(target)
+        except WorkbenchError:  # (unreadable now: the editor's own check of the file says why)
+            there = True
+        self.post_result(EditChecked(target, text, there))
+
+    @on(EditChecked)
+    def _edit_checked(self, message: EditChecked) -> None:
+        if not self.is_current or message.target != self.target:  # (left, or switched, meanwhile)
+            return
+        if not message.there:
+            self.show_status(GONE_NOW.format(file=FILE_NAMES[message.target]), error=True)
+            self.request_reload()
+            return
+        edit = _Edit(self, self.target, message.text)
         watch = _OnDisk(self, self.target, edit)
         self.app.push_screen(
             EditDialog(
                 f"Edit {TITLES[self.target]} entry",
-                row.text,
+                message.text,
                 edit.submit,
                 rebase=edit.rebase,
-                budget=self.budget_for(row.text),
+                budget=self.budget_for(message.text),
                 recheck=watch.check,
             ),
             lambda saved: self._after_edit(saved, edit.note),
