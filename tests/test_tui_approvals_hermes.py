@@ -419,24 +419,31 @@ def stale_hermes_patch(home, hermes) -> str:
     return pid
 
 
-async def test_e_on_a_hermes_patch_whose_text_hermes_changed_says_no_edit_can_help(home, hermes, tmp_path):
-    """e on a skill patch whose old text Hermes changed after staging it opened an editor of the new text
-    alone, which could never make it apply: the save then said to reject it. e is dimmed and says why."""
-    pid = stale_hermes_patch(home, hermes)
+async def e_refused(home, tmp_path, warning: str) -> str:
+    """Approvals on the first proposal, whose pane warns ``warning``: e is dimmed, and pressed opens no
+    editor; what it says."""
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")
-        await wait_for(pilot, lambda: "Could not find old_string" in text_of(app, "#proposal-warnings"), what="refusal")
+        await wait_for(pilot, lambda: warning in text_of(app, "#proposal-warnings"), what="the refusal")
         assert await footer_keys(pilot, "a", "e") == {"a": True, "e": False}
         await pilot.press("e")
         await settle(pilot)
         assert not isinstance(app.screen, EditDialog)
         [said] = [n.message for n in app._notifications]
-        assert said.startswith(
-            "An edit cannot make this patch apply: it changes only the text the patch writes, and the text it "
-            "replaces, 'Steep for 3 minutes.', is not in SKILL.md as it reads now. Reject it (r in Approvals, "
-            f"or `workbench pending reject {pid}`)"
-        ), said
+    return said
+
+
+async def test_e_on_a_hermes_patch_whose_text_hermes_changed_says_no_edit_can_help(home, hermes, tmp_path):
+    """e on a skill patch whose old text Hermes changed after staging it opened an editor of the new text
+    alone, which could never make it apply: the save then said to reject it. e is dimmed and says why."""
+    pid = stale_hermes_patch(home, hermes)
+    said = await e_refused(home, tmp_path, "Could not find old_string")
+    assert said.startswith(
+        "An edit cannot make this patch apply: it changes only the text the patch writes, and the text it "
+        "replaces, 'Steep for 3 minutes.', is not in SKILL.md as it reads now. Reject it (r in Approvals, "
+        f"or `workbench pending reject {pid}`)"
+    ), said
     assert home.approvals.get(pid).payload["new_string"] == "Steep for 3 minutes, covered."
 
 
@@ -463,15 +470,7 @@ async def test_e_on_a_hermes_replace_whose_entry_hermes_removed_says_no_edit_can
     assert home.memory.add("user", "Works in JST", ToolContext(actor="user"))["success"]
     pid, done = hermes.json(home.root, HERMES_STAGES_THEN_REMOVES)
     assert done is True and home.memory.entries("user") == []
-    app = make_app(home, tmp_path)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("4")
-        await wait_for(pilot, lambda: "matches no entry" in text_of(app, "#proposal-warnings"), what="the refusal")
-        assert await footer_keys(pilot, "a", "e") == {"a": True, "e": False}
-        await pilot.press("e")
-        await settle(pilot)
-        assert not isinstance(app.screen, EditDialog)
-        [said] = [n.message for n in app._notifications]
+    said = await e_refused(home, tmp_path, "matches no entry")
     assert said == (
         "An edit cannot make this replace apply: it changes only the text it writes, and the entry it replaces, "
         "'JST', is not in USER.md now (removed or rewritten since it was staged). Reject it (r in Approvals, or "
