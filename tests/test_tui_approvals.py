@@ -409,7 +409,10 @@ async def test_approve_all_and_reject_all_after_confirmation(gated, tmp_path):
         await pilot.press("y")
         await settle(pilot)
         assert gated.memory.entries("memory") == ["Uses Postgres 16", "One", "Two"]
-        assert "Approved 2." in text_of(app, "#status")
+        # (u is not offered: it puts back rejections; the approvals' undo is their group's revert, named)
+        (group,) = {row.group for row in Timeline(gated).page() if row.action == "approve"}
+        assert text_of(app, "#status") == f"Approved 2. To undo them together: r on the Timeline's group {group}."
+        assert "u" not in footer_shown(app)
         stage(gated, "Three")
         stage(gated, "Four")
         await wait_for(pilot, lambda: len(app.screen.records) == 2, what="the new proposals")

@@ -781,6 +781,9 @@ class ApprovalsScreen(WorkbenchScreen):
             message += f" Decided elsewhere meanwhile, so not here: {', '.join(result['gone'])}."
         if result.get("cancelled"):  # (esc or quitting ended a wait for another process's lock)
             message += f" Stopped, still pending: {', '.join(result['not_decided'])}. {result['cancelled']}"
+        if approve and result.get("group"):  # (u puts back rejections only; an approval's undo is a revert)
+            them = "it" if len(done) == 1 else "them"
+            message += f" To undo {them} together: r on the Timeline's group {result['group']}."
         self.report(message, error=bool(failed))
 
     def action_stop_waiting(self) -> None:
