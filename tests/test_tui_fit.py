@@ -98,7 +98,7 @@ async def test_at_80x24_the_skills_table_shows_eight_rows_and_the_last_used_colu
     async with app.run_test(size=(80, 24)) as pilot:
         await open_mode(pilot, "3", SkillsScreen)
         text = screen_text(app)
-        assert "last used" in text
+        assert "activity" in text
         assert sum(f"skill-{n:02d}" in text for n in range(12)) >= 8
 
 
@@ -376,7 +376,7 @@ async def test_at_80x24_archived_copies_of_one_name_leave_the_last_used_column_i
         screen = await open_mode(pilot, "3", SkillsScreen)
         table = screen.query_one(SkillList)
         text = screen_text(app)
-        assert "last used" in text and not table.show_horizontal_scrollbar
+        assert "activity" in text and not table.show_horizontal_scrollbar
         assert sum(f"skill-{n:02d}" in text for n in range(12)) >= 8
         assert sum(column.get_render_width(table) for column in table.columns.values()) <= table.size.width
         copy = next(key for key in table.rows_by_key if key.startswith(".archive/k8s-rollout-"))

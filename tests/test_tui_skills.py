@@ -10,9 +10,10 @@ from rich.cells import cell_len
 from textual.widgets import Input, OptionList, Static
 from textual.widgets._footer import FooterKey
 
+from engine.clock import shown_time
 from engine.demo import seed_demo_home
 from engine.skills.manage import skill_manage_tool
-from engine.skills.usage import SHARED_WITH_OLD
+from engine.skills.usage import SHARED_WITH_OLD, parse_iso
 from engine.tools import BACKGROUND_REVIEW
 from tests.screens_seed import open_mode, screen_text, seed_skills
 from tests.test_skills_support import ctx, skill_md
@@ -199,7 +200,32 @@ async def test_columns_fit_their_cells_as_soon_as_the_skills_are_shown(home, tmp
         table.show(rows)  # and, before any idle turn, the widths are known
         assert table.columns["skill"].content_width == max(len(row.name) for row in rows)
         assert table.columns["state"].content_width == len("active")
-        assert table.columns["last used"].content_width >= len("never")
+        assert table.columns["activity"].content_width >= len("never")
+
+
+HERMES_PATCHES = """
+import json
+from tools.skill_usage import bump_patch, get_record
+bump_patch("tomato-care")
+print(json.dumps(get_record("tomato-care")["last_patched_at"]))
+"""
+
+
+@pytest.mark.slow  # Hermes's own skill_usage code in its own process
+async def test_the_table_dates_a_skill_by_its_last_activity_as_the_curator_ages_it(home, tmp_path, hermes):
+    """Hermes patched a skill last used 48 days ago: the table said ``stale`` beside ``last used`` 48 days
+    back, and after a pass ``active`` beside the same date, though the Curator (ours and Hermes's, whose
+    ``curator status`` says ``last_activity``) ages a skill by its last use, view or patch."""
+    seed_skills(home)
+    home.skills.usage.set_fields("tomato-care", state="stale", use_count=2, last_used_at="2026-10-20T10:00:00+00:00")
+    patched = hermes.json(home.root, HERMES_PATCHES)
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = (await open_skills(pilot)).query_one(SkillList)
+        await wait_for(pilot, lambda: table.row_count > 0, what="the skills")
+        cell = str(table.get_cell(table.key_of("tomato-care"), "activity"))
+        assert cell == shown_time(parse_iso(patched), "%Y-%m-%d") and cell != "2026-10-20"
+        assert str(table.get_cell(table.key_of("docker-prune"), "activity")) == "never"
 
 
 async def test_two_active_folders_declaring_one_name_open_each_its_own(home, tmp_path):
@@ -1024,7 +1050,7 @@ async def test_the_table_names_the_proposer_of_a_skill_approved_into_the_library
         screen = await open_skills(pilot)
         table = screen.query_one(SkillList)
         assert str(table.get_cell(table.key_of("brew"), "provenance")) == "user (approved, proposed by H…"
-        assert "brew" in screen_text(app) and "last used" in screen_text(app)  # the row still fits
+        assert "brew" in screen_text(app) and "activity" in screen_text(app)  # the row still fits
 
 
 def deploys_beside_a_proposed_skill(home) -> None:
@@ -1075,7 +1101,7 @@ async def test_a_long_provenance_gives_way_to_the_names_at_80_columns(home, tmp_
     async with app.run_test(size=(80, 24)) as pilot:
         _, cell = await names_read_whole(pilot)
         assert cell("brew", "provenance").startswith("user (approved") and cell("brew", "provenance").endswith("…")
-        assert "last used" in screen_text(app)  # every column still in view
+        assert "activity" in screen_text(app)  # every column still in view
 
 
 async def test_the_filter_reads_text_a_cjk_input_method_typed_in_full_or_half_width(home, tmp_path):
@@ -1101,9 +1127,9 @@ async def test_at_60_columns_the_provenance_gives_way_so_names_can_be_told_apart
     app = make_app(home, tmp_path)
     async with app.run_test(size=(60, 20)) as pilot:
         table, cell = await names_read_whole(pilot)
-        assert [key.value for key in table.columns] == ["skill", "category", "state", "pin", "uses", "last used"]
-        assert "last used" in screen_text(app)  # every column shown is in view
+        assert [key.value for key in table.columns] == ["skill", "category", "state", "pin", "uses", "activity"]
+        assert "activity" in screen_text(app)  # every column shown is in view
         await pilot.resize_terminal(100, 24)
         await wait_for(pilot, lambda: "provenance" in [key.value for key in table.columns], what="the provenance")
         assert cell("brew", "provenance") == "user (approved, proposed by H…"
-        assert cell("deploy-staging", "skill") == "deploy-staging" and "last used" in screen_text(app)
+        assert cell("deploy-staging", "skill") == "deploy-staging" and "activity" in screen_text(app)

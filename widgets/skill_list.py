@@ -29,7 +29,7 @@ WIDEST = 2 * NAME_CELLS + 1  # the skill column's widest: a name and a folder, e
 NAME_LEAST = 20  # where the names would get fewer cells (at 60 columns ``depl…`` for deploy-stage and
 # deploy-staging alike), the columns the detail pane repeats give way to them, in this order:
 YIELDING = ("provenance", "uses")
-FIXED = ("category", "state", "pin", "uses", "last used")  # the columns as wide as their widest cell
+FIXED = ("category", "state", "pin", "uses", "activity")  # the columns as wide as their widest cell
 FILTER_CUTOFF = 60  # rapidfuzz WRatio score over name, category and description a row needs to stay
 NAME_CUTOFF = 75  # the score of the name alone that makes a name hit (a typo: deploi, depoly, deply)
 
@@ -48,7 +48,7 @@ class SkillRow:
     proposed_by: str | None = None  # who proposed it, when the user approved it into the library
     use_count: int = 0
     uses_note: str | None = None  # why its counts may not be its own alone (the engine's ``copy_usage``)
-    last_used_at: float | None = None
+    last_active_at: float | None = None  # its last use, view or patch: what the Curator ages it by
     path: str = ""  # its folder relative to skills/ ("devops/foo", ".archive/foo"): unique, the row's key
     problem: str | None = None  # why its SKILL.md does not parse, a YAML error's place first (listed all the same)
     too_long: bool = False  # the problem is only its SKILL.md's length (it parses)
@@ -184,7 +184,7 @@ class SkillList(RowTable):
     SkillList { background: $surface; border: round $primary 40%; height: 1fr; }
     SkillList:focus { border: round $primary; }
     """
-    COLUMNS = ("skill", "category", "state", "pin", "provenance", "uses", "last used")
+    COLUMNS = ("skill", "category", "state", "pin", "provenance", "uses", "activity")
 
     class Highlighted(Message):
         def __init__(self, skill: SkillRow | None) -> None:
@@ -239,7 +239,7 @@ class SkillList(RowTable):
             "state": Text(skill.state, state_styles.get(skill.state, "")),
             "pin": Text("yes" if skill.pinned else ""),
             "uses": Text(str(skill.use_count), justify="right"),
-            "last used": Text(_day(skill.last_used_at)),
+            "activity": Text(_day(skill.last_active_at)),
         }
 
     def _cells(self, skill: SkillRow, rooms: list[int]) -> dict[str, Text]:
@@ -249,7 +249,7 @@ class SkillList(RowTable):
 
     def _fit(self) -> tuple[tuple[str, ...], int, int]:
         """The columns to show and the cells the skill and provenance columns may take, so that every column
-        shown, ``last used`` last, stays in view with no sideways scrolling: what the table's width leaves
+        shown, ``activity`` last, stays in view with no sideways scrolling: what the table's width leaves
         them (less a scrollbar's cells when the rows do not fit), the names first (up to ``WIDEST``; at 80
         columns a proposer's 30 cells cut every name to ``git-…``), the provenance the rest, up to
         ``PROVENANCE_CELLS``; each at least its header's width. Where that leaves the names under

@@ -124,7 +124,7 @@ def skill_row(info: Any) -> SkillRow:
         proposed_by=info.proposed_by,
         use_count=info.use_count or 0,
         uses_note=info.uses_note,
-        last_used_at=parse_iso(info.last_used_at),
+        last_active_at=parse_iso(info.last_activity_at),
         path=info.path,
         problem=problem_line(info.problem or info.name_problem or "") or None,  # (one line, where first)
         too_long=info.too_long,
