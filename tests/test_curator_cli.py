@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from engine import open_home
+from engine.skills.usage import parse_iso
 from engine.skills.validation import SkillError
 from tests.cli_support import printed
 from tests.test_skills_support import write_skill
@@ -53,6 +54,7 @@ def test_skills_and_curator_commands(tmp_path):
                 "use_count": 0,
                 "uses_note": None,
                 "last_used_at": None,
+                "last_activity_at": None,
                 "problem": None,
                 "name_problem": None,
                 "index_problem": None,
@@ -100,6 +102,29 @@ def test_skills_and_curator_commands(tmp_path):
     assert {e["actor"] for e in ledger["entries"]} == {"user"}
     code, missing = wb(tmp_path / "h", "skills", "show", "nope")
     assert code == 1 and missing["error"] == "Skill 'nope' not found."
+
+
+HERMES_PATCHES = """
+import json
+from tools.skill_usage import bump_patch, get_record
+bump_patch("deploy")
+print(json.dumps(get_record("deploy")["last_patched_at"]))
+"""
+
+
+@pytest.mark.slow  # Hermes's own skill_usage code in its own process
+def test_skills_list_json_gives_the_last_activity_the_curator_ages_by(tmp_path, hermes):
+    """`skills list --json` gave only `last_used_at`: a script could not tell that Hermes patched a skill
+    today, which the Curator (ours, and Hermes's `last_activity`) counts, and would call it idle."""
+    home = open_home(tmp_path / "h")
+    write_skill(home, "deploy", category="ops")
+    home.skills.usage.set_fields("deploy", use_count=1, last_used_at="2026-10-20T10:00:00+00:00")
+    home.close()
+    patched = hermes.json(tmp_path / "h", HERMES_PATCHES)
+    code, listed = wb_process(tmp_path / "h", "skills", "list")
+    [deploy] = listed["skills"]
+    assert code == 0 and deploy["last_used_at"] == "2026-10-20T10:00:00+00:00"
+    assert parse_iso(deploy["last_activity_at"]) == int(parse_iso(patched))  # (in whole seconds)
 
 
 def test_an_unknown_skill_name_is_answered_with_close_names_in_text_too(tmp_path, capsys):

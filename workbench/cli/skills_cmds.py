@@ -30,6 +30,7 @@ LIST_FIELDS = (
     "use_count",
     "uses_note",
     "last_used_at",
+    "last_activity_at",
     "problem",
     "name_problem",
     "index_problem",
