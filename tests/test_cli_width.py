@@ -1002,3 +1002,26 @@ def test_sessions_show_wraps_each_message_under_its_label(tmp_path):
             assert named == ["#3 tool:session_search_wide_one: ok then"], named
     data = json.loads(workbench(tmp_path / "h", 40, "sessions", "show", session.id, "--json"))
     assert [m["content"] for m in data["messages"]][:2] == [asked, result]
+
+
+def test_curator_ledger_fits_the_terminal_its_ids_and_folders_whole(tmp_path):
+    """A user trial: at 60 and 80 columns `curator ledger` printed rows of 89 cells, which the terminal
+    wrapped into what read as more rows. Where a row does not fit, every entry has its id, time and action
+    on a line, and its skill, the folder whole, and who under them; where all fit, one line each."""
+    from tests.test_skills_support import write_skill
+
+    home = open_home(tmp_path / "h")
+    write_skill(home, "k8s-rollout", "devops")
+    assert home.curator.archive("k8s-rollout")["success"]
+    assert home.curator.restore("k8s-rollout")["success"]
+    home.close()
+    for columns in (60, 80):
+        lines = workbench(tmp_path / "h", columns, "curator", "ledger", process=True).splitlines()
+        assert all(cell_len(line) <= columns for line in lines), (columns, lines)
+        assert [line.split()[3] for line in lines[::2]] == ["restore", "archive"]
+        assert lines[1::2] == [
+            "    k8s-rollout (.archive/k8s-rollout)  by user",
+            "    k8s-rollout (devops/k8s-rollout)  by user",
+        ]
+    wide = workbench(tmp_path / "h", 120, "curator", "ledger", process=True).splitlines()
+    assert [line.split()[3:5] for line in wide] == [["restore", "k8s-rollout"], ["archive", "k8s-rollout"]]

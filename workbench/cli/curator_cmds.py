@@ -6,13 +6,13 @@ import argparse
 
 from engine.clock import stamped
 from engine.counts import counted
-from engine.curator.ledger import columns
+from engine.curator.ledger import columns, shortened
 from engine.curator.run import counts_lines, purge_days_typed
 from engine.home import Home
-from engine.textsafety import inline
+from engine.textsafety import cells, inline
 
 from . import Output, add_command
-from .fit import folded, terminal_width
+from .fit import folded, terminal_width, wrapped
 from .numbers import ROWS
 
 
@@ -172,9 +172,22 @@ def rollback_entry(home: Home, args) -> Output:
 
 def show_ledger(home: Home, args) -> Output:
     entries = home.curator.ledger(args.limit)
-    lines = [
-        f"{e.id}  {when}  {action}  {skill}  by {actor}"
-        for e, (when, action, skill, actor) in zip(entries, columns(entries), strict=True)
-    ]
     listed = [{**e.to_dict(), "journal_actor": e.journal_actor} for e in entries]
-    return Output({"entries": listed}, text="\n".join(lines) or "The ledger is empty.")
+    return Output(
+        {"entries": listed}, text="\n".join(ledger_lines(entries, terminal_width())) or "The ledger is empty."
+    )
+
+
+def ledger_lines(entries: list, width: int) -> list[str]:
+    """One line an entry where every line fits ``width``; else, for every entry alike so the columns still
+    line up, its id, time and action, then its skill (its folder whole) and who under them: at 60 and 80
+    columns a row of 89 cells wrapped into what read as the next row."""
+    rows = list(zip(entries, columns(entries), shortened(entries), strict=True))
+    lines = [f"{e.id}  {when}  {action}  {skill}  by {actor}" for e, (when, action, skill, actor), _ in rows]
+    if all(cells(line) <= width for line in lines):
+        return lines
+    lines = []
+    for e, (when, action, skill, actor), whole in rows:
+        lines.append(f"{e.id}  {when}  {action}".rstrip())
+        lines += wrapped(f"{whole or skill.rstrip()}  by {actor}", width, indent="    ", hang="  ", chop=False)
+    return lines
