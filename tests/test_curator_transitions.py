@@ -75,6 +75,12 @@ def test_transition_table(rec, expected):
         (record(created=31, uses=0), POLICY, "unused since it was made 31 days ago; the stale limit is 30 days"),
         (record(used=1, state="stale"), POLICY, "last used 1 day ago; within the stale limit of 30 days"),
         (record(viewed=20), Policy(14, 60), "last viewed 20 days ago; the stale limit is 14 days"),
+        # (it said "last patched 0 days ago" of a skill Hermes patched an hour before)
+        (
+            record(used=45, patched=0.04, state="stale"),
+            POLICY,
+            "last patched under a day ago; within the stale limit of 30 days",
+        ),
     ],
 )
 def test_each_decision_says_why_against_the_configured_limit(rec, policy, said):

@@ -74,13 +74,13 @@ def reason(decision: str, record: dict[str, Any], now: float, policy: Policy) ->
     """Why ``decide`` decided ``decision`` (stale, archive or reactivate), in words a dry run shows beside
     the skill: how long since its last activity (use, view or patch), else since it was made, against
     the limit it passed or is back within (``curator.stale_after_days``, ``curator.archive_after_days``)."""
-    ago = _days(now - anchor_of(record, now))
+    ago = _ago(now - anchor_of(record, now))
     moment = last_activity(record)
     if moment is None:
-        since = f"unused since it was made {ago} ago"
+        since = f"unused since it was made {ago}"
     else:
         done = next(word for word, key in _ACTIVITY if parse_iso(record.get(key)) == moment)
-        since = f"last {done} {ago} ago"
+        since = f"last {done} {ago}"
     if decision == ARCHIVE:
         return f"{since}; the archive limit is {_days(policy.archive_after_days * DAY)}"
     if decision == STALE:
@@ -94,3 +94,8 @@ _ACTIVITY = (("used", "last_used_at"), ("viewed", "last_viewed_at"), ("patched",
 def _days(seconds: float) -> str:
     days = int(seconds // DAY)
     return f"{days} day{'s' * (days != 1)}"
+
+
+def _ago(seconds: float) -> str:
+    """How long ago, in whole days: a skill Hermes patched an hour ago read "last patched 0 days ago"."""
+    return "under a day ago" if seconds < DAY else f"{_days(seconds)} ago"
