@@ -217,7 +217,13 @@ def test_a_skill_changed_after_planning_makes_approval_refuse(library):
     (library.skills_dir / "git-rebase" / "references" / "flags.md").write_text("# Flags\n--autostash\n")
     changed = tree_state(library.skills_dir)
     result = library.approvals.approve(pending_id)
-    assert not result["success"] and "'git-rebase' changed since the plan was made" in result["error"]
+    # (both skins put "Not applied, still pending: " first, and it said "not applied" and what to do twice after
+    # it: "The consolidation was not applied: 'git-rebase' changed since the plan was made; make a new plan. The
+    # plan stays pending; reject it and let the Curator plan again.")
+    assert not result["success"] and result["error"] == (
+        "The plan no longer holds: 'git-rebase' changed since the plan was made. Reject it and let the Curator plan "
+        "again."
+    )
     assert tree_state(library.skills_dir) == changed != before
     assert [r.id for r in library.approvals.list()] == [pending_id]  # still pending
 

@@ -477,7 +477,7 @@ class Consolidator:
         if (record or {}).get("pinned") or not self.curator._managed(classify(found, record)):
             return [f"'{name}' is pinned or not curator-managed; the Curator never consolidates it"]
         if not _unchanged(files, item):
-            return [f"'{name}' changed since the plan was made; make a new plan"]
+            return [f"'{name}' changed since the plan was made"]
         problems = []
         own = {m["from"]: m for m in moves if m["skill"] == name}
         for rel, data in files.items():
@@ -693,9 +693,7 @@ class Consolidator:
             problems = self.verify(plan)
             if problems:
                 raise SkillError(
-                    "The consolidation was not applied: "
-                    + "; ".join(problems)
-                    + ". The plan stays pending; reject it and let the Curator plan again.",
+                    "The plan no longer holds: " + "; ".join(problems) + ". Reject it and let the Curator plan again.",
                     problems=problems,
                 )
             return self._apply(plan, actor, pending_id, session_id, message_id)
