@@ -216,6 +216,10 @@ def test_a_skill_changed_after_planning_makes_approval_refuse(library):
     before = tree_state(library.skills_dir)
     (library.skills_dir / "git-rebase" / "references" / "flags.md").write_text("# Flags\n--autostash\n")
     changed = tree_state(library.skills_dir)
+    # the Approvals pane says why before it is tried, and what to do (its advice had gone with the approval's)
+    assert library.approvals.preview(pending_id)["error"] == (
+        "'git-rebase' changed since the plan was made. Reject it and let the Curator plan again."
+    )
     result = library.approvals.approve(pending_id)
     # (both skins put "Not applied, still pending: " first, and it said "not applied" and what to do twice after
     # it: "The consolidation was not applied: 'git-rebase' changed since the plan was made; make a new plan. The

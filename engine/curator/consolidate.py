@@ -45,6 +45,7 @@ from .transitions import UNJUDGED
 
 ACTION = "consolidate"
 ORIGIN = "curator"
+REPLAN = "Reject it and let the Curator plan again."  # what to do with a plan that no longer holds
 _HEADING = re.compile(r"^#{1,6}\s")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TOKENS = re.compile(r"[-_.]")
@@ -583,7 +584,7 @@ class Consolidator:
                 "path": None,
                 "before": None,
                 "after": None,
-                "error": "; ".join(problems),
+                "error": f"{'; '.join(problems)}. {REPLAN}",
             }
         umbrella = plan["umbrella"]
         files = [
@@ -693,7 +694,7 @@ class Consolidator:
             problems = self.verify(plan)
             if problems:
                 raise SkillError(
-                    "The plan no longer holds: " + "; ".join(problems) + ". Reject it and let the Curator plan again.",
+                    f"The plan no longer holds: {'; '.join(problems)}. {REPLAN}",
                     problems=problems,
                 )
             return self._apply(plan, actor, pending_id, session_id, message_id)
