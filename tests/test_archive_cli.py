@@ -95,6 +95,27 @@ def test_list_search_show_lineage_json(home_dir):
     }
 
 
+def test_show_says_where_a_compressed_conversation_continues_and_what_it_continues(home_dir, tmp_path):
+    """A user trial: `sessions show` of a session ended by compression said nothing of where the conversation
+    goes on, nor its continuation which session it continues; both name the other and the command to read it."""
+    code, out, _ = ran("sessions", "show", "root_1", "--home", str(home_dir))
+    assert code == 0 and out.rstrip().splitlines()[-1] == "continued in child_1: workbench sessions show child_1"
+    code, out, _ = ran("sessions", "show", "child_1", "--home", str(home_dir))
+    assert out.splitlines()[1] == "continues root_1, ended by compression: workbench sessions show root_1"
+    assert "continued in" not in out
+    code, data, _ = wb(home_dir, "sessions", "show", "child_1")
+    assert (data["continues"], data["continued_in"]) == ("root_1", None)
+    code, data, _ = wb(home_dir, "sessions", "show", "root_1")
+    assert (data["continues"], data["continued_in"]) == (None, "child_1")
+    home = open_home(home_dir)
+    home.archive.create_session("spawned", source="tool", parent_session_id="child_1")
+    home.close()
+    code, out, _ = ran("sessions", "show", "spawned", "--home", str(home_dir))
+    assert out.splitlines()[1] == "child of child_1: workbench sessions lineage spawned"
+    code, out, _ = ran("sessions", "show", "child_1", "--home", str(home_dir))
+    assert "continued in" not in out  # (a tool's child session is no continuation)
+
+
 def test_refusals_and_usage_errors(home_dir):
     code, data, _ = wb_process(home_dir, "sessions", "show", "nope")
     assert code == 1 and data["success"] is False and "sessions list" in data["error"]

@@ -189,7 +189,7 @@ class LineageMixin(ArchiveCore):
         """Follow compression continuations forward to the newest one (the session itself if none)."""
         return self._continuations(session_id)[-1]
 
-    def _continuation(self, session_id: str) -> str | None:
+    def continued_in(self, session_id: str) -> str | None:
         """The child that continues a session ended by compression (the newest live one if several)."""
         row = (
             self.conn()
@@ -208,7 +208,7 @@ class LineageMixin(ArchiveCore):
     def _continuations(self, session_id: str) -> list[str]:
         chain, seen = [session_id], {session_id}
         for _ in range(MAX_HOPS):
-            following = self._continuation(chain[-1])
+            following = self.continued_in(chain[-1])
             if following is None or following in seen:
                 break
             chain.append(following)
@@ -220,7 +220,7 @@ class LineageMixin(ArchiveCore):
         current, seen = session_id, {session_id}
         for _ in range(MAX_HOPS):
             parent = self._parent_of(current)
-            if parent is None or parent in seen or self._continuation(parent) != current:
+            if parent is None or parent in seen or self.continued_in(parent) != current:
                 break
             seen.add(parent)
             current = parent

@@ -274,16 +274,27 @@ def show_session(home: Home, args) -> Output:
     data["unbacked_claims"] = {"count": len(claims), "message_ids": claims}
 
     heading = data["heading"] = archive.heading(session)  # (the title, else the chain's or its first message)
+    parent = session.parent_session_id
+    continues = data["continues"] = parent if parent and archive.continued_in(parent) == session.id else None
+    following = data["continued_in"] = archive.continued_in(session.id)
 
     def text() -> str:
         count = session.message_count
         head = f"{session.id}  {heading or '(untitled)'}  [{session.source}, {count} {msgs(count)}]"
         columns = terminal_width()
         lines = folded(head, columns, hang="")
+        if continues:
+            lines += folded(
+                f"continues {continues}, ended by compression: workbench sessions show {continues}", columns
+            )
+        elif parent:
+            lines += folded(f"child of {parent}: workbench sessions lineage {session.id}", columns)
         for m in messages:
             lines += _message_lines(m, m.id in claims, columns)
             for w in writes.get(m.id, []):
                 lines += labelled("    ↳ ", f"{w.summary}: {flat_line(w.text)}", columns, chop=True)
+        if following:
+            lines += folded(f"continued in {following}: workbench sessions show {following}", columns)
         return "\n".join(lines)
 
     return Output(data, text)
