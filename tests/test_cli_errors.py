@@ -307,6 +307,12 @@ def test_a_row_id_typed_in_full_width_digits_is_reverted(tmp_path, typed, capsys
         (["sessions", "search", "search", "engine"], "workbench sessions search", "sessions search 'search engine')"),
         (["memory", "show", "extra"], "workbench memory show", None),
         (["memory", "add", "hello", "--bogus"], "workbench memory add", None),
+        (  # a user trial: the store typed as a word, or as an option of its own
+            ["memory", "remove", "memory", "--old", "X"],
+            "workbench memory remove",
+            "unrecognized arguments: memory. Did you mean '--target memory'?",
+        ),
+        (["memory", "add", "--user", "hi"], "workbench memory add", "--user. Did you mean '--target user'?"),
     ],
 )
 def test_words_a_command_cannot_use_are_refused_under_its_own_usage(tmp_path, capsys, argv, usage, hint):
@@ -325,6 +331,19 @@ def test_words_a_command_cannot_use_are_refused_under_its_own_usage(tmp_path, ca
         assert said.startswith(f"usage: {usage} ") and f"{usage}: error: unrecognized arguments:" in said
     assert (hint in said) if hint else "put it in quotes" not in said
     assert not (home / "memories" / "MEMORY.md").exists()
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_all_typed_as_an_option_is_told_to_drop_the_dashes(tmp_path, capsys, decision):
+    """A user trial: `pending approve --all` said only that ID|all is required."""
+    from workbench.cli import main
+
+    assert main(["--home", str(tmp_path / "h"), "pending", decision, "--all"]) == 2
+    said = capsys.readouterr().err.splitlines()[-1]
+    assert said == (
+        f"workbench pending {decision}: error: the following arguments are required: ID|all. "
+        "Did you mean 'all', without the dashes?"
+    )
 
 
 def test_long_words_a_command_cannot_use_are_echoed_once_and_cut(tmp_path, capsys):

@@ -118,7 +118,12 @@ class _Parser(argparse.ArgumentParser):
             raise _ArgumentError(self, message)
         self._advising = True
         try:
-            advice = self._dash_hint(message) or self._dashed_value_hint(message) or _choice_hint(self.prog, message)
+            advice = (
+                self._dash_hint(message)
+                or self._dashed_value_hint(message)
+                or self._dashed_word_hint(message)
+                or _choice_hint(self.prog, message)
+            )
         finally:
             self._advising = False
         raise _ArgumentError(self, message + advice)
@@ -155,6 +160,24 @@ class _Parser(argparse.ArgumentParser):
             f"as in {echoed(example)})"
         )
 
+    def _dashed_word_hint(self, message: str) -> str:
+        """For ``pending approve --all``: the word the missing argument takes (``ID|all``) typed as an
+        option. Say it without its dashes."""
+        if not message.startswith("the following arguments are required"):
+            return ""
+        words = set(re.findall(r"[\w-]+", message.split(":", 1)[1]))
+        typed = next((w for w in self._words if self._unknown_option(w) and w.lstrip("-") in words), None)
+        return f". Did you mean {quoted(typed.lstrip('-'))}, without the dashes?" if typed else ""
+
+    def _option_word_hint(self, extras: list[str]) -> str:
+        """For ``memory remove memory --old X`` or ``memory add --user hi``: a word left over (dashed or
+        not) that one of the command's options takes (``--target memory``). Say it with its option."""
+        for word in (w.lstrip("-") for w in extras):
+            option = next((a for a in self._actions if a.option_strings and a.choices and word in a.choices), None)
+            if option is not None:
+                return f". Did you mean {quoted(f'{option.option_strings[-1]} {word}')}?"
+        return ""
+
     def _unknown_option(self, word: str) -> bool:
         """Whether argparse reads ``word`` as an option this command does not have (``--home=/x`` it has;
         ``--`` and ``--h`` it calls ambiguous, which is no unknown option)."""
@@ -177,7 +200,8 @@ class _Parser(argparse.ArgumentParser):
                 )
                 self.error(
                     self._empty_text(namespace, extras)
-                    or f"unrecognized arguments: {words}{self._quoting_hint(namespace, extras)}"
+                    or f"unrecognized arguments: {words}"
+                    + (self._quoting_hint(namespace, extras) or self._option_word_hint(extras))
                 )
             if not hasattr(namespace, "usage_parser"):  # the innermost command's, for a UsageError later
                 namespace.usage_parser = self
