@@ -277,9 +277,18 @@ class Row:
         would put it (one whose place its time would give too needs no mark: every catch-up row had one)."""
         if self.found_at is None or not self.overtakes:
             return None
-        same_day = shown_time(self.found_at, "%Y-%m-%d") == shown_time(self.at, "%Y-%m-%d")
         made = "staged" if (self.subsystem, self.action) == ("approvals", "stage") else "made"
-        return f"found {shown_time(self.found_at, '%H:%M:%S' if same_day else '%Y-%m-%d %H:%M:%S')}, {made} before"
+        return f"found {self._found_time('%H:%M:%S', '%Y-%m-%d %H:%M:%S')}, {made} before"
+
+    @property
+    def found_later_short(self) -> str | None:
+        """``found_later`` where a narrow list has no room for it whole: when it was found, to the minute."""
+        return None if self.found_later is None else f"found {self._found_time('%H:%M', '%m-%d %H:%M')}"
+
+    def _found_time(self, same_day: str, other_day: str) -> str:
+        """When the row was found, with its date only when that is not the day of its time."""
+        day = shown_time(self.found_at, "%Y-%m-%d") == shown_time(self.at, "%Y-%m-%d")
+        return shown_time(self.found_at, same_day if day else other_day) or "?"
 
     @property
     def by(self) -> str:

@@ -968,7 +968,7 @@ async def test_a_change_found_later_but_listed_in_its_place_has_no_mark(home, cl
 
 async def test_a_change_found_after_newer_rows_says_so_in_the_list(home, clock, tmp_path):
     """The list is by id (the CLI's order): the outside edit found after the pin sits above it, and says
-    when it was found after its summary (at 80 columns the summary keeps the room; the detail says it too)."""
+    when it was found after its summary (a long summary gives way to it; the detail says it too)."""
     found_after_a_pin(home, clock)
     async with make_app(home, tmp_path).run_test(size=(120, 30)) as pilot:
         screen = await open_mode(pilot, "6", TimelineScreen)
@@ -1000,6 +1000,32 @@ async def test_a_proposal_hermes_staged_before_the_workbench_looked_shows_hermes
         assert f"Hermes staged it at {stamped(staged, seconds=True)}" in str(
             screen.query_one("#timeline-detail").render()
         )
+
+
+@pytest.mark.parametrize(
+    ("size", "spec", "after"), [((120, 40), "%H:%M:%S", ", staged before"), ((80, 24), "%H:%M", "")]
+)
+async def test_a_long_summary_gives_way_to_the_found_later_mark(home, clock, tmp_path, size, spec, after):
+    """A long summary was cut where the list ends and took the mark with it: a row dated an hour before the
+    rows under it, with nothing saying why, looked misordered. Its tail gives way to the mark, short when
+    narrow (the detail says it whole)."""
+    from engine.clock import shown_time
+    from tests.hermes_support import hermes_record
+
+    home.memory.add("memory", "Tea at four", ToolContext(actor="user"))
+    long = "Staging DB lives on db-stage-2 since the November migration, " * 3
+    hermes_record(
+        home, "0000aa02", {"action": "add", "target": "memory", "content": long}, created_at=clock.now() - 3600
+    )
+    clock.advance(5)
+    home.approvals.catch_up()
+    found = f"found {shown_time(clock.now(), spec)}{after}"
+    async with make_app(home, tmp_path).run_test(size=size) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        what = str(table.get_row_at(0)[-1])
+        assert what.startswith("staged memory") and what.endswith(f"… · ↳ {found}"), what
+        assert "Tea at four" in str(table.get_row_at(1)[-1])
 
 
 async def test_a_cut_summary_never_ends_inside_a_number(home, tmp_path):

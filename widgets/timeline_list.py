@@ -46,6 +46,7 @@ class TimelineList(RowTable):
     SHORT_WHEN = ("%m-%d %H:%M", 11)  # "12-04 18:07": the year gives way first (the detail names it)
     ROOMY_WHAT = 32  # narrower than this, the year and then the session column give way to the summaries
     MIN_WHAT = 12  # narrower than this, the summaries are left to scroll sideways rather than cut
+    MIN_BESIDE_MARK = 16  # fewest cells a summary keeps beside a found-later mark whole (else its short form)
 
     class Highlighted(Message):
         def __init__(self, row, group: str | None) -> None:
@@ -168,13 +169,20 @@ class TimelineList(RowTable):
 
     def _summary(self, row, indent: str) -> Text:
         """The row's summary; a row that was undone (and not redone) is dimmed behind ↶; one found after
-        newer-stamped rows were journaled says when, after it (``Row.found_later``; the detail says it too)."""
+        newer-stamped rows were journaled says when, after it (``Row.found_later``; the detail says it too).
+        The summary's tail gives way to that mark, short where the summary would keep fewer than
+        ``MIN_BESIDE_MARK`` cells: cut off, a row dated before the rows under it looked misordered."""
+        lead = indent + ("" if row.reverted_by is None else "↶ ")
         found = f" · ↳ {row.found_later}" if row.found_later else ""
-        mark = "" if row.reverted_by is None else "↶ "
-        summary = row.summary  # (a rewrite's, in the room left, with both versions where they differ)
-        if self.what_cells is not None:
-            summary = row.fitted(self.what_cells - cell_len(indent + mark + found))
-        text = self._what(f"{indent}{mark}{visible(summary)}{found}")
+        if self.what_cells is None:
+            summary = visible(row.summary)
+        else:
+            room = self.what_cells - cell_len(lead)
+            if found and room - cell_len(found) < self.MIN_BESIDE_MARK:
+                found = f" · ↳ {row.found_later_short}"
+            room -= cell_len(found)  # (a rewrite's, in the room left, with both versions where they differ)
+            summary = cut_cells(visible(row.fitted(room)), room, words=True)
+        text = self._what(f"{lead}{summary}{found}")
         return Text(text) if row.reverted_by is None else Text(text, "dim")
 
     def _fit(self, rows: list, collapsed: set[str]) -> tuple[Layout, int | None]:
