@@ -229,6 +229,7 @@ class _Lookups:
 
 
 WHY_CHARS = 500  # of a row's why, on one line (it may quote a record's text)
+EARLIEST_TIME = -62135596800  # 0001-01-01T00:00:00Z: the first time a calendar can show (``iso_time``)
 FOUND_LATE_S = 1.0  # an outside change seen this long after it was made is marked as found later (``found_at``)
 # the rows journaled before such a row that its mark looks at: it is marked only when one of them is stamped after
 # it, so it sits above a newer-stamped row (the rows shown near it; a page's worth)
@@ -1060,6 +1061,14 @@ def _shown_clause(text: str) -> tuple[str, tuple[Any, ...]]:
 # A proposal Hermes staged: its row's actor is its proposer (the agent, the review), but Hermes wrote it,
 # so ``actor:external`` (what Hermes did) finds it too.
 _STAGED_OUTSIDE = f"(subsystem = 'approvals' AND action = 'stage' AND {_detail_at('$.outside')} = 1)"
+# The time a row shows (``Row.at``), what ``since`` selects by: a proposal Hermes staged well before the workbench
+# found it shows its record's ``created_at`` (``_hermes_staged_at``: a number, not a boolean, a calendar can show)
+_CREATED_AT = _detail_at("$.created_at")
+_SHOWN_AT = (
+    f"CASE WHEN {_STAGED_OUTSIDE} AND CASE WHEN json_valid(detail) THEN json_type(detail, '$.created_at') END "
+    f"IN ('integer', 'real') AND {_CREATED_AT} < at - {FOUND_LATE_S} AND {_CREATED_AT} >= {EARLIEST_TIME} "
+    f"THEN {_CREATED_AT} ELSE at END"
+)
 # An outside memory write a Hermes call may be behind: listed as ``external`` or as the agent's, as its
 # actor column shows it (``Row.by``), so ``actor:agent`` and ``actor:external`` decide it row by row.
 _CALLED_OUTSIDE = (
@@ -1533,9 +1542,9 @@ class Timeline:
         if after_id is not None:
             where.append("id > ?")
             args.append(after_id)
-        if since is not None:
-            where.append("at >= ?")
-            args.append(since)
+        if since is not None:  # (a row shows its journaled time or an earlier one: ``at`` keeps the index's help)
+            where.append(f"at >= ? AND {_SHOWN_AT} >= ?")
+            args += [since, since]
         stored, stored_args = "1", []  # (every row matches when no text is searched)
         forms = _forms(text) if text else ()
         if forms:  # what a row holds, or the words its summary shows (``_shown_clause``): checked below

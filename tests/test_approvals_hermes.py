@@ -193,6 +193,11 @@ def test_what_hermes_stages_is_a_timeline_row_dated_when_hermes_staged_it(hermes
     home.close()
     ours = json.loads(_workbench(root, "timeline", "--actor", "external").stdout)["rows"]
     assert ids <= {row["target"] for row in ours}
+    # --since selects by the time a row shows: Hermes's, two hours back, though found just now
+    for since, listed in (("1h", set()), ("3h", ids)):
+        rows = json.loads(_workbench(root, "timeline", "--since", since).stdout)["rows"]
+        assert {row["target"] for row in rows if row["action"] == "stage"} == listed, since
+        assert any("Reads the Timeline newest first" in row["summary"] for row in rows), since
 
 
 HERMES_WRITES_TWICE = """
