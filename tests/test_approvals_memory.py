@@ -632,6 +632,8 @@ def test_hermes_batch_resolves_each_op_against_the_ones_before_it(home):
     assert "operation 2 (remove) targets 'tea', which now matches 2 different entries" in preview["error"]
     before = memory_file(home)
     assert not home.approvals.approve("0000aa04")["success"] and memory_file(home) == before
+    # the add's text makes "tea" name two entries: an edit of it can help, so e is not refused
+    assert "edit_refusal" not in preview
     assert home.approvals.approve("0000aa03")["success"]
     assert home.memory.entries("memory") == ["Tea time is 4pm"]
     assert [r.id for r in home.approvals.list()] == ["0000aa04"]

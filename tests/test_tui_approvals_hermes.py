@@ -447,6 +447,15 @@ async def test_e_on_a_hermes_patch_whose_text_hermes_changed_says_no_edit_can_he
     assert home.approvals.get(pid).payload["new_string"] == "Steep for 3 minutes, covered."
 
 
+def cli_edit_refused_alike(home, pid: str, said: str) -> None:
+    """`pending approve ID --edit` refuses in the words e said, and the proposal stays pending."""
+    from tests.cli_support import ran
+
+    status, _, err = ran("pending", "approve", pid, "--edit", "Works in CET", "--home", str(home.root))
+    assert (status, err.strip()) == (1, f"error: Not applied, still pending: {said}"), err
+    assert home.approvals.get(pid) is not None
+
+
 HERMES_STAGES_THEN_REMOVES = """
 import json
 from tools import write_approval
@@ -465,8 +474,6 @@ async def test_e_on_a_hermes_replace_whose_entry_hermes_removed_says_no_edit_can
     """e on a memory replace whose entry Hermes removed after staging it opened the editor, its hint saying
     it would be refused as it stands: no edit of the new text could make it apply, so the typing was wasted.
     e is dimmed and says why and what helps, in the words `pending approve --edit` refuses with."""
-    from tests.cli_support import ran
-
     assert home.memory.add("user", "Works in JST", ToolContext(actor="user"))["success"]
     pid, done = hermes.json(home.root, HERMES_STAGES_THEN_REMOVES)
     assert done is True and home.memory.entries("user") == []
@@ -477,9 +484,40 @@ async def test_e_on_a_hermes_replace_whose_entry_hermes_removed_says_no_edit_can
         f"`workbench pending reject {pid}`); to write its text anyway, add it as an entry of its own (a on the "
         "Memory screen, or `workbench memory add --target user TEXT`)."
     ), said
-    status, _, err = ran("pending", "approve", pid, "--edit", "Works in CET", "--home", str(home.root))
-    assert (status, err.strip()) == (1, f"error: Not applied, still pending: {said}"), err
-    assert home.approvals.get(pid) is not None and home.memory.entries("user") == []
+    cli_edit_refused_alike(home, pid, said)
+    assert home.memory.entries("user") == []
+
+
+HERMES_STAGES_THEN_ADDS = """
+import json
+from tools import write_approval
+from tools.memory_tool import load_on_disk_store, memory_tool
+write_approval.write_approval_enabled = lambda subsystem: True
+staged = json.loads(memory_tool(store=load_on_disk_store(), action="replace", target="user", old_text="JST",
+                                content="Works in JST (UTC+9), usually 10:00-19:00"))["pending_id"]
+write_approval.write_approval_enabled = lambda subsystem: False  # (then Hermes adds a second JST entry, ungated)
+done = json.loads(memory_tool(store=load_on_disk_store(), action="add", target="user",
+                              content="Standups at 09:30 JST"))["success"]
+print(json.dumps([staged, done]))
+"""
+
+
+async def test_e_on_a_hermes_replace_whose_text_is_in_several_entries_says_no_edit_can_help(home, hermes, tmp_path):
+    """e on a memory replace whose old text is in several entries now opened the editor, its hint saying it
+    would be refused: an edit changes only the new text, never which entry it names, so the typing was
+    wasted. e is dimmed and says why and what helps, in the words `pending approve --edit` refuses with."""
+    assert home.memory.add("user", "Works in JST", ToolContext(actor="user"))["success"]
+    pid, done = hermes.json(home.root, HERMES_STAGES_THEN_ADDS)
+    assert done is True and len(home.memory.entries("user")) == 2
+    said = await e_refused(home, tmp_path, "now matches 2")
+    assert said == (
+        "An edit cannot make this replace apply: it changes only the text it writes, and the text it replaces, "
+        "'JST', is in 2 entries of USER.md now, so it names none of them. Reject it (r in Approvals, or "
+        f"`workbench pending reject {pid}`); to make the change anyway, make it on the entry you mean (the Memory "
+        "screen, or `workbench memory replace --target user --old OLD NEW`, OLD being text only that entry holds)."
+    ), said
+    cli_edit_refused_alike(home, pid, said)
+    assert len(home.memory.entries("user")) == 2
 
 
 async def test_e_pressed_before_the_preview_waits_for_it_and_then_says_no_edit_can_help(home, hermes, tmp_path):

@@ -26,7 +26,7 @@ from ..events import PendingChanged
 from ..fileio import crash_point
 from ..journal import tagged
 from ..memory.format import Usage
-from ..memory.ops import too_long
+from ..memory.ops import staged_operations, too_long
 from ..memory.targets import FILE_NAMES
 from ..textsafety import flat_line, inline, quoted
 from ..tools import AlreadyWaiting
@@ -997,10 +997,19 @@ MEMORY_EDIT_CANNOT_HELP = (
 )
 
 
+AMBIGUOUS_EDIT_CANNOT_HELP = (
+    "An edit cannot make this {kind} apply: it changes only the text it writes, and the text {which}, {old}, "
+    "is in {count} entries of {file} now, so it names none of them. Reject it (r in Approvals, or "
+    "`workbench pending reject {id}`); to make the change anyway, make it on the entry you mean (the Memory "
+    "screen, or `workbench memory {command}`, OLD being text only that entry holds)."
+)
+
+
 def _edit_cannot_help(record: PendingRecord, preview: dict[str, Any]) -> str | None:
     """Why edit-then-approve is refused, and what helps instead, where approving is refused for what no
     edit changes (an edit changes only the text a proposal writes): a skill patch whose old text is not in
-    its file now, a memory replace or remove whose entry is gone; None where an edit may help."""
+    its file now, a memory replace or remove whose entry is gone or whose text is in several entries (unless an
+    earlier text of its batch, which an edit may change, decides what it finds); None where an edit may help."""
     payload, error = record.payload, str(preview.get("error") or "")
     if record.subsystem == "skills":
         if record.action != "patch" or not error.startswith("Could not find old_string"):
@@ -1012,19 +1021,31 @@ def _edit_cannot_help(record: PendingRecord, preview: dict[str, Any]) -> str | N
             id=record.id,
             name=inline(name) if isinstance(name, str) else "NAME",
         )
-    gone = next((t for t in preview.get("targets") or [] if t.get("status") == "gone"), None)
-    if gone is None or not error:
+    stuck = next((t for t in preview.get("targets") or [] if t.get("status") in ("gone", "ambiguous")), None)
+    if stuck is None or not error:
         return None
-    verb = "replaces" if gone["action"] == "replace" else "removes"
+    earlier = staged_operations(payload)[: stuck["op"] - 1]
+    if any(isinstance(op, dict) and op.get("action") in ("add", "replace") for op in earlier):
+        return None  # (what it finds follows an earlier text of the batch, which an edit may change)
+    verb = "replaces" if stuck["action"] == "replace" else "removes"
     target = inline(str(payload.get("target")))  # (one the store knows: it resolved the targets)
-    return MEMORY_EDIT_CANNOT_HELP.format(
-        kind=record.action,
-        which=f"its operation {gone['op']} {verb}" if record.action == "batch" else f"it {verb}",
-        old=quoted(flat_line(gone["pinned"] if gone.get("pinned") is not None else gone["old_text"], 60)),
-        file=FILE_NAMES.get(target, target),
-        id=record.id,
-        target=target,
-    )
+    named = {
+        "kind": record.action,
+        "which": f"its operation {stuck['op']} {verb}" if record.action == "batch" else f"it {verb}",
+        "file": FILE_NAMES.get(target, target),
+        "id": record.id,
+        "target": target,
+    }
+    if stuck["status"] == "ambiguous":
+        old = quoted(flat_line(stuck["old_text"], 60))
+        return AMBIGUOUS_EDIT_CANNOT_HELP.format(
+            **named,
+            old=old,
+            count=len(stuck["matches"]),
+            command=f"{stuck['action']} --target {target} --old OLD" + (" NEW" if stuck["action"] == "replace" else ""),
+        )
+    old = quoted(flat_line(stuck["pinned"] if stuck.get("pinned") is not None else stuck["old_text"], 60))
+    return MEMORY_EDIT_CANNOT_HELP.format(**named, old=old)
 
 
 def _refusal(record: PendingRecord, error: str, skills: SkillLibrary) -> str:
