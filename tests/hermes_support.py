@@ -225,21 +225,22 @@ def hermes_record(
     pid: str,
     payload: dict,
     *,
-    created_at: float = 1.0,
+    created_at: float | None = None,
     origin: str = "foreground",
     summary: str | None = None,
     subsystem: str = "memory",
 ) -> Path:
     """A pending record (memory's unless ``subsystem`` says) laid out as Hermes 0.19.0's ``stage_write``
     writes it: no pinned entry, no actor, session or message of ours. ``home``: an open home;
-    ``summary``: the payload in words unless given, as Hermes words it."""
+    ``summary``: the payload in words unless given, as Hermes words it; ``created_at``: the home clock's now
+    unless given (a default of 1.0 dated a test's proposal 1970, unnoticed)."""
     record = {
         "id": pid,
         "subsystem": subsystem,
         "action": payload["action"],
         "summary": describe(subsystem, payload) if summary is None else summary,
         "origin": origin,
-        "created_at": created_at,
+        "created_at": home.clock.now() if created_at is None else created_at,
         "payload": payload,
     }
     folder = home.pending_dir / subsystem

@@ -98,6 +98,7 @@ def test_records_we_stage_say_so_and_keep_saying_so_after_a_reject_and_restore(h
     assert json.loads((home.pending_dir / "memory" / f"{ours.id}.json").read_text())["staged_by"] == "workbench"
     payload = {"action": "add", "target": "memory", "content": "Deploys on Fridays"}
     hermes_record(home, "0a1b2c3d", payload, origin="background_review")
+    assert home.approvals.get("0a1b2c3d").created_at == home.clock.now()  # (staged now, as the helper dates it)
     for record in (ours, home.approvals.get("0a1b2c3d")):
         home.approvals.reject(record.id)
         home.approvals.restore(record.id)
