@@ -17,6 +17,7 @@ from engine.tools import BACKGROUND_REVIEW, ToolContext
 from tests.cli_support import printed
 from tests.hermes_support import hermes_record, workbench_cmd
 from tests.screens_seed import screen_text
+from tests.test_tui_app import palette_hits
 from tests.tui_support import KANA, drawn, drawn_in, footer_keys, make_app, parted, settle, wait_for
 from widgets.gauge import CapacityGauge
 from widgets.header import WorkbenchHeader
@@ -1412,3 +1413,22 @@ async def test_an_empty_queues_note_folds_a_long_name_after_its_joint_at_60_colu
         lines = [line.strip(" │╭╮╰╯─▕") for line in drawn_in(pilot.app.screen.query_one("#queue", OptionList))]
         assert "memory.write_" in lines, lines
         assert not any(line.endswith(("write_appr", "write_approv")) for line in lines), lines
+
+
+@pytest.mark.parametrize("seen_before", [False, True])
+async def test_palette_approve_all_from_another_screen_waits_for_the_queue(gated, tmp_path, seen_before):
+    """From Memory, the palette's "Approvals: Approve all" said "Nothing waits for approval." with a
+    proposal pending: it ran before the queue was read (Approvals never shown, or shown while empty)."""
+    app = make_app(gated, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        if seen_before:
+            await open_approvals(pilot)
+            await pilot.press("1")
+            await settle(pilot)
+        stage(gated, "Staged while Memory was shown")
+        await settle(pilot)
+        hits = await palette_hits(pilot, "approve all", "Approvals: Approve all")
+        await pilot.press(*["down"] * hits.index("Approvals: Approve all"), "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the approve-all question")
+        assert "Nothing waits for approval." not in [n.message for n in app._notifications]

@@ -7,6 +7,7 @@ Adding a screen: subclass ``workbench.screens.base.WorkbenchScreen`` and add it 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import logging
@@ -354,12 +355,17 @@ class WorkbenchApp(ResultsFromWorkers, App):
     def action_goto(self, mode: str) -> None:
         self.goto(mode)
 
+    @work(exclusive=True, group="palette-elsewhere", exit_on_error=False)
     async def run_elsewhere(self, mode: str, key: str, description: str, actions: list[str]) -> None:
         """A palette command of another mode: go there, then run the first of its ``actions`` the screen
-        takes there, or, for one that acts on the selected row (``SELECTS``), say what to select."""
+        takes there, or, for one that acts on the selected row (``SELECTS``), say what to select. It
+        acts once the reads the screen started on arrival are shown (``_arrived``). A worker, so the
+        app's keys are not held up meanwhile."""
+        before = set(self.workers)
         if mode != self.current_mode:
             await self.switch_mode(mode)
         screen = self.screen
+        await self._arrived(screen, before)
         label = f"{key} ({description})"
         for action in actions:
             _, name, parameters = parse_action(action)
@@ -370,6 +376,20 @@ class WorkbenchApp(ResultsFromWorkers, App):
                 await self.run_action(action, screen)
                 return
         self.notify(f"{label} does nothing on {screen.TITLE_TEXT} now.", severity="warning")
+
+    async def _arrived(self, screen: Screen, before: set[Worker]) -> None:
+        """Until the reads ``screen`` started since ``before`` (its first load, or the reload it missed
+        while hidden, asked by a message on its resume) are done and their results shown: "Approvals:
+        Approve all" from another screen said nothing waits while the queue was still being read."""
+        while True:
+            shown = asyncio.get_running_loop().create_future()  # (what the screen has queued is handled: a
+            screen.call_next(screen.call_next, shown.set_result, None)  # result, or a reload, is two messages)
+            await shown
+            started = [w for w in self.workers if w.node is screen and w not in before and not w.is_finished]
+            if not started:
+                return
+            before.update(started)
+            await asyncio.gather(*(w.wait() for w in started), return_exceptions=True)  # (superseded, failed: said)
 
     async def action_quit(self) -> None:
         """Quit; a write waiting on another process's lock is named and the user asked before it is
