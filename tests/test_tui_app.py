@@ -322,6 +322,21 @@ async def test_palette_row_actions_elsewhere_switch_and_say_what_to_select(home,
         assert "Select an entry, then press u (Undo)." in [n.message for n in app._notifications]
 
 
+async def test_palette_action_refused_in_a_view_the_screen_kept_says_how_to_leave_it(home, tmp_path):
+    """Memory left in its facts view: the palette's "Memory: Add" from Approvals switched there and said
+    only "a (Add) does nothing on Memory now.", though esc (Back from facts) is all it takes."""
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("p", "4")
+        await settle(pilot)
+        hits = await palette_hits(pilot, "memory add", "Memory: Add")
+        await pilot.press(*["down"] * hits.index("Memory: Add"), "enter")
+        said = "a (Add) does nothing on Memory now: press esc (Back from facts) first."
+        await wait_for(pilot, lambda: said in [n.message for n in app._notifications], what="the way out said")
+        assert isinstance(app.screen, MODES["memory"])
+
+
 async def test_palette_ranks_the_current_screens_actions_first(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -257,6 +257,16 @@ def screen_actions(cls) -> list[tuple[str, str, str]]:
     return out
 
 
+def _way_out(screen: Screen) -> str | None:
+    """What esc does on ``screen`` now, if anything: it leaves a view the screen kept while hidden (Memory's
+    facts), where a palette command of its other keys does nothing."""
+    for key, description, action in screen_actions(type(screen)):
+        _, name, parameters = parse_action(action)
+        if key == "escape" and screen.check_action(name, parameters):
+            return description
+    return None
+
+
 class WorkbenchApp(ResultsFromWorkers, App):
     """Memory Workbench. ``home`` is an open Home; the app never closes it."""
 
@@ -375,7 +385,9 @@ class WorkbenchApp(ResultsFromWorkers, App):
             if screen.check_action(name, parameters) is not False:
                 await self.run_action(action, screen)
                 return
-        self.notify(f"{label} does nothing on {screen.TITLE_TEXT} now.", severity="warning")
+        out = _way_out(screen)
+        first = f": press esc ({out}) first" if out else ""  # (Memory's facts view hides its columns' keys)
+        self.notify(f"{label} does nothing on {screen.TITLE_TEXT} now{first}.", severity="warning")
 
     async def _arrived(self, screen: Screen, before: set[Worker]) -> None:
         """Until the reads ``screen`` started since ``before`` (its first load, or the reload it missed
