@@ -337,6 +337,36 @@ async def test_palette_action_refused_in_a_view_the_screen_kept_says_how_to_leav
         assert isinstance(app.screen, MODES["memory"])
 
 
+async def test_palette_action_elsewhere_left_before_its_screen_read_runs_nowhere(home, tmp_path, monkeypatch):
+    """ "Memory: Add" from Approvals waits for Memory's reload; the user went back to Approvals meanwhile:
+    the Add box must not open over Approvals, a screen it has nothing to do with."""
+    app = make_app(home, tmp_path)
+    gate, reading = threading.Event(), threading.Event()
+    read = MODES["memory"]._read
+
+    def held_read(screen, target):
+        reading.set()
+        gate.wait(30)
+        return read(screen, target)
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        monkeypatch.setattr(MODES["memory"], "_read", held_read)
+        home.memory.add("memory", "Written while Approvals was shown", ToolContext(actor="user"))  # Memory: stale
+        await settle(pilot)
+        hits = await palette_hits(pilot, "memory add", "Memory: Add")
+        await pilot.press(*["down"] * hits.index("Memory: Add"), "enter")
+        await wait_for(pilot, reading.is_set, what="Memory's reload under way")
+        await pilot.press("4")
+        await wait_for(pilot, lambda: app.current_mode == "approvals", what="back on Approvals")
+        gate.set()
+        await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "palette-elsewhere"], what="done")
+        await settle(pilot)
+        assert isinstance(app.screen, MODES["approvals"]), app.screen
+
+
 async def test_palette_ranks_the_current_screens_actions_first(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

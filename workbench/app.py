@@ -376,6 +376,8 @@ class WorkbenchApp(ResultsFromWorkers, App):
             await self.switch_mode(mode)
         screen = self.screen
         await self._arrived(screen, before)
+        if self.screen is not screen:  # (the user went elsewhere meanwhile: "Memory: Add" opened over Approvals)
+            return
         label = f"{key} ({description})"
         for action in actions:
             _, name, parameters = parse_action(action)
