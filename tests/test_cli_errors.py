@@ -346,6 +346,18 @@ def test_all_typed_as_an_option_is_told_to_drop_the_dashes(tmp_path, capsys, dec
     )
 
 
+@pytest.mark.parametrize("argv", [["sessions", "show", "--ID"], ["pending", "approve", "--ID"]])
+def test_a_placeholder_typed_as_an_option_is_not_offered_as_a_word(tmp_path, capsys, argv):
+    """`sessions show --ID` was told "Did you mean 'ID', without the dashes?": ID stands for a session's
+    id, so typing it bare is no better. Only a literal word (``all``) is offered."""
+    from workbench.cli import main
+
+    assert main(["--home", str(tmp_path / "h"), *argv]) == 2
+    said = capsys.readouterr().err.splitlines()[-1]
+    assert said.startswith(f"workbench {argv[0]} {argv[1]}: error: the following arguments are required: ")
+    assert "Did you mean" not in said
+
+
 def test_long_words_a_command_cannot_use_are_echoed_once_and_cut(tmp_path, capsys):
     """A 5,000-character entry left unquoted came back three times in the usage error."""
     from workbench.cli import main

@@ -162,10 +162,11 @@ class _Parser(argparse.ArgumentParser):
 
     def _dashed_word_hint(self, message: str) -> str:
         """For ``pending approve --all``: the word the missing argument takes (``ID|all``) typed as an
-        option. Say it without its dashes."""
+        option. Say it without its dashes. A placeholder (``ID``, in capitals) stands for a value, so
+        typing it bare is no better: it is never offered."""
         if not message.startswith("the following arguments are required"):
             return ""
-        words = set(re.findall(r"[\w-]+", message.split(":", 1)[1]))
+        words = {w for w in re.findall(r"[\w-]+", message.split(":", 1)[1]) if not w.isupper()}
         typed = next((w for w in self._words if self._unknown_option(w) and w.lstrip("-") in words), None)
         return f". Did you mean {quoted(typed.lstrip('-'))}, without the dashes?" if typed else ""
 
