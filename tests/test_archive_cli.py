@@ -116,6 +116,24 @@ def test_show_says_where_a_compressed_conversation_continues_and_what_it_continu
     assert "continued in" not in out  # (a tool's child session is no continuation)
 
 
+def test_the_commands_show_names_for_a_continuation_run_as_shown(tmp_path):
+    """`sessions show` named the session a compression continued in, and the one it continues, in a
+    command as the bare id: one holding a space or an escape (Hermes takes any id) ran as another
+    command when pasted. Each id in them is quoted for a shell, as every other command it suggests."""
+    home = open_home(tmp_path / "h")
+    home.archive.create_session("part one", source="cli")
+    home.archive.end_session("part one", "compression")
+    home.archive.create_session("part\x1b[31m two", source="cli", parent_session_id="part one")
+    home.archive.create_session("tool's", source="tool", parent_session_id="part\x1b[31m two")
+    home.close()
+    out = ran("sessions", "show", "part one", "--home", str(tmp_path / "h"))[1]
+    assert out.rstrip().splitlines()[-1] == "continued in part␛[31m two: workbench sessions show $'part\\x1b[31m two'"
+    out = ran("sessions", "show", "part\x1b[31m two", "--home", str(tmp_path / "h"))[1]
+    assert "ended by compression: workbench sessions show 'part one'\n" in out
+    out = ran("sessions", "show", "tool's", "--home", str(tmp_path / "h"))[1]
+    assert out.splitlines()[1] == "child of part␛[31m two: workbench sessions lineage 'tool'\"'\"'s'"
+
+
 def test_refusals_and_usage_errors(home_dir):
     code, data, _ = wb_process(home_dir, "sessions", "show", "nope")
     assert code == 1 and data["success"] is False and "sessions list" in data["error"]

@@ -21,7 +21,7 @@ from engine.home import Home
 from engine.memory import history
 from engine.runner.claims import unbacked_claims
 from engine.session_writes import session_writes
-from engine.textsafety import cells, flat_line, inline, quoted, visible
+from engine.textsafety import cells, flat_line, inline, quoted, shell_word, visible
 from engine.values import call_name
 
 from . import Output, UsageError, add_command
@@ -285,16 +285,16 @@ def show_session(home: Home, args) -> Output:
         lines = folded(head, columns, hang="")
         if continues:
             lines += folded(
-                f"continues {continues}, ended by compression: workbench sessions show {continues}", columns
+                f"continues {continues}, ended by compression: workbench sessions show {shell_word(continues)}", columns
             )
         elif parent:
-            lines += folded(f"child of {parent}: workbench sessions lineage {session.id}", columns)
+            lines += folded(f"child of {parent}: workbench sessions lineage {shell_word(session.id)}", columns)
         for m in messages:
             lines += _message_lines(m, m.id in claims, columns)
             for w in writes.get(m.id, []):
                 lines += labelled("    ↳ ", f"{w.summary}: {flat_line(w.text)}", columns, chop=True)
         if following:
-            lines += folded(f"continued in {following}: workbench sessions show {following}", columns)
+            lines += folded(f"continued in {following}: workbench sessions show {shell_word(following)}", columns)
         return "\n".join(lines)
 
     return Output(data, text)
