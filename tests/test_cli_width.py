@@ -1025,3 +1025,20 @@ def test_curator_ledger_fits_the_terminal_its_ids_and_folders_whole(tmp_path):
         ]
     wide = workbench(tmp_path / "h", 120, "curator", "ledger", process=True).splitlines()
     assert [line.split()[3:5] for line in wide] == [["restore", "k8s-rollout"], ["archive", "k8s-rollout"]]
+
+
+def test_curator_ledger_lines_up_a_cjk_skill_by_cells(tmp_path):
+    """`curator ledger` padded its skill column by characters: a CJK name, two cells a character, pushed
+    its `by` four cells right of the other rows'. Each column is padded by the cells it takes."""
+    from tests.test_skills_support import write_skill
+
+    home = open_home(tmp_path / "h")
+    for name in ("数据库迁移", "pg-rotate"):
+        write_skill(home, name, "devops")
+        assert home.curator.archive(name)["success"]
+    home.close()
+    lines = workbench(tmp_path / "h", 120, "curator", "ledger", process=True).splitlines()
+    assert [line.split()[4] for line in lines] == ["pg-rotate", "数据库迁移"]
+    assert [cell_len(line[: line.index(" by ")]) for line in lines] == [
+        cell_len(lines[0][: lines[0].index(" by ")])
+    ] * 2

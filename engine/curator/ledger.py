@@ -26,7 +26,7 @@ from ..clock import Clock, shown_time
 from ..fileio import LinkPolicy, UnsafePath, append_bytes, contained, json_bytes, read_regular
 from ..skills.usage import iso
 from ..skills.validation import SkillError
-from ..textsafety import cut, folder_beside, quoted, visible
+from ..textsafety import cells, cut, folder_beside, quoted, visible
 
 SKIP_FILES = (".lock", ".tmp")
 CRON_JOBS = "cron/jobs.json"  # the one file outside skills/ a ledger row may name
@@ -41,7 +41,7 @@ def sha256(data: bytes) -> str:
 
 
 def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
-    """Each entry's (time, action, skill, actor), the first three padded to the widest shown, so a
+    """Each entry's (time, action, skill, actor), the first three padded to the widest shown (in cells), so a
     listing's columns line up in either skin (a skill name is cut to ``SKILL_CELLS``; one the listing
     shows in two folders comes with its folder, by ``skill_label``); a control character or lone
     surrogate is padded as the symbol it is shown as."""
@@ -50,11 +50,12 @@ def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
         (visible(e.when), visible(e.action), _label(e.skill, folder), visible(e.shown_actor))
         for e, folder in zip(entries, _named_folders(entries), strict=True)
     ]
-    widths = [max((len(row[i]) for row in rows), default=0) for i in range(3)]
-    return [
-        (when.ljust(widths[0]), action.ljust(widths[1]), skill.ljust(widths[2]), actor)
-        for when, action, skill, actor in rows
-    ]
+    widths = [max((cells(row[i]) for row in rows), default=0) for i in range(3)]
+
+    def padded(text: str, i: int) -> str:  # by cells: a CJK name takes two a character
+        return text + " " * (widths[i] - cells(text))
+
+    return [(padded(when, 0), padded(action, 1), padded(skill, 2), actor) for when, action, skill, actor in rows]
 
 
 def shortened(entries: Iterable[LedgerEntry]) -> list[str | None]:
