@@ -764,6 +764,9 @@ class ApprovalsScreen(WorkbenchScreen):
             )
         done, failed = result.get("approved" if approve else "rejected", []), result.get("failed", [])
         message = f"{'Approved' if approve else 'Rejected'} {len(done)}."
+        if approve and result.get("group"):  # (u puts back rejections only; an approval's undo is a revert)
+            them = "it" if len(done) == 1 else "them together"  # (said by the count, before any refusal)
+            message += f" To undo {them}: r on the Timeline's group {result['group']}."
         undoable = [] if approve else [item["id"] for item in done if not item.get("unusable")]
         self.post_result(Decided(undoable, result.get("group") if undoable else None))
         dropped = 0 if approve else len(done) - len(undoable)
@@ -781,9 +784,6 @@ class ApprovalsScreen(WorkbenchScreen):
             message += f" Decided elsewhere meanwhile, so not here: {', '.join(result['gone'])}."
         if result.get("cancelled"):  # (esc or quitting ended a wait for another process's lock)
             message += f" Stopped, still pending: {', '.join(result['not_decided'])}. {result['cancelled']}"
-        if approve and result.get("group"):  # (u puts back rejections only; an approval's undo is a revert)
-            them = "it" if len(done) == 1 else "them"
-            message += f" To undo {them} together: r on the Timeline's group {result['group']}."
         self.report(message, error=bool(failed))
 
     def action_stop_waiting(self) -> None:
