@@ -543,3 +543,21 @@ def test_reject_all_and_approve_all_name_the_one_revert_that_undoes_them(tmp_pat
     opened = open_home(home)
     assert opened.memory.entries("memory") == [] and opened.approvals.count() == 0
     opened.close()
+
+
+def test_an_approve_all_that_approved_nothing_names_no_undo(tmp_path):
+    """The undo of a bulk decision is named only where it decided something (docs/cli-contract.md): an
+    approve all whose every proposal was refused has no group to revert, in the text or in --json; one
+    that approved some names it under them, before its failures."""
+    home = tmp_path / "h"
+    gone = {"action": "remove", "target": "memory", "old_text": "Tea is oolong"}
+    staged(home, "memory", gone, "remove tea")
+    code, doc = said(home, "pending", "approve", "all")
+    assert code == 1 and doc["approved"] == [] and len(doc["failed"]) == 1 and "group" not in doc
+    code, out, _ = ran("pending", "approve", "all", "--home", str(home))
+    assert code == 1 and "undo:" not in out
+    staged(home, "memory", {"action": "add", "target": "memory", "content": "Coffee is black"}, "add coffee")
+    code, out, _ = ran("pending", "approve", "all", "--home", str(home))
+    lines = out.splitlines()
+    assert code == 1 and lines[0] == "Approved 1 pending write."
+    assert re.fullmatch(r"undo: workbench revert approve-all:[0-9a-f]{8}", lines[lines.index("Failed:") - 1]), out
