@@ -1161,19 +1161,24 @@ async def test_esc_stops_an_approval_waiting_on_another_process_lock(gated, tmp_
     assert gated.memory.entries("memory") == ["Uses Postgres 16", "Prefers tea"] and gated.approvals.count() == 0
 
 
-async def test_approve_all_names_its_undo_beside_what_it_approved(gated, tmp_path):
-    """Approve all with one approved and one refused ended "… Reject it, or make the change yourself. To undo
-    them together: r on the Timeline's group …": "them" read as the refused proposal, and "together" of one
-    approval. The undo follows the count it undoes, said of one as one."""
-    stage(gated, "Prefers tea")
-    refused = gated.memory.replace("memory", "Postgres", "Uses MySQL 8", AGENT)["pending_id"]
+async def approved_all_after_postgres_changed(gated, tmp_path) -> str:
+    """A person rewrites the Postgres entry the staged replaces name, then approves all: the status."""
     gated.memory.replace("memory", "Uses Postgres 16", "Uses Postgres 17", ToolContext(actor="user"))
     app = make_app(gated, tmp_path)
     async with app.run_test(size=(160, 40)) as pilot:
         await asked(pilot, "A")
         await pilot.press("y")
         await wait_for(pilot, lambda: "refused and still pending" in text_of(app, "#status"), what="the outcome")
-        said = " ".join(text_of(app, "#status").split())
+        return " ".join(text_of(app, "#status").split())
+
+
+async def test_approve_all_names_its_undo_beside_what_it_approved(gated, tmp_path):
+    """Approve all with one approved and one refused ended "… Reject it, or make the change yourself. To undo
+    them together: r on the Timeline's group …": "them" read as the refused proposal, and "together" of one
+    approval. The undo follows the count it undoes, said of one as one."""
+    stage(gated, "Prefers tea")
+    refused = gated.memory.replace("memory", "Postgres", "Uses MySQL 8", AGENT)["pending_id"]
+    said = await approved_all_after_postgres_changed(gated, tmp_path)
     (group,) = {row.group for row in Timeline(gated).page() if row.action == "approve"}
     assert said.startswith(f"Approved 1. To undo it: r on the Timeline's group {group}. 1 refused and still pending: ")
     assert f"pending: {refused}: " in said and said.count(group) == 1
@@ -1184,13 +1189,7 @@ async def test_approve_all_names_each_refusal_in_one_sentence(gated, tmp_path):
     first = gated.memory.replace("memory", "Postgres", "Uses MySQL 8", AGENT)["pending_id"]
     gated.clock.advance(1)
     second = gated.memory.replace("memory", "Postgres", "Uses SQLite", AGENT)["pending_id"]
-    gated.memory.replace("memory", "Uses Postgres 16", "Uses Postgres 17", ToolContext(actor="user"))
-    app = make_app(gated, tmp_path)
-    async with app.run_test(size=(160, 40)) as pilot:
-        await asked(pilot, "A")
-        await pilot.press("y")
-        await wait_for(pilot, lambda: "refused and still pending" in text_of(app, "#status"), what="the outcome")
-        said = " ".join(text_of(app, "#status").split())
+    said = await approved_all_after_postgres_changed(gated, tmp_path)
     assert f"2 refused and still pending: {first}: " in said and f"; {second}: " in said
     assert ".;" not in said and said.endswith(".")
 
