@@ -264,6 +264,33 @@ def test_the_consent_question_names_the_offline_models_writes_found_by_a_dry_run
     assert home.memory.entries("user") == ["User's name is Sam."]
 
 
+def test_the_consent_question_says_which_write_the_stores_limit_would_refuse(home):
+    """On a MEMORY.md 20 chars short of its limit the question still promised "MEMORY.md gets 'The
+    workbench runs headless in CI…'", an add the store then refused. It now says the add would be
+    refused and why, in the engine's words the CLI and the TUI both show; the writes that fit are named
+    as before, and what it says is what playing it does."""
+    from tests.test_curator_cli import wb
+
+    limit = home.memory.limit("memory")
+    home.memory.add("memory", "n" * (limit - 20))
+    home.memory.add("user", "User's name is Kenji")
+    said = (
+        "adding 'The workbench runs headless in CI (smoke scenario).' to MEMORY.md would be refused: "
+        f"MEMORY.md is {limit - 20:,}/{limit:,} chars"
+    )
+    changes = consent_needed_of(home)
+    assert said in changes and "MEMORY.md gets" not in changes
+    assert "USER.md has 'User's name is Kenji' replaced by 'User's name is Sam.'" in changes  # it fits
+    code, out = wb(home.root, "run", "--scenario", "smoke")
+    assert code == 1 and said in " ".join(out["error"].split())
+    assert home.memory.entries("memory") == ["n" * (limit - 20)] and home.archive.session_count() == 0
+    result = run_scenario(home, "smoke", speed=0, consent=True)
+    calls = [c for t in result.turns for c in t.tool_calls if c["arguments"].get("target") == "memory"]
+    assert calls and calls[0]["result"]["success"] is False  # refused, as foreseen
+    assert home.memory.entries("memory") == ["n" * (limit - 20)]
+    assert home.memory.entries("user") == ["User's name is Sam."]
+
+
 def consent_needed_of(home):
     from engine.scenarios import consent_needed
 

@@ -192,6 +192,23 @@ async def test_a_scenario_asks_before_it_changes_a_real_home(home, tmp_path):
         assert session.source == "tui"
 
 
+async def test_the_scenarios_question_says_an_add_the_full_store_would_refuse(home, tmp_path):
+    """The question promised the smoke note on a MEMORY.md too full for it; it says the store's limit
+    would refuse it, in the words the CLI's refusal uses (``consent_needed``)."""
+    limit = home.memory.limit("memory")
+    home.memory.add("memory", "n" * (limit - 20))
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_run(pilot)
+        screen.query_one("#run-scenario", Select).value = "smoke"
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert f"to MEMORY.md would be refused: MEMORY.md is {limit - 20:,}/{limit:,} chars" in app.screen.detail
+        await pilot.press("n")
+        await settle(pilot)
+        assert home.memory.entries("memory") == ["n" * (limit - 20)] and home.archive.session_count() == 0
+
+
 async def send_turn(pilot, screen: RunScreen, text: str) -> None:
     """Type ``text`` in the message box, send it, and wait for its turn to finish."""
     await pilot.press(*text, "enter")

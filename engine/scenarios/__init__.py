@@ -45,6 +45,8 @@ from ..counts import counted
 from ..errors import UnusableTitle, WorkbenchError
 from ..events import RunnerEvent
 from ..kept import Kept
+from ..memory import ops
+from ..memory.format import Usage
 from ..memory.targets import FILE_NAMES
 from ..models import Model, ScriptedModel
 from ..textsafety import quoted
@@ -237,7 +239,7 @@ def consent_needed(home, scenario: Scenario) -> str | None:
     what = " and ".join(
         {"memory": "curated memory (MEMORY.md, USER.md)", "skills": "skills"}[kind] for kind in scenario.writes
     )
-    sure = "; ".join(_said_write(write) for write in scenario.memory_writes(home))
+    sure = "; ".join(_said_writes(home, scenario.memory_writes(home)))
     return (
         f"{home.root} is not a demo home, and the {quoted(scenario.name)} scenario plays as the agent there: it "
         f"changes your {what} as its agent and reviews decide (they may add or replace entries"
@@ -245,12 +247,45 @@ def consent_needed(home, scenario: Scenario) -> str | None:
     )
 
 
-def _said_write(write: dict[str, Any]) -> str:
-    """One foreseen memory write, as the consent question names it."""
-    file = FILE_NAMES.get(write.get("target") or "memory", "MEMORY.md")
-    if write["action"] == "replace" and isinstance(write.get("old_text"), str):
-        return f"{file} has {quoted(write['old_text'])} replaced by {quoted(write['content'])}"
-    return f"{file} gets {quoted(write['content'])}"
+def _said_writes(home, writes: list[dict[str, Any]]) -> list[str]:
+    """The foreseen memory writes as the consent question names them, played in turn on the stores'
+    entries by the store's own rules (``engine.memory.ops``), nothing written: a write its store's char
+    limit would refuse says so, with the store's size then, rather than promise text it cannot save."""
+    entries: dict[str, list[str]] = {}
+    said = []
+    for write in writes:
+        target = write.get("target") or "memory"
+        file = FILE_NAMES.get(target, "MEMORY.md")
+        old, new = quoted(write.get("old_text") or ""), quoted(write["content"])
+        replaces = write["action"] == "replace" and isinstance(write.get("old_text"), str)
+        refused = _refused_for_room(home, entries, target, write)
+        if refused:
+            what = f"replacing {old} by {new} in {file}" if replaces else f"adding {new} to {file}"
+            said.append(f"{what} would be refused: {file} is {refused} chars")
+        else:
+            said.append(f"{file} has {old} replaced by {new}" if replaces else f"{file} gets {new}")
+    return said
+
+
+def _refused_for_room(home, entries: dict[str, list[str]], target: str, write: dict[str, Any]) -> str | None:
+    """The store's size (``2,180/2,200``) when its char limit would refuse ``write``, else None; a write it
+    takes changes ``entries`` (each target's, read from disk once) for the writes after it. Other refusals
+    (no entry matched, say) and a store that cannot be read are left to the run to report."""
+    if target not in FILE_NAMES:
+        return None
+    try:
+        limit = home.memory.limit(target)
+        current = entries.setdefault(target, home.memory.entries(target))
+        if write["action"] == "replace":
+            outcome = ops.replace(current, write.get("old_text") or "", write["content"], limit)
+        else:
+            outcome = ops.add(current, write["content"], limit)
+    except ops.Refusal as refusal:
+        return Usage.of(current, limit).short if refusal.size_after is not None else None
+    except WorkbenchError:
+        return None
+    entries[target] = outcome.entries
+    return None
 
 
 @dataclass
