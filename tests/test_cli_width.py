@@ -298,12 +298,45 @@ def test_skills_list_fits_the_terminal_with_each_description_whole_where_it_can(
         lines = workbench(tmp_path / "h", columns, "skills", "list").splitlines()
         assert all(cell_len(line) <= columns for line in lines), (columns, lines)
         deploy = next(i for i, line in enumerate(lines) if line.startswith("deploy-stage "))
-        assert lines[deploy].endswith("uses 0") and lines[deploy + 1] == "    Deploy the app to staging (デプロイ手順)"
+        deploy_row = ("uses 0    activity never", "    Deploy the app to staging (デプロイ手順)")  # the activity beside
+        if columns == 60:  # no room beside the usage: the activity starts the next line
+            deploy_row = ("uses 0", "    activity never  Deploy the app to staging (デプロイ手順)")
+        assert lines[deploy].endswith(deploy_row[0]) and lines[deploy + 1] == deploy_row[1], lines
         umbrella_at = next(i for i, line in enumerate(lines) if line.startswith("k8s-rollout-v2-family "))
-        assert lines[umbrella_at + 1].startswith("    Umbrella for k8s-rollout-v2, nginx-reload:"), lines
+        umbrella_line = (
+            "    Umbrella for k8s-rollout-v2, nginx-reload:" if columns == 80 else "    activity never  Umbrella for"
+        )
+        assert lines[umbrella_at + 1].startswith(umbrella_line), lines
     wide = workbench(tmp_path / "h", 120, "skills", "list").splitlines()
-    assert any(line.endswith("uses 0    Deploy the app to staging (デプロイ手順)") for line in wide)
+    assert any(line.endswith("uses 0    activity never  Deploy the app to staging (デプロイ手順)") for line in wide)
     assert f"    {umbrella}" in wide and len(wide) == 3
+
+
+def test_skills_list_shows_the_day_each_skill_was_last_active_at_every_width(tmp_path):
+    """`skills list` had no date in text, while `--json` gives `last_activity_at` (what the Curator ages a
+    skill by) and the Skills table an `activity` column. Each row shows that day now, in a column after the
+    usage where every row has room for it, else at the start of each row's second line, its descriptions
+    lined up after it; a skill with none says `never`."""
+    from tests.test_skills_support import write_skill
+
+    home = open_home(tmp_path / "h")
+    write_skill(home, "deploy-staging", "devops", description="Deploy the app to staging")
+    write_skill(home, "pdf-extract", "documents", description="Extract text from PDF files")
+    home.skills.usage.set_fields("deploy-staging", use_count=2, last_used_at="2026-10-20T10:00:00+00:00")
+    home.close()
+    wide = workbench(tmp_path / "h", 120, "skills", "list").splitlines()
+    assert wide == [
+        "deploy-staging  devops     active   user uses 2    activity 2026-10-20  Deploy the app to staging",
+        "pdf-extract     documents  active   user uses 0    activity never       Extract text from PDF files",
+    ]
+    for columns in (80, 60):
+        lines = workbench(tmp_path / "h", columns, "skills", "list").splitlines()
+        assert all(cell_len(line) <= columns for line in lines), (columns, lines)
+        if columns == 80:
+            assert lines[0].endswith("uses 2    activity 2026-10-20") and lines[2].endswith("activity never")
+        else:
+            assert lines[0].endswith("uses 2") and lines[1].startswith("    activity 2026-10-20  Deploy the app")
+            assert lines[3] == "    activity never       Extract text from PDF files"
 
 
 def test_curator_status_wraps_its_long_lines_with_their_continuations_deeper(tmp_path):

@@ -6,6 +6,7 @@ The CLI acts as the user: archive and restore are journaled and ledgered with ac
 
 from __future__ import annotations
 
+from engine.clock import shown_time
 from engine.home import Home
 from engine.skills.library import PROVENANCE_NOTE, skill_command
 from engine.skills.validation import MAX_SKILL_CONTENT_CHARS, SkillError
@@ -81,16 +82,21 @@ def list_skills(home: Home, args) -> Output:
     category_width = max(map(len, categories), default=0)
     owner_width = max(map(len, owners), default=0)
     pins = 7 * any(s.pinned for s in skills)  # (the pin column, where a skill is pinned)
+    heads = [
+        f"{name:<{name_width}}  {category:<{category_width}}  {s.state:<8} {'pinned ' if s.pinned else '':<{pins}}"
+        f"{owner:<{owner_width}} uses {uses:<4} "
+        for s, name, category, owner, uses in zip(skills, names, categories, owners, counts, strict=True)
+    ]
+    marks = ["⚠ " if s.problem or s.name_problem or s.index_problem else "" for s in skills]
+    days = [_activity(s.last_activity_at) for s in skills]
+    day_width = max(map(len, days), default=0)
     columns = terminal_width()
+    # the activity column follows the usage where every row has room for it, else it starts each second line
+    beside = all(cells(head + mark) + day_width + 2 <= columns for head, mark in zip(heads, marks, strict=True))
     lines = [
         line
-        for s, name, category, owner, uses in zip(skills, names, categories, owners, counts, strict=True)
-        for line in _skill_row(
-            f"{name:<{name_width}}  {category:<{category_width}}  {s.state:<8} {'pinned ' if s.pinned else '':<{pins}}"
-            f"{owner:<{owner_width}} uses {uses:<4} {'⚠ ' if s.problem or s.name_problem or s.index_problem else ''}",
-            inline(s.description),
-            columns,
-        )
+        for s, head, mark, day in zip(skills, heads, marks, days, strict=True)
+        for line in _skill_row(head, mark, f"{day:<{day_width}}  ", inline(s.description), columns, beside)
     ]
     notes = []  # (each wrapped to the terminal's width, under its mark)
     broken = [inline(s.path) for s in skills if s.problem and not s.too_long]
@@ -109,10 +115,23 @@ def list_skills(home: Home, args) -> Output:
     return Output({"skills": rows, "usage_problem": warning}, text="\n".join(lines) or "No skills.")
 
 
-def _skill_row(head: str, description: str, columns: int) -> list[str]:
-    """A listing's row in ``columns`` cells: the description after the columns where it fits there whole,
+def _activity(at: str | None) -> str:
+    """A skill's last use, view or patch as its row shows it (the day the Curator ages it from; the Skills
+    table's ``activity`` column): ``activity 2026-12-07``, ``activity never``."""
+    return f"activity {(shown_time(at, '%Y-%m-%d') or '?') if at else 'never'}"
+
+
+def _skill_row(head: str, mark: str, day: str, description: str, columns: int, beside: bool) -> list[str]:
+    """A listing's row in ``columns`` cells: the activity column ``day`` after ``head`` where ``beside`` (every
+    row has room for it), else starting the next line; the description after them where it fits there whole,
     else on a line of its own under them, cut before a word where even that is too narrow (it was cut at 60
     characters inside a word, and the row ran on past the terminal's edge)."""
+    if not beside:
+        return [
+            cut_cells((head + mark).rstrip(), columns),
+            *(line.rstrip() for line in fit_row(DESCRIPTION_INDENT + day, description, "", columns, "")),
+        ]
+    head += day + mark
     if cells(head) + cells(description) <= columns or not description:
         return [cut_cells((head + description).rstrip(), columns)]
     return [cut_cells(head.rstrip(), columns), *fit_row(DESCRIPTION_INDENT, description, "", columns, "")]
