@@ -229,7 +229,6 @@ class _Lookups:
 
 
 WHY_CHARS = 500  # of a row's why, on one line (it may quote a record's text)
-EARLIEST_TIME = -62135596800  # 0001-01-01T00:00:00Z: the first time a calendar can show (``iso_time``)
 FOUND_LATE_S = 1.0  # an outside change seen this long after it was made is marked as found later (``found_at``)
 # the rows journaled before such a row that its mark looks at: it is marked only when one of them is stamped after
 # it, so it sits above a newer-stamped row (the rows shown near it; a page's worth)
@@ -1062,11 +1061,11 @@ def _shown_clause(text: str) -> tuple[str, tuple[Any, ...]]:
 # so ``actor:external`` (what Hermes did) finds it too.
 _STAGED_OUTSIDE = f"(subsystem = 'approvals' AND action = 'stage' AND {_detail_at('$.outside')} = 1)"
 # The time a row shows (``Row.at``), what ``since`` selects by: a proposal Hermes staged well before the workbench
-# found it shows its record's ``created_at`` (``_hermes_staged_at``: a number, not a boolean, a calendar can show)
+# found it shows its record's ``created_at`` (``_hermes_staged_at``: a number, not a boolean, after 1970 began)
 _CREATED_AT = _detail_at("$.created_at")
 _SHOWN_AT = (
     f"CASE WHEN {_STAGED_OUTSIDE} AND CASE WHEN json_valid(detail) THEN json_type(detail, '$.created_at') END "
-    f"IN ('integer', 'real') AND {_CREATED_AT} < at - {FOUND_LATE_S} AND {_CREATED_AT} >= {EARLIEST_TIME} "
+    f"IN ('integer', 'real') AND {_CREATED_AT} < at - {FOUND_LATE_S} AND {_CREATED_AT} > 0 "
     f"THEN {_CREATED_AT} ELSE at END"
 )
 # An outside memory write a Hermes call may be behind: listed as ``external`` or as the agent's, as its
@@ -1179,11 +1178,15 @@ def _found(entry: JournalEntry) -> str | None:
     if entry.subsystem == "approvals":
         if action != "stage" or not detail.get("outside"):
             return None
-        made = stamped(detail.get("created_at"), seconds=True) or "(no valid time)"
-        return (
-            f"found in Hermes's pending proposals with no journal row at {stamped(entry.at, seconds=True)}: "
-            f"Hermes staged it at {made}, not the workbench"
-        )
+        found = f"found in Hermes's pending proposals with no journal row at {stamped(entry.at, seconds=True)}: "
+        made = detail.get("created_at")
+        if isinstance(made, (int, float)) and not isinstance(made, bool) and made <= 0:  # (``_hermes_created_at``)
+            return (
+                f"{found}Hermes staged it, not the workbench, but its record holds an impossible time (created_at "
+                f"{str(made).removesuffix('.0')}, not after 1970 began: Hermes's clock was wrong), so the row shows "
+                "when it was found"
+            )
+        return f"{found}Hermes staged it at {stamped(made, seconds=True) or '(no valid time)'}, not the workbench"
     name = f"{FILES.get(entry.target, entry.target)}.md"
     if entry.subsystem == "memory" and entry.actor == "agent" and isinstance(detail.get("call"), int):
         session = inline(entry.session_id or "")
@@ -1242,10 +1245,18 @@ def _hermes_staged_at(entry: JournalEntry) -> float | None:
     change's is the time it was made (its row's time is then its ``found_at``)."""
     if (entry.subsystem, entry.action) != ("approvals", "stage") or not entry.detail.get("outside"):
         return None
-    made = entry.detail.get("created_at")
-    if isinstance(made, bool) or not isinstance(made, (int, float)) or iso_time(made) is None:
+    made = _hermes_created_at(entry.detail)
+    return made if made is not None and entry.at - made > FOUND_LATE_S else None
+
+
+def _hermes_created_at(detail: dict) -> float | None:
+    """A Hermes record's ``created_at`` when it is a time Hermes's clock could have written: a number (not a
+    boolean) after 1970 began that a calendar can show. 0 or less is a clock that was wrong (the row shows
+    when it was found, and says why); ``_SHOWN_AT`` is the same rule in SQL, for ``since``."""
+    made = detail.get("created_at")
+    if isinstance(made, bool) or not isinstance(made, (int, float)) or made <= 0 or iso_time(made) is None:
         return None
-    return float(made) if entry.at - made > FOUND_LATE_S else None
+    return float(made)
 
 
 def _outside_change(entry: JournalEntry) -> dict[str, str | None]:

@@ -200,6 +200,37 @@ def test_what_hermes_stages_is_a_timeline_row_dated_when_hermes_staged_it(hermes
         assert any("Reads the Timeline newest first" in row["summary"] for row in rows), since
 
 
+# Hermes's staging on a clock that was wrong: ``created_at`` stamped at 1970's first second, or before it
+HERMES_STAGED_AT = "import time\ntime.time = lambda: %r\n" + HERMES_STAGES
+
+
+@pytest.mark.parametrize("clock_at", [0.0, -3600.5])
+def test_a_proposal_hermes_stamped_at_an_impossible_time_shows_when_it_was_found(hermes, tmp_path, clock_at):
+    """Hermes's records stamped `created_at` 0 (or less) by a clock that was wrong were listed as staged in
+    1970 (or 1969), at the foot of the Timeline and out of every `--since`. They show when the workbench
+    found them, and the detail says their record holds an impossible time; `--since` (SQL) selects them by
+    that same time."""
+    from engine.timeline import detail_lines
+
+    root = _seeded_home(tmp_path)
+    staged = hermes.json(root, HERMES_STAGED_AT % clock_at)
+    assert {
+        json.loads((root / "pending" / "memory" / f"{s['pending_id']}.json").read_text())["created_at"] for s in staged
+    } == {clock_at}  # (what Hermes's own code wrote)
+    listing = json.loads(_workbench(root, "timeline", "--since", "1h").stdout)["rows"]
+    found = [row for row in listing if row["action"] == "stage"]
+    assert {row["target"] for row in found} == {s["pending_id"] for s in staged}
+    assert all(row["at"] > "2000" and row["found_at"] is None for row in found), found
+    home = open_home(root)
+    row = next(r for r in Timeline(home).page(subsystem="approvals") if r.target == staged[0]["pending_id"])
+    entry = home.journal.get(row.id)
+    assert row.at == entry.at and row.found_at is None
+    said = " ".join(detail_lines(row))
+    assert f"its record holds an impossible time (created_at {clock_at:g}, not after 1970 began" in said
+    assert "1970" not in stamped(row.at) and "1969" not in stamped(row.at)
+    home.close()
+
+
 HERMES_WRITES_TWICE = """
 import json, sys
 from tools.memory_tool import load_on_disk_store, memory_tool

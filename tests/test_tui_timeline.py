@@ -1002,6 +1002,24 @@ async def test_a_proposal_hermes_staged_before_the_workbench_looked_shows_hermes
         )
 
 
+async def test_a_proposal_hermes_stamped_in_1970_shows_when_it_was_found(home, clock, tmp_path):
+    """A record whose `created_at` is 0 (Hermes's clock was wrong) was listed as staged in 1970. Its row
+    shows when the workbench found it, unmarked, and the detail says the record's time is impossible."""
+    from engine.clock import shown_time
+    from tests.hermes_support import hermes_record
+
+    hermes_record(home, "0000aa03", {"action": "add", "target": "memory", "content": "Lunch at one"}, created_at=0)
+    clock.advance(5)
+    home.approvals.catch_up()
+    async with make_app(home, tmp_path).run_test(size=(160, 30)) as pilot:
+        screen = await open_mode(pilot, "6", TimelineScreen)
+        table = screen.query_one(TimelineList)
+        assert shown(screen)[0] == "staged memory proposal 0000aa03 in Hermes: add to memory: Lunch at one"
+        assert str(table.get_row_at(0)[0]) == shown_time(clock.now(), table.shape.when)
+        detail = " ".join(str(screen.query_one("#timeline-detail").render()).split())
+        assert "its record holds an impossible time (created_at 0, not after 1970 began" in detail
+
+
 @pytest.mark.parametrize(
     ("size", "spec", "after"), [((120, 40), "%H:%M:%S", ", staged before"), ((80, 24), "%H:%M", "")]
 )
