@@ -897,9 +897,11 @@ async def test_a_ledger_row_whose_column_shortens_the_folder_shows_it_whole_bene
         await wait_for(pilot, lambda: isinstance(app.screen, LedgerDialog), what="ledger")
         await settle(pilot)
         shown = screen_text(app)
-        assert "pdf-extract (documents/…)" in shown and "pdf-extract (.archive)" in shown  # the column
+        wide = size == (120, 40)  # (at 60 columns no row fits: each entry is two lines, the folder whole)
+        assert wide == ("pdf-extract (documents/…)" in shown and "pdf-extract (.archive)" in shown)  # the column
         for whole in ("pdf-extract (.archive/pdf-extract)", "pdf-extract (documents/pdf-extract)"):
-            assert f"▊   {whole} " in shown, (whole, shown)  # beneath its row, on a line of its own
+            beneath = f"▊   {whole} " if wide else f"▊     {whole}  by "  # on a line of its own under its row
+            assert beneath in shown, (whole, shown)
 
 
 async def test_two_active_skills_of_one_name_are_told_apart_by_folder_as_the_cli_does(home, tmp_path):
@@ -1133,3 +1135,35 @@ async def test_at_60_columns_the_provenance_gives_way_so_names_can_be_told_apart
         await wait_for(pilot, lambda: "provenance" in [key.value for key in table.columns], what="the provenance")
         assert cell("brew", "provenance") == "user (approved, proposed by H…"
         assert cell("deploy-staging", "skill") == "deploy-staging" and "activity" in screen_text(app)
+
+
+async def test_the_ledger_gives_each_entry_two_lines_where_a_row_does_not_fit_and_one_where_all_do(home, tmp_path):
+    """A user trial at 60x20: each row wrapped at its spaces, `triage-invoice-export  by review (ledger:` /
+    `curator)` on lines that read as rows of their own. Where a row does not fit, every entry is on two
+    lines as `curator ledger` prints them, the skill and who under the id, time and action; widened, one."""
+    for name in ("triage-invoice-export", "deploy-staging"):
+        skill_manage_tool(
+            home,
+            {"action": "create", "name": name, "content": skill_md(name)},
+            ctx(origin=BACKGROUND_REVIEW, actor="review"),
+        )
+    entries = home.curator.ledger()
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await open_skills(pilot)
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, LedgerDialog), what="ledger")
+        listing = app.screen.query_one(OptionList)
+        await wait_for(pilot, lambda: listing.option_count == 2, what="the entries")
+        await settle(pilot)
+        shown = screen_text(app)
+        for entry, option in zip(entries, listing.options, strict=True):
+            head, *below = option.prompt.plain.split("\n")
+            assert head == f"{entry.id}  {entry.when}  create"
+            assert below[0].startswith(f"    {entry.skill}  by review")  # the skill whole, under its row
+            assert all(line.startswith("      ") for line in below[1:])  # a continuation deeper still
+            assert f"▊ {head} " in shown, shown
+        await pilot.resize_terminal(140, 40)
+        await wait_for(pilot, lambda: "\n" not in listing.options[0].prompt.plain, what="one line an entry")
+        for entry, option in zip(entries, listing.options, strict=True):
+            assert option.prompt.plain.startswith(f"{entry.id}  {entry.when}  create  {entry.skill}")

@@ -34,9 +34,9 @@ from engine.skills.frontmatter import problem_line
 from engine.skills.hand_edit import open_skill_md
 from engine.skills.library import PROVENANCE_NOTE
 from engine.skills.usage import parse_iso
-from engine.textsafety import flat_line
+from engine.textsafety import cells, flat_line
 from widgets.code_view import CodeView
-from widgets.literal import WholeStatic, assemble, literal, visible
+from widgets.literal import WholeStatic, assemble, hanging, literal, visible
 from widgets.search_box import SearchBox
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 from widgets.skill_meta import SkillMeta
@@ -184,13 +184,19 @@ class DaysDialog(Dialog[int | None]):
 
 
 class LedgerDialog(Dialog[str | None]):
-    """The curator ledger, newest first; enter picks an entry to roll back."""
+    """The curator ledger, newest first; enter picks an entry to roll back.
+
+    Where every entry fits the list's width on one line, each is one (its folder whole beneath where the
+    column shortens it); else every entry alike takes two, as ``curator ledger`` prints them: its id, time
+    and action, then its skill with the folder whole and who. At 60 columns a row wrapped at its spaces
+    into lines that read as separate rows. Reflowed when the dialog's width changes."""
 
     BINDINGS = [Binding("escape", "cancel", "Close")]
 
     def __init__(self, entries: list[Any]) -> None:
         super().__init__()
         self.entries = entries
+        self._width = 0  # the list's text width the options were last built for
 
     def compose(self):
         with Vertical(classes="dialog dialog-wide"):
@@ -198,21 +204,42 @@ class LedgerDialog(Dialog[str | None]):
                 Content.styled("Curator ledger: enter rolls the chosen change back · esc closes", "bold"),
                 classes="dialog-title",
             )
-            rows = zip(self.entries, columns(self.entries), shortened(self.entries), strict=True)
-            options = [
-                Option(
-                    assemble(  # the id first, as `curator ledger` lists it and a refused rollback names it
-                        (f"{e.id}  {when}  ", "$text-muted"),
-                        (f"{action}  ", "bold"),
-                        skill,
-                        (f"  by {actor}", "$text-muted"),
-                        *([] if whole is None else ["\n", (f"  {whole}", "$text-muted")]),  # its folder whole
-                    ),
-                    id=e.id,
-                )
-                for e, (when, action, skill, actor), whole in rows
-            ]
-            yield OptionList(*options) if options else Static(Content("The ledger is empty."))
+            yield OptionList() if self.entries else Static(Content("The ledger is empty."))
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        if not self.entries:
+            return
+        listing = self.query_one(OptionList)
+        padding = listing.get_component_styles("option-list--option").padding.width
+        width = listing.scrollable_content_region.width - padding
+        if width < 1 or width == self._width:
+            return
+        self._width, highlighted = width, listing.highlighted
+        rows = list(zip(self.entries, columns(self.entries), shortened(self.entries), strict=True))
+        one_line = all(cells(visible(f"{e.id}  {w}  {a}  {s}  by {who}")) <= width for e, (w, a, s, who), _ in rows)
+        listing.set_options(Option(self._entry(*row, one_line, width), id=row[0].id) for row in rows)
+        listing.highlighted = 0 if highlighted is None else highlighted
+
+    @staticmethod
+    def _entry(e: Any, shown: tuple[str, str, str, str], whole: str | None, one_line: bool, width: int) -> Content:
+        """One entry's option: the id first, as `curator ledger` lists it and a refused rollback names it."""
+        when, action, skill, actor = shown
+        if one_line:
+            return assemble(
+                (f"{e.id}  {when}  ", "$text-muted"),
+                (f"{action}  ", "bold"),
+                skill,
+                (f"  by {actor}", "$text-muted"),
+                *([] if whole is None else ["\n", (f"  {whole}", "$text-muted")]),  # its folder whole
+            )
+        below = hanging(f"    {whole or skill.rstrip()}  by {actor}", width)  # (the id and folder never cut)
+        return Content("\n").join([assemble((f"{e.id}  {when}  ", "$text-muted"), (action.rstrip(), "bold")), *below])
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
