@@ -999,7 +999,8 @@ async def test_the_diff_pane_empties_with_the_queue_and_stays_empty_on_resize(ga
 async def test_each_queue_row_keeps_its_age_on_its_first_line(gated, tmp_path, size):
     """With enough rows for a scrollbar, or a `consolidate` among them, the first line ran past the
     queue's width and every row's age wrapped onto a line of its own; at 60x20 (a queue of 17 cells)
-    every row's did, under `memory add`. The what gives way to the age now, cut before a word."""
+    every row's did, under `memory add`. The what gives way to the age now, cut before a word; where its
+    kind and action do not both fit, the action says what the proposal is (it was `skill…`)."""
     for n in range(10):
         stage(gated, f"Proposal number {n} about the deploy window")
     app = make_app(gated, tmp_path)
@@ -1024,7 +1025,7 @@ async def test_each_queue_row_keeps_its_age_on_its_first_line(gated, tmp_path, s
         created_at=consolidate.created_at - 86400 * 30,
     )
     first = str(_queue_row(consolidate, gated.clock.now(), width)).splitlines()[0]
-    assert first == {(80, 24): "skill  consolidate   30d", (60, 20): "skill…        30d"}[size], (width, first)
+    assert first == {(80, 24): "skill  consolidate   30d", (60, 20): "consolidate   30d"}[size], (width, first)
 
 
 ENGLISH = "The release manager is Sato-san, who signs off every production deploy on Fridays after checks"

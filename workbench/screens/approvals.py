@@ -956,14 +956,17 @@ def _problem_row(problem: RecordProblem) -> WholeWrap:
 
 def _queue_row(record: PendingRecord, now: float, width: int) -> WholeWrap:
     """What and how old on the first line, in ``width`` cells (the queue's, less its scrollbar: a longer
-    line wrapped the age under the row), the what cut to leave the age room; who and the gist beneath,
+    line wrapped the age under the row), the what cut to leave the age room (the action alone where it fits
+    and the kind with it would not: at 60 columns `skill…` said nothing of a consolidation); who and the gist beneath,
     folded by ``wrap`` (Textual's fold ended a line with ``「`` and parted ﾃﾞ from its voiced mark)."""
     kind = KINDS.get(record.subsystem, record.subsystem)
     what = f"{kind:<6} {flat_line(record.action, 11):<11}"  # (a Hermes record's action is any text)
     when = f" {age(now - record.created_at):>5}"
     room = max(1, width - cell_len(when))
-    if cell_len(what) > room:  # (a narrow queue, at 60 columns: the padding goes, then the words give way)
-        what = cut_cells(f"{kind} {flat_line(record.action, 11)}", room, words=True)
+    if cell_len(what) > room:  # (a narrow queue, at 60 columns: the padding goes, then the kind, then the words)
+        action = flat_line(record.action, 11)
+        what = f"{kind} {action}"
+        what = cut_cells(action if cell_len(what) > room >= cell_len(action) else what, room, words=True)
         what += " " * (room - cell_len(what))
     return WholeWrap(
         assemble(
