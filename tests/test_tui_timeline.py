@@ -1026,7 +1026,8 @@ async def test_a_proposal_hermes_stamped_in_1970_shows_when_it_was_found(home, c
 async def test_a_long_summary_gives_way_to_the_found_later_mark(home, clock, tmp_path, size, spec, after):
     """A long summary was cut where the list ends and took the mark with it: a row dated an hour before the
     rows under it, with nothing saying why, looked misordered. Its tail gives way to the mark, short when
-    narrow (the detail says it whole)."""
+    narrow (the detail says it whole). At 80 columns the mark counts toward the year and session giving way:
+    they kept their room and left `staged memory… · ↳ found 22:06`."""
     from engine.clock import shown_time
     from tests.hermes_support import hermes_record
 
@@ -1042,7 +1043,7 @@ async def test_a_long_summary_gives_way_to_the_found_later_mark(home, clock, tmp
         screen = await open_mode(pilot, "6", TimelineScreen)
         table = screen.query_one(TimelineList)
         what = str(table.get_row_at(0)[-1])
-        assert what.startswith("staged memory") and what.endswith(f"… · ↳ {found}"), what
+        assert what.startswith("staged memory proposal 0000aa02") and what.endswith(f"… · ↳ {found}"), what
         assert "Tea at four" in str(table.get_row_at(1)[-1])
 
 

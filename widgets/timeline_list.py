@@ -46,7 +46,6 @@ class TimelineList(RowTable):
     SHORT_WHEN = ("%m-%d %H:%M", 11)  # "12-04 18:07": the year gives way first (the detail names it)
     ROOMY_WHAT = 32  # narrower than this, the year and then the session column give way to the summaries
     MIN_WHAT = 12  # narrower than this, the summaries are left to scroll sideways rather than cut
-    MIN_BESIDE_MARK = 16  # fewest cells a summary keeps beside a found-later mark whole (else its short form)
 
     class Highlighted(Message):
         def __init__(self, row, group: str | None) -> None:
@@ -171,14 +170,15 @@ class TimelineList(RowTable):
         """The row's summary; a row that was undone (and not redone) is dimmed behind ↶; one found after
         newer-stamped rows were journaled says when, after it (``Row.found_later``; the detail says it too).
         The summary's tail gives way to that mark, short where the summary would keep fewer than
-        ``MIN_BESIDE_MARK`` cells: cut off, a row dated before the rows under it looked misordered."""
+        ``ROOMY_WHAT`` cells (at 80 columns the whole mark left `staged memory…`): cut off, a row dated before
+        the rows under it looked misordered."""
         lead = indent + ("" if row.reverted_by is None else "↶ ")
         found = f" · ↳ {row.found_later}" if row.found_later else ""
         if self.what_cells is None:
             summary = visible(row.summary)
         else:
             room = self.what_cells - cell_len(lead)
-            if found and room - cell_len(found) < self.MIN_BESIDE_MARK:
+            if found and room - cell_len(found) < self.ROOMY_WHAT:
                 found = f" · ↳ {row.found_later_short}"
             room -= cell_len(found)  # (a rewrite's, in the room left, with both versions where they differ)
             summary = cut_cells(visible(row.fitted(room)), room, words=True)
@@ -188,9 +188,9 @@ class TimelineList(RowTable):
     def _fit(self, rows: list, collapsed: set[str]) -> tuple[Layout, int | None]:
         """The columns shown and the cells the summary column has beside them (each column pads a cell on
         both sides), so a summary is cut with … where the table ends, not mid-word at its edge with no sign.
-        Where the summaries would get fewer than ``ROOMY_WHAT`` cells (60 columns), the year gives way, then
-        the session column: the detail pane names both whole. The lines about to be shown say whether a
-        scrollbar will take cells (one shown now may be about to go)."""
+        Where the summaries would get fewer than ``ROOMY_WHAT`` cells (60 columns) beside the widest short
+        found-later mark, the year gives way, then the session column: the detail pane names both whole.
+        The lines about to be shown say whether a scrollbar will take cells (one shown now may be about to go)."""
         region = self.scrollable_content_region
         groups = {row.group for row in rows if row.group}
         lines = 1 + len(groups) + sum(1 for row in rows if row.group not in collapsed)  # the header too
@@ -209,7 +209,10 @@ class TimelineList(RowTable):
             (Layout(spec, True), when + session),
             (Layout(spec, False), when),
         ]
-        shape, taken = next((fit for fit in shapes if room - fit[1] >= self.ROOMY_WHAT), shapes[-1])
+        mark = max((cell_len(f" · ↳ {row.found_later_short}") for row in rows if row.found_later), default=0)
+        roomy = self.ROOMY_WHAT + mark  # (a found-later mark beside a summary counts: at 80 columns the columns
+        # kept their room and left `staged memory… · ↳ found 22:06`)
+        shape, taken = next((fit for fit in shapes if room - fit[1] >= roomy), shapes[-1])
         return shape, room - taken if room - taken >= self.MIN_WHAT else None
 
     def _session_cells(self, rows: list) -> int:
