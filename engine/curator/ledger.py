@@ -58,6 +58,22 @@ def columns(entries: Iterable[LedgerEntry]) -> list[tuple[str, str, str, str]]:
     return [(padded(when, 0), padded(action, 1), padded(skill, 2), actor) for when, action, skill, actor in rows]
 
 
+def ledger_line(entry: LedgerEntry, shown: tuple[str, str, str, str]) -> str:
+    """An entry on one line as both skins list it, its ``columns`` ``shown``: the id first, as a refused
+    rollback names it."""
+    when, action, skill, actor = shown
+    return f"{entry.id}  {when}  {action}  {skill}  by {actor}"
+
+
+def one_line_each(entries: list[LedgerEntry], width: int) -> bool:
+    """Whether every entry fits ``width`` cells on one line (``ledger_line``); else both skins give every
+    entry alike two lines, its id, time and action, then its skill and who: at 60 and 80 columns a row of
+    89 cells wrapped into what read as the next row."""
+    return all(
+        cells(visible(ledger_line(e, shown))) <= width for e, shown in zip(entries, columns(entries), strict=True)
+    )
+
+
 def shortened(entries: Iterable[LedgerEntry]) -> list[str | None]:
     """Each entry's skill as ``skill_label`` names it whole where its column (``columns``) shortens or
     cuts it, else None: a skin with a line to spare under the row shows it there, so the folder, a path a

@@ -6,10 +6,10 @@ import argparse
 
 from engine.clock import stamped
 from engine.counts import counted
-from engine.curator.ledger import columns, shortened
+from engine.curator.ledger import columns, ledger_line, one_line_each, shortened
 from engine.curator.run import counts_lines, purge_days_typed
 from engine.home import Home
-from engine.textsafety import cells, inline
+from engine.textsafety import inline
 
 from . import Output, add_command
 from .fit import folded, terminal_width, wrapped
@@ -183,9 +183,8 @@ def ledger_lines(entries: list, width: int) -> list[str]:
     line up, its id, time and action, then its skill (its folder whole) and who under them: at 60 and 80
     columns a row of 89 cells wrapped into what read as the next row."""
     rows = list(zip(entries, columns(entries), shortened(entries), strict=True))
-    lines = [f"{e.id}  {when}  {action}  {skill}  by {actor}" for e, (when, action, skill, actor), _ in rows]
-    if all(cells(line) <= width for line in lines):
-        return lines
+    if one_line_each(entries, width):
+        return [ledger_line(e, shown) for e, shown, _ in rows]
     lines = []
     for e, (when, action, skill, actor), whole in rows:
         lines.append(f"{e.id}  {when}  {action}".rstrip())

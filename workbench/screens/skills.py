@@ -26,7 +26,7 @@ from textual.widgets.option_list import Option
 from engine.archive.query import fold_widths
 from engine.clock import stamped
 from engine.counts import counted
-from engine.curator.ledger import columns, shortened
+from engine.curator.ledger import columns, one_line_each, shortened
 from engine.curator.run import WHERE_RECORDED, PlanChanged, pinned_refusal, purge_days_typed
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
@@ -34,7 +34,7 @@ from engine.skills.frontmatter import problem_line
 from engine.skills.hand_edit import open_skill_md
 from engine.skills.library import PROVENANCE_NOTE
 from engine.skills.usage import parse_iso
-from engine.textsafety import cells, flat_line
+from engine.textsafety import flat_line
 from widgets.code_view import CodeView
 from widgets.literal import WholeStatic, assemble, hanging, literal, visible
 from widgets.search_box import SearchBox
@@ -222,7 +222,7 @@ class LedgerDialog(Dialog[str | None]):
             return
         self._width, highlighted = width, listing.highlighted
         rows = list(zip(self.entries, columns(self.entries), shortened(self.entries), strict=True))
-        one_line = all(cells(visible(f"{e.id}  {w}  {a}  {s}  by {who}")) <= width for e, (w, a, s, who), _ in rows)
+        one_line = one_line_each(self.entries, width)
         listing.set_options(Option(self._entry(*row, one_line, width), id=row[0].id) for row in rows)
         listing.highlighted = 0 if highlighted is None else highlighted
 
