@@ -239,6 +239,23 @@ def test_show_dates_a_hermes_hit_on_an_entry_written_outside_after_staging(tmp_p
 MINE = "Project uses PostgreSQL 16; its host is db.internal"  # the user's rewrite of the entry Hermes's replace hits
 
 
+def test_a_hermes_record_stamped_at_an_impossible_time_has_no_age(tmp_path):
+    """`pending list` gave a record Hermes's wrong clock stamped ``created_at: 0`` an age of 20795d, and
+    `pending show` said it was staged in 1970."""
+    home = tmp_path / "h"
+    open_home(home).close()
+    payload = {"action": "add", "target": "memory", "content": "Kettle descales monthly"}
+    hermes_record(SimpleNamespace(pending_dir=home / "pending"), "0000ee01", payload, created_at=-5.0)
+    status, data = said(home, "pending", "list")
+    [row] = data["pending"]
+    assert status == 0 and (row["age_seconds"], row["age"]) == (None, "unknown")
+    code, out, _ = ran("pending", "list", "--home", str(home))
+    assert re.search(r"0000ee01 +memory +agent \(Hermes\) +unknown +add to memory", out), out
+    code, out, _ = ran("pending", "show", "0000ee01", "--home", str(home))
+    assert "staged: unknown (its record holds 1969-12-31" in out and "the clock that wrote it was wrong)" in out
+    assert said(home, "pending", "show", "0000ee01")[1]["time_known"] is False
+
+
 def staged_over_postgres(home, pending_id: str):
     """A home whose MEMORY.md holds 'Project uses PostgreSQL 16' and a replace of it Hermes staged 30 s ago;
     returns MEMORY.md's path."""

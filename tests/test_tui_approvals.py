@@ -1032,6 +1032,22 @@ ENGLISH = "The release manager is Sato-san, who signs off every production deplo
 JAPANESE = f"デプロイの前に「ステージング環境」で必ず確認すること。{KANA[:24]}手順書を読む。"
 
 
+async def test_a_proposal_stamped_at_an_impossible_time_has_no_age(home, tmp_path):
+    """A Hermes record stamped ``created_at: 0`` (a wrong clock) read `20795d` old in the queue and
+    `staged by Hermes · 20795d ago` above its diff; its age is unknown (the Timeline shows when it was found)."""
+    from tests.hermes_support import hermes_record
+
+    hermes_record(
+        home, "0000ee01", {"action": "add", "target": "memory", "content": "Kettle descales monthly"}, created_at=0
+    )
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_approvals(pilot)
+        await wait_for(pilot, lambda: "staged at an unknown time" in screen_text(app), what="the header")
+        text = screen_text(app)
+        assert re.search(r"│ memory add +\? +│", text) and "d ago" not in text and "20795d" not in text, text
+
+
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)])
 async def test_queue_rows_fold_by_the_projects_rules(gated, tmp_path, size):
     """The rows were folded by Textual: at 60x20 a Japanese gist ended a line with `「` and started the next

@@ -448,6 +448,7 @@ class ApprovalQueue:
             **_brief(record),
             "origin": record.origin,
             "created_at": record.created_iso,
+            "time_known": record.time_known,
             "actor": record.actor,
             "staged_by": record.staged_by,
             "session_id": sourced.session_id,

@@ -134,6 +134,17 @@ class PendingRecord:
         return ORIGIN_LABELS.get(self.origin, self.origin)
 
     @property
+    def time_known(self) -> bool:
+        """Whether ``created_at`` is a time a clock could have written: 0 or less is a wrong clock's (Hermes
+        stamps its records with its own; an age from it read 20,795 days). The Timeline's rule for such a
+        record's row is the same (``timeline._hermes_created_at``)."""
+        return self.created_at > 0
+
+    def age(self, now: float) -> float | None:
+        """Seconds since it was staged, or None where its time is not known (``time_known``)."""
+        return max(0.0, now - self.created_at) if self.time_known else None
+
+    @property
     def created_iso(self) -> str:
         return datetime.fromtimestamp(self.created_at, UTC).isoformat(timespec="seconds")
 

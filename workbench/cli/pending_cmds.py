@@ -67,7 +67,7 @@ def age_text(seconds: float) -> str:
 
 
 def _row(home: Home, record: PendingRecord) -> dict:
-    age = max(0.0, home.clock.now() - record.created_at)
+    age = record.age(home.clock.now())
     return {
         "id": record.id,
         "subsystem": record.subsystem,
@@ -76,8 +76,8 @@ def _row(home: Home, record: PendingRecord) -> dict:
         "claim_problem": record.claim_problem,
         "origin": record.origin,
         "created_at": record.created_iso,
-        "age_seconds": round(age, 1),
-        "age": age_text(age),
+        "age_seconds": None if age is None else round(age, 1),
+        "age": "unknown" if age is None else age_text(age),
         "actor": record.actor,
         "staged_by": record.staged_by,
         "session_id": record.session_id,
@@ -123,6 +123,8 @@ def show_pending(home: Home, args) -> Output:
 
 def render_preview(preview: dict) -> str:
     staged = stamped(preview["created_at"], seconds=True)
+    if not preview["time_known"]:
+        staged = f"unknown (its record holds {staged}: the clock that wrote it was wrong)"
     columns = terminal_width()  # (its sentences wrap to it: the terminal broke them inside words)
     where = [f"in session {inline(preview['session_id'])}"] if preview.get("session_id") else []
     where += [f"(message {preview['message_id']})"] if preview.get("message_id") is not None else []

@@ -961,7 +961,8 @@ def _queue_row(record: PendingRecord, now: float, width: int) -> WholeWrap:
     folded by ``wrap`` (Textual's fold ended a line with ``「`` and parted ﾃﾞ from its voiced mark)."""
     kind = KINDS.get(record.subsystem, record.subsystem)
     what = f"{kind:<6} {flat_line(record.action, 11):<11}"  # (a Hermes record's action is any text)
-    when = f" {age(now - record.created_at):>5}"
+    staged = record.age(now)
+    when = f" {'?' if staged is None else age(staged):>5}"
     room = max(1, width - cell_len(when))
     if cell_len(what) > room:  # (a narrow queue, at 60 columns: the padding goes, then the kind, then the words)
         action = flat_line(record.action, 11)
@@ -992,7 +993,10 @@ def _info(record: PendingRecord, now: float, session_id: str | None):
         ("from ", "$text-muted"),
         (who, "bold $secondary"),
         (", staged by Hermes" if record.by_hermes else "", "$secondary"),
-        (f" · {age(now - record.created_at)} ago", "$text-muted"),
+        (
+            " · staged at an unknown time" if (staged := record.age(now)) is None else f" · {age(staged)} ago",
+            "$text-muted",
+        ),
     ]
     if session_id:
         parts.append((f" · session {inline(session_id)}", ""))
