@@ -118,6 +118,18 @@ class DeleteMark(NamedTuple):
     newest: int  # their newest message row
 
 
+def shown_previews(texts: dict[str, str], width: int = PREVIEW_CHARS) -> dict[str, str]:
+    """``SessionsMixin.first_messages`` as a list shows them: their start on one line (``flat_line``)."""
+    return {sid: shown for sid, text in texts.items() if (shown := flat_line(text, width))}
+
+
+def stored_previews(texts: dict[str, str], width: int = PREVIEW_CHARS) -> dict[str, str]:
+    """``SessionsMixin.first_messages``' first ``width`` characters as stored, never part of a grapheme
+    (``whole``), line breaks and control characters as they are: what ``--json`` gives a program, which
+    makes them safe itself."""
+    return {sid: start for sid, text in texts.items() if (start := whole(text[:width], text[width:])[0])}
+
+
 class SessionsMixin(LineageMixin):
     def new_session_id(self) -> str:
         """``YYYYMMDD_HHMMSS_<6 hex>`` in local time, as Hermes spells its ids."""
@@ -367,11 +379,14 @@ class SessionsMixin(LineageMixin):
             return f"{chain.title} · segment {chain.ids.index(session.id) + 1} of {len(chain.segments)}"
         return titled(None, self.previews([session.id]).get(session.id))
 
-    def previews(self, session_ids: list[str], width: int = PREVIEW_CHARS, stored: bool = False) -> dict[str, str]:
+    def previews(self, session_ids: list[str], width: int = PREVIEW_CHARS) -> dict[str, str]:
         """The start of each session's first user message, on one line (``flat_line``: a line break as ⏎):
-        what a list shows for a session with no title (Hermes titles few of its own). ``stored``: its first
-        ``width`` characters as stored, never part of a grapheme (``whole``), line breaks and control
-        characters as they are: what ``--json`` gives a program, which makes them safe itself."""
+        what a list shows for a session with no title (Hermes titles few of its own)."""
+        return shown_previews(self.first_messages(session_ids), width)
+
+    def first_messages(self, session_ids: list[str]) -> dict[str, str]:
+        """Each session's first user message as stored, its outer spaces stripped (none for a session with
+        no such message, or an empty one): what ``shown_previews`` and ``stored_previews`` start from."""
         if not session_ids:
             return {}
         rows = self.conn().execute(  # each session's index walked from its start to its first user message
@@ -380,11 +395,7 @@ class SessionsMixin(LineageMixin):
             (json.dumps(session_ids),),
         )
         texts = {row[0]: content_text(decode_content(row[1])).strip() for row in rows if row[1] is not None}
-        found = {
-            sid: whole(text[:width], text[width:])[0] if stored else flat_line(text, width)
-            for sid, text in texts.items()
-        }
-        return {sid: text for sid, text in found.items() if text}
+        return {sid: text for sid, text in texts.items() if text}
 
     def hit_previews(self, hits: Iterable[Any]) -> dict[str, str]:
         """What each untitled search hit shows for a title, by its session: the preview of its chain's
@@ -846,9 +857,10 @@ class SessionsMixin(LineageMixin):
         return [r["id"] for r in self.conn().execute(sql + " ORDER BY started_at DESC", args)]
 
     def labelled(self, ids: list[str]) -> list[dict]:
-        """Each session's id, title, first message's start as stored (``previews``), and its label as lists
-        show it (``titled``)."""
-        previews, stored = self.previews(ids), self.previews(ids, stored=True)
+        """Each session's id, title, first message's start as stored (``stored_previews``), and its label as
+        lists show it (``titled``)."""
+        texts = self.first_messages(ids)
+        previews, stored = shown_previews(texts), stored_previews(texts)
         named = []
         for session_id in ids:
             session = self.get_session(session_id)

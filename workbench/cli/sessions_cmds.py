@@ -12,7 +12,7 @@ import sys
 from rich.cells import cell_len
 
 from engine.archive import Session
-from engine.archive.sessions import LISTED_BY, PRUNE_DAYS, from_source, titled
+from engine.archive.sessions import LISTED_BY, PRUNE_DAYS, from_source, shown_previews, stored_previews, titled
 from engine.clock import days, shown_time
 from engine.counts import counted, msgs
 from engine.errors import BadSearchFilter, SessionLive, WorkbenchError
@@ -140,7 +140,8 @@ def list_sessions(home: Home, args) -> Output:
         limit=args.limit, offset=args.offset, source=args.source, include_archived=args.all
     )
     untitled = [s.id for s in rows if not s.title]
-    previews, stored = home.archive.previews(untitled), home.archive.previews(untitled, stored=True)
+    texts = home.archive.first_messages(untitled)
+    previews, stored = shown_previews(texts), stored_previews(texts)
     damaged = home.archive.listing_damage(len(rows), args.limit)
     data = {
         "sessions": [{**s.to_dict(), "preview": stored.get(s.id)} for s in rows],
