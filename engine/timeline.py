@@ -61,7 +61,7 @@ from .skills.validation import SkillError
 from .textsafety import apart, cut, flat_line, inline, quoted, visible
 from .textsafety import cells as cells_of
 from .tools import ToolContext
-from .values import half_width, iso_time, number_value, row_id, text_value, typed_number
+from .values import clock_time, half_width, iso_time, number_value, row_id, text_value, typed_number
 
 if TYPE_CHECKING:
     from .skills.discovery import Found
@@ -1061,7 +1061,8 @@ def _shown_clause(text: str) -> tuple[str, tuple[Any, ...]]:
 # so ``actor:external`` (what Hermes did) finds it too.
 _STAGED_OUTSIDE = f"(subsystem = 'approvals' AND action = 'stage' AND {_detail_at('$.outside')} = 1)"
 # The time a row shows (``Row.at``), what ``since`` selects by: a proposal Hermes staged well before the workbench
-# found it shows its record's ``created_at`` (``_hermes_staged_at``: a number, not a boolean, after 1970 began)
+# found it shows its record's ``created_at`` (``_hermes_staged_at``; ``clock_time``: a number, not a boolean, after
+# 1970 began)
 _CREATED_AT = _detail_at("$.created_at")
 _SHOWN_AT = (
     f"CASE WHEN {_STAGED_OUTSIDE} AND CASE WHEN json_valid(detail) THEN json_type(detail, '$.created_at') END "
@@ -1180,7 +1181,7 @@ def _found(entry: JournalEntry) -> str | None:
             return None
         found = f"found in Hermes's pending proposals with no journal row at {stamped(entry.at, seconds=True)}: "
         made = detail.get("created_at")
-        if isinstance(made, (int, float)) and not isinstance(made, bool) and made <= 0:  # (``_hermes_created_at``)
+        if isinstance(made, (int, float)) and not isinstance(made, bool) and made <= 0:  # (``clock_time``)
             return (
                 f"{found}Hermes staged it, not the workbench, but its record holds an impossible time (created_at "
                 f"{str(made).removesuffix('.0')}, not after 1970 began: Hermes's clock was wrong), so the row shows "
@@ -1245,18 +1246,8 @@ def _hermes_staged_at(entry: JournalEntry) -> float | None:
     change's is the time it was made (its row's time is then its ``found_at``)."""
     if (entry.subsystem, entry.action) != ("approvals", "stage") or not entry.detail.get("outside"):
         return None
-    made = _hermes_created_at(entry.detail)
+    made = clock_time(entry.detail.get("created_at"))
     return made if made is not None and entry.at - made > FOUND_LATE_S else None
-
-
-def _hermes_created_at(detail: dict) -> float | None:
-    """A Hermes record's ``created_at`` when it is a time Hermes's clock could have written: a number (not a
-    boolean) after 1970 began that a calendar can show. 0 or less is a clock that was wrong (the row shows
-    when it was found, and says why); ``_SHOWN_AT`` is the same rule in SQL, for ``since``."""
-    made = detail.get("created_at")
-    if isinstance(made, bool) or not isinstance(made, (int, float)) or made <= 0 or iso_time(made) is None:
-        return None
-    return float(made)
 
 
 def _outside_change(entry: JournalEntry) -> dict[str, str | None]:

@@ -150,6 +150,15 @@ def iso_time(ts: Any) -> str | None:
         return None
 
 
+def clock_time(value: Any) -> float | None:
+    """``value`` as a time a clock could have stamped: a number (not a boolean) after 1970 began that a
+    calendar can show; else None. Hermes stamps its staged records with its own clock, and 0 or less is a
+    wrong clock's (an age from it read 20,795 days)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 or iso_time(value) is None:
+        return None
+    return float(value)
+
+
 def json_object(value: Any) -> Any:
     """``value`` decoded when it is JSON text, as it is when already decoded (a dict or list), else None."""
     if isinstance(value, (dict, list)):

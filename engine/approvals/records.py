@@ -35,7 +35,7 @@ from ..journal import ACTORS
 from ..safety import assess
 from ..textsafety import inline, quoted
 from ..tools import BACKGROUND_REVIEW, FLUSH, FOREGROUND
-from ..values import MAX_JSON_DEPTH, iso_time, json_depth, json_error
+from ..values import MAX_JSON_DEPTH, clock_time, iso_time, json_depth, json_error
 from .labels import claim_problem, describe, payload_action, shown_summary
 
 ORIGINS = (FOREGROUND, BACKGROUND_REVIEW, FLUSH, "curator")  # curator: a consolidation plan
@@ -135,10 +135,9 @@ class PendingRecord:
 
     @property
     def time_known(self) -> bool:
-        """Whether ``created_at`` is a time a clock could have written: 0 or less is a wrong clock's (Hermes
-        stamps its records with its own; an age from it read 20,795 days). The Timeline's rule for such a
-        record's row is the same (``timeline._hermes_created_at``)."""
-        return self.created_at > 0
+        """Whether ``created_at`` is a time a clock could have written (``clock_time``, the Timeline's rule
+        for such a record's row too)."""
+        return clock_time(self.created_at) is not None
 
     def age(self, now: float) -> float | None:
         """Seconds since it was staged, or None where its time is not known (``time_known``)."""
