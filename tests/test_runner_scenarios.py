@@ -10,7 +10,7 @@ import pytest
 from engine import open_home
 from engine.demo import seed_demo_home
 from engine.errors import WorkbenchError
-from engine.scenarios import list_scenarios, load_scenario, parse_scenario, run_scenario
+from engine.scenarios import consent_needed, list_scenarios, load_scenario, parse_scenario, run_scenario
 
 
 def test_builtin_scenarios_load():
@@ -289,6 +289,46 @@ def test_the_consent_question_says_which_write_the_stores_limit_would_refuse(hom
     assert calls and calls[0]["result"]["success"] is False  # refused, as foreseen
     assert home.memory.entries("memory") == ["n" * (limit - 20)]
     assert home.memory.entries("user") == ["User's name is Sam."]
+
+
+def test_the_consent_question_uses_the_scenarios_limits_and_says_a_replace_would_match_nothing(home, tmp_path):
+    """A scenario whose config gives MEMORY.md a 60-char limit was foreseen against the home's 2,200 (its
+    add promised, then refused as it played), and a replace whose text no entry holds was named as if it
+    would happen. The question now plays each session's writes under its own settings and says why a
+    write would be refused; what it says is what playing it does."""
+    home.memory.add("memory", "The NAS is at 10.0.0.5")
+    home.memory.add("user", "User's name is Kenji")
+    path = tmp_path / "tight.yaml"
+    path.write_text(
+        "name: tight\n"
+        "sessions:\n"
+        "  - title: Tight\n"
+        "    config: {memory.memory_char_limit: 60}\n"
+        "    turns:\n"
+        "      - user: note the CI runner\n"
+        "        script:\n"
+        "          - tool_calls:\n"
+        "              - {name: memory, args: {action: add, target: memory, content: The CI runner is a 2-core VM "
+        "on the shared rack kept by ops}}\n"
+        "              - {name: memory, args: {action: replace, target: user, old_text: Hiro, content: Hiro is the "
+        "user's manager}}\n"
+        "          - answer: Noted.\n",
+        encoding="utf-8",
+    )
+    changes = consent_needed(home, load_scenario(str(path)))
+    assert (
+        "adding 'The CI runner is a 2-core VM on the shared rack kept by ops' to MEMORY.md would be refused: "
+        "MEMORY.md is 22/60 chars (the limit the scenario sets)"
+    ) in changes
+    assert (
+        "replacing 'Hiro' by 'Hiro is the user's manager' in USER.md would be refused: no entry of USER.md holds 'Hiro'"
+    ) in changes
+    assert "has 'Hiro' replaced" not in changes and "MEMORY.md gets" not in changes
+    result = run_scenario(home, str(path), speed=0, consent=True)
+    results = [c["result"] for t in result.turns for c in t.tool_calls]
+    assert [r["success"] for r in results] == [False, False]  # refused, as foreseen
+    assert home.memory.entries("memory") == ["The NAS is at 10.0.0.5"]
+    assert home.memory.entries("user") == ["User's name is Kenji"]
 
 
 def consent_needed_of(home):

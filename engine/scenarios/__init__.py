@@ -83,18 +83,20 @@ class Scenario:
                         touched |= {"skills"} if call["name"].startswith("skill") else set()
         return tuple(kind for kind in ("memory", "skills") if kind in touched)
 
-    def memory_writes(self, home) -> list[dict[str, Any]]:
+    def memory_writes(self, home) -> list[tuple[Any, dict[str, Any]]]:
         """The memory writes its turns make, word for word, as the scenario plays them (the scripted
         model: a turn's script, else the offline model's rules): found by a dry run of its turns against
         ``home``'s memory as a session's prompt holds it, every tool answered as done and nothing written.
         Each is a ``memory`` call's arguments (``action`` add or replace, ``target``, ``content``,
-        ``old_text``), first of each kept. Reviews and compression flushes are not foreseen here."""
+        ``old_text``), first of each kept, with the home its session plays in (its limits are the
+        ``session_config``'s). Reviews and compression flushes are not foreseen here."""
         from ..runner.prompt import build_system_prompt
 
-        prompt = build_system_prompt(home)
-        found: list[dict[str, Any]] = []
+        found: list[tuple[Any, dict[str, Any]]] = []
         for spec in self.sessions:
-            model, messages = ScriptedModel(), [{"role": "system", "content": prompt}]
+            overlay = self.session_config(spec)
+            played = home.with_config(overlay) if overlay else home
+            model, messages = ScriptedModel(), [{"role": "system", "content": build_system_prompt(played)}]
             for turn in spec["turns"]:
                 if "user" not in turn:
                     continue
@@ -109,13 +111,17 @@ class Scenario:
                         args = call.arguments if isinstance(call.arguments, dict) else {}
                         if call.name == "memory" and args.get("action") in ("add", "replace"):
                             write = {k: args.get(k) for k in ("action", "target", "content", "old_text")}
-                            if isinstance(write["content"], str) and write not in found:
-                                found.append(write)
+                            if isinstance(write["content"], str) and write not in (w for _, w in found):
+                                found.append((played, write))
                         done = json.dumps({"success": True})
                         messages.append(
                             {"role": "tool", "tool_call_id": call.id, "tool_name": call.name, "content": done}
                         )
         return found
+
+    def session_config(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """The settings the session ``spec`` plays with over the home's own: the scenario's, then its own."""
+        return {**self.config, **(spec.get("config") or {})}
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -247,41 +253,48 @@ def consent_needed(home, scenario: Scenario) -> str | None:
     )
 
 
-def _said_writes(home, writes: list[dict[str, Any]]) -> list[str]:
+def _said_writes(home, writes: list[tuple[Any, dict[str, Any]]]) -> list[str]:
     """The foreseen memory writes as the consent question names them, played in turn on the stores'
-    entries by the store's own rules (``engine.memory.ops``), nothing written: a write its store's char
-    limit would refuse says so, with the store's size then, rather than promise text it cannot save."""
+    entries by the store's own rules (``engine.memory.ops``) and the limits of the session each is made
+    in, nothing written: a write the store would refuse says so and why, rather than promise text it
+    cannot save."""
     entries: dict[str, list[str]] = {}
     said = []
-    for write in writes:
+    for played, write in writes:
         target = write.get("target") or "memory"
         file = FILE_NAMES.get(target, "MEMORY.md")
         old, new = quoted(write.get("old_text") or ""), quoted(write["content"])
         replaces = write["action"] == "replace" and isinstance(write.get("old_text"), str)
-        refused = _refused_for_room(home, entries, target, write)
+        refused = _refusal(home, played, entries, target, write)
         if refused:
             what = f"replacing {old} by {new} in {file}" if replaces else f"adding {new} to {file}"
-            said.append(f"{what} would be refused: {file} is {refused} chars")
+            said.append(f"{what} would be refused: {refused}")
         else:
             said.append(f"{file} has {old} replaced by {new}" if replaces else f"{file} gets {new}")
     return said
 
 
-def _refused_for_room(home, entries: dict[str, list[str]], target: str, write: dict[str, Any]) -> str | None:
-    """The store's size (``2,180/2,200``) when its char limit would refuse ``write``, else None; a write it
-    takes changes ``entries`` (each target's, read from disk once) for the writes after it. Other refusals
-    (no entry matched, say) and a store that cannot be read are left to the run to report."""
+def _refusal(home, played, entries: dict[str, list[str]], target: str, write: dict[str, Any]) -> str | None:
+    """Why the store would refuse ``write`` in the session's view of ``home``, ``played`` (``MEMORY.md is
+    2,180/2,200 chars``, ``no entry of MEMORY.md holds 'x'``), else None; a write it takes changes
+    ``entries`` (each target's, read from disk once) for the writes after it. A store that cannot be
+    read is left to the run to report."""
     if target not in FILE_NAMES:
         return None
     try:
-        limit = home.memory.limit(target)
+        limit = played.memory.limit(target)
         current = entries.setdefault(target, home.memory.entries(target))
         if write["action"] == "replace":
             outcome = ops.replace(current, write.get("old_text") or "", write["content"], limit)
         else:
             outcome = ops.add(current, write["content"], limit)
+    except ops.NoMatch as refusal:
+        return f"no entry of {FILE_NAMES[target]} holds {quoted(refusal.old_text)}"
     except ops.Refusal as refusal:
-        return Usage.of(current, limit).short if refusal.size_after is not None else None
+        if refusal.size_after is not None:
+            ours = "" if limit == home.memory.limit(target) else " (the limit the scenario sets)"
+            return f"{FILE_NAMES[target]} is {Usage.of(current, limit).short} chars{ours}"
+        return refusal.person or refusal.result.get("error") or "the store refuses it"
     except WorkbenchError:
         return None
     entries[target] = outcome.entries
@@ -337,7 +350,7 @@ def run_scenario(
                 model,
                 title=spec.get("title"),
                 on_event=on_event,
-                config={**scenario.config, **(spec.get("config") or {})},
+                config=scenario.session_config(spec),
                 step_delay=delay["step_delay"],
                 cancel_event=cancel,
                 background_review=background_review,
