@@ -92,6 +92,7 @@ def test_list_search_show_lineage_json(home_dir):
         "root_id": "root_1",
         "chain": ["root_1", "child_1"],
         "children": {"root_1": ["child_1"]},
+        "loops_to": None,
     }
 
 

@@ -223,6 +223,33 @@ def test_walks_survive_a_parent_cycle(home):
     assert set(archive.chain_of("a").ids) == {"a", "b"} and len(archive.chain_path("b")) <= 2
 
 
+def test_the_lineage_of_a_parent_loop_names_each_session_once_and_says_where_it_loops(home, cli, monkeypatch):
+    """Both ended by compression and each the other's parent, `sessions lineage b` printed
+    `chain: a -> b -> a` (the walk up and the walk on met again) and nothing said why. The chain names
+    each session once and ``loops_to`` (and the text) name the root's own parent, below it."""
+    from tests.test_curator_cli import wb
+
+    archive = home.archive
+    _chain(archive, "a", "b")
+    archive.end_session("b", "compression")
+    archive.create_session("kid", parent_session_id="b")
+    archive.conn().execute("UPDATE sessions SET parent_session_id = 'b' WHERE id = 'a'")  # hand-edited
+    lineage = archive.lineage("b")
+    assert (lineage.root_id, lineage.chain, lineage.loops_to) == ("a", ["a", "b"], "b")  # (was a, b, a)
+    assert archive.lineage("a").chain == ["b", "a"]
+    code, out = wb(home.root, "sessions", "lineage", "b")
+    assert code == 0 and out["chain"] == ["a", "b"] and out["loops_to"] == "b"
+    monkeypatch.setenv("COLUMNS", "200")
+    lines = cli("sessions", "lineage", "b", "--home", str(home.root)).stdout.splitlines()
+    assert lines[0] == "chain: a -> b" and lines[1:4] == ["a", "  b", "    kid"]
+    assert lines[4] == (
+        "(the parent of a is b, below it: state.db's parent ids form a loop, so the root shown is where the "
+        "walk up stopped)"
+    )
+    archive.create_session("alone")
+    assert archive.lineage("alone").loops_to is None
+
+
 def test_export_session_and_lineage(home):
     archive = home.archive
     _chain(archive, "r", "c")

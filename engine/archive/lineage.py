@@ -6,6 +6,8 @@ parent cycle cannot hang or crash it.
 
 from __future__ import annotations
 
+import itertools
+
 from .core import ArchiveCore, in_chunks
 from .models import Chain, Lineage, Session
 
@@ -387,10 +389,14 @@ class LineageMixin(ArchiveCore):
         return found
 
     def lineage(self, session_id: str) -> Lineage:
-        """Root, the chain root -> session -> compression tip, and the whole tree's children map."""
+        """Root, the chain root -> session -> compression tip, and the whole tree's children map. Parent ids
+        edited into a loop (state.db by hand) end the walk up where it comes back, at ``loops_to``; the
+        chain names each session once."""
         self._session_or_fail(session_id)
         up = self.ancestors(session_id)
-        chain = up + self._continuations(session_id)[1:]
+        onward = self._continuations(session_id)[1:]
+        chain = up + list(itertools.takewhile(lambda sid: sid not in up, onward))
+        loops_to = parent if (parent := self._parent_of(up[0])) in up else None
         children: dict[str, list[str]] = {}
         frontier, seen = [up[0]], {up[0]}
         while frontier and len(seen) < MAX_TREE:
@@ -406,4 +412,4 @@ class LineageMixin(ArchiveCore):
                 children[current] = kids
                 seen.update(kids)
                 frontier.extend(kids)
-        return Lineage(root_id=up[0], chain=chain, children=children)
+        return Lineage(root_id=up[0], chain=chain, children=children, loops_to=loops_to)

@@ -294,10 +294,12 @@ class Lineage:
     root_id: str
     chain: list[str]  # root .. the asked session .. its compression tip
     children: dict[str, list[str]]
+    loops_to: str | None = None  # the root's own parent, below it: parent ids edited into a loop
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "root_id": self.root_id,
             "chain": list(self.chain),
             "children": {k: list(v) for k, v in self.children.items()},
+            "loops_to": self.loops_to,
         }

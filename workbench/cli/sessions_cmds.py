@@ -316,6 +316,12 @@ def show_lineage(home: Home, args) -> Output:
                 walk(child, depth + 1)
 
         walk(lineage.root_id, 0)
+        if lineage.loops_to is not None:
+            lines += folded(
+                f"(the parent of {lineage.root_id} is {lineage.loops_to}, below it: state.db's parent ids form a "
+                "loop, so the root shown is where the walk up stopped)",
+                terminal_width(),
+            )
         return "\n".join(lines)
 
     return Output(data, text)
