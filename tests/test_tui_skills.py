@@ -1163,6 +1163,11 @@ async def test_the_ledger_gives_each_entry_two_lines_where_a_row_does_not_fit_an
             assert below[0].startswith(f"    {entry.skill}  by review")  # the skill whole, under its row
             assert all(line.startswith("      ") for line in below[1:])  # a continuation deeper still
             assert f"▊ {head} " in shown, shown
+            # who, muted as on one line, folded or not (it was drawn as the skill's name was)
+            prompt = option.prompt
+            muted = "".join(prompt.plain[s.start : s.end] for s in prompt.spans if s.style == "$text-muted")
+            by = "\n".join(below).split(f"{entry.skill}  ", 1)[1]
+            assert "".join(muted.split()) == "".join(f"{entry.id}{entry.when}{by}".split()), (muted, by)
         await pilot.resize_terminal(140, 40)
         await wait_for(pilot, lambda: "\n" not in listing.options[0].prompt.plain, what="one line an entry")
         for entry, option in zip(entries, listing.options, strict=True):

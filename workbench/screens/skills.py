@@ -36,7 +36,7 @@ from engine.skills.library import PROVENANCE_NOTE
 from engine.skills.usage import parse_iso
 from engine.textsafety import flat_line
 from widgets.code_view import CodeView
-from widgets.literal import WholeStatic, assemble, hanging, literal, visible
+from widgets.literal import TAB_CELLS, WholeStatic, assemble, hanging, literal, visible
 from widgets.search_box import SearchBox
 from widgets.skill_list import SkillList, SkillRow, fuzzy_filter
 from widgets.skill_meta import SkillMeta
@@ -238,8 +238,11 @@ class LedgerDialog(Dialog[str | None]):
                 (f"  by {actor}", "$text-muted"),
                 *([] if whole is None else ["\n", (f"  {whole}", "$text-muted")]),  # its folder whole
             )
-        below = hanging(f"    {whole or skill.rstrip()}  by {actor}", width)  # (the id and folder never cut)
-        return Content("\n").join([assemble((f"{e.id}  {when}  ", "$text-muted"), (action.rstrip(), "bold")), *below])
+        named = f"    {whole or skill.rstrip()}"
+        below = hanging(f"{named}  by {actor}", width)  # (the id and folder never cut)
+        return Content("\n").join(
+            [assemble((f"{e.id}  {when}  ", "$text-muted"), (action.rstrip(), "bold")), *_muted_after(below, named)]
+        )
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
@@ -247,6 +250,23 @@ class LedgerDialog(Dialog[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def _muted_after(lines: list[Content], shown: str) -> list[Content]:
+    """``lines`` (``shown`` and more, as ``hanging`` folded them) with what follows ``shown`` muted, as the
+    one-line form mutes `by ACTOR`: a fold only takes spaces out, so the boundary is found by counting the
+    other characters ``shown`` drew."""
+    left = sum(not ch.isspace() for ch in visible(shown).expandtabs(TAB_CELLS))
+    styled = []
+    for line in lines:
+        start = len(line.plain) if left else 0
+        for at, ch in enumerate(line.plain):
+            if left == 0:
+                start = at
+                break
+            left -= not ch.isspace()
+        styled.append(line.stylize("$text-muted", start) if start < len(line.plain) else line)
+    return styled
 
 
 # Columns from which the footer has room for c Curate: with it and p Unpin the keys end at 69, and the
