@@ -581,6 +581,20 @@ def test_memory_history_fits_a_row_head_to_the_terminal(tmp_path):
     assert lines[3:5] == ["    - Staging DB", "      port is 5433."], lines
 
 
+def test_memory_history_hangs_every_row_under_the_time_when_ids_differ_in_width(tmp_path):
+    """A listing of rows #10 down to #1 pads each id to the widest, but hung a one-digit row's session and
+    entry lines a cell left of the time (4 cells in, #10's at 5), so the listing's rows did not line up."""
+    home = open_home(tmp_path / "h")
+    for n in range(10):
+        home.memory.add("memory", f"Deploy note {n}", ToolContext(actor="agent"))
+    home.close()
+    lines = workbench(tmp_path / "h", 60, "memory", "history").splitlines()
+    heads = [line for line in lines if line.startswith("#")]
+    assert heads[0].startswith("#10  ") and heads[-1].startswith("#1   "), heads  # (the time at cell 5)
+    entries = [line for line in lines if not line.startswith("#")]
+    assert len(entries) == 10 and all(line.startswith("     + Deploy note") for line in entries), lines
+
+
 def test_memory_history_shows_a_wide_terminals_line_of_each_entry(tmp_path):
     """`memory history` cut each entry at 72 characters whatever the width: at 160 columns a 120-character
     entry read `…` after its first words. A wide terminal shows a line's worth; a narrow one still 72, wrapped."""

@@ -6,6 +6,8 @@ Writes go through the same store, guards and journal as the agent's tool, as act
 
 from __future__ import annotations
 
+import re
+
 from engine.clock import shown_time
 from engine.home import Home
 from engine.memory import FILE_NAMES, TARGETS, Usage, history, render_block
@@ -247,6 +249,7 @@ def result_text(result: dict) -> str:
     return "\n".join(lines)
 
 
+ID_COLUMN = re.compile(r"#\d+ +")  # a history row's id and its padding: the time starts after it
 SHORT = 72  # characters of an entry a line shows, at least (a wider terminal's line, in history)
 
 
@@ -345,7 +348,7 @@ def show_history(home: Home, args) -> Output:
             return "\n".join(lines + [f"{none} journaled yet."])
         columns = terminal_width()
         for row, e, head in zip(rows, events, _heads(rows, events, columns), strict=True):
-            indent = " " * (cells(head[0]) - cells(head[0].lstrip("#0123456789")) + 2)  # (under the time)
+            indent = " " * ID_COLUMN.match(head[0]).end()  # (under the time, past the widest id's padding)
             where = [f"session {inline(e['session_id'])}"] if e["session_id"] else []
             where += [f"msg {e['message_id']}"] if e["session_id"] and e["message_id"] else []
             notes = history.row_notes(row)
