@@ -9,6 +9,7 @@ findings reported are what is still wrong.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +113,9 @@ def _repair(home: Home, name: str) -> dict[str, Any]:
 
 
 MARKS = {"error": "✗", "warning": "!", "info": "·"}
+LABEL = re.compile(r" *(\S \S+ +|fix: )?")
+"""A report line's indent and label (a finding's mark and area, or a fix's ``fix:``): each skin wraps the
+rest under the text's start, so a finding's lines read as one, right of its area."""
 
 
 def needing_attention(count: int) -> str:

@@ -66,25 +66,29 @@ async def test_the_doctor_dialog_lists_the_drafts_take_theirs_kept(home, tmp_pat
         assert shown == render(run_doctor(home, drafts=drafts).to_dict())
 
 
-def hangs(lines: list[str], start: str) -> bool:
-    """Whether the line after the one holding ``start`` (an item's first words) goes on 2 cells deeper
-    than them, not back at the dialog's left edge (the last line holding it: the dialog is over the screen)."""
+def goes_on_under(lines: list[str], start: str, text: str) -> bool:
+    """Whether the line after the one holding ``start`` (a finding's mark and area, or a fix's label) goes on
+    under ``text``, the first words after it, as the CLI prints the report (the last line holding it: the
+    dialog is over the screen)."""
     at = max(i for i, line in enumerate(lines) if start in line)
-    column = lines[at].index(start)
+    column = lines[at].index(start + text)
     after = lines[at + 1]
-    return after[: column + 2].endswith("   ") and after[column + 2] != " "
+    return after[column : column + len(start)].strip() == "" and after[column + len(start)] != " "
 
 
-async def test_a_finding_that_wraps_goes_on_under_its_own_first_words(home, tmp_path):
+async def test_a_finding_that_wraps_goes_on_under_its_own_text(home, tmp_path):
     """At 60 columns a finding's wrapped lines began at the dialog's left edge, under its bullet and the
-    report's head, so one finding read as several."""
+    report's head, so one finding read as several; then 2 cells in from its mark, under its area, while its
+    fix went on 3 cells left of its own text: each goes on under its text now, as `workbench doctor` prints."""
     from workbench.crash import keep_text
     from workbench.settings import drafts_dir
 
     app = make_app(home, tmp_path)
     keep_text("my words", drafts_dir(app.settings_file), "draft")  # (a finding long enough to wrap)
-    async with app.run_test(size=(60, 20)) as pilot:
+    async with app.run_test(size=(60, 30)) as pilot:
         await settle(pilot)
         app.push_screen(DoctorDialog(home))
         await wait_for(pilot, lambda: "kept by the editor" in screen_text(app), what="the drafts line")
-        assert hangs(screen_text(app).splitlines(), "· drafts ")
+        lines = screen_text(app).splitlines()
+        assert goes_on_under(lines, "· drafts   ", "1 draft"), "\n".join(lines)
+        assert goes_on_under(lines, "fix: ", "Open one"), "\n".join(lines)

@@ -8,6 +8,8 @@ too (``engine.textsafety.visible``): ``␛`` for ESC, ``<U+202E>`` for an overri
 
 from __future__ import annotations
 
+import re
+
 from rich.cells import cell_len
 from textual.content import Content
 from textual.css.styles import RulesMap
@@ -140,14 +142,15 @@ def wrapped(text: str, width: int, lines: int, style: str = "") -> list[Content]
     return [*kept[: lines - 1], Content.styled(cut_cells(last.removesuffix("…") + "…", width), style)]
 
 
-def hanging(text: str, width: int) -> list[Content]:
+def hanging(text: str, width: int, label: re.Pattern[str] | None = None) -> list[Content]:
     """``text`` wrapped to ``width`` cells, line by line, each line's continuation ``HANG`` cells deeper than
     its own start (its leading spaces), so an item of a list that wraps reads as one, as a CLI listing's
     does (``fit_row``'s indent): never back at the left edge under the item's id or bullet. No line is wider
     than ``width`` (from 2 cells, a wide character's), so the widget draws them as they are: a tab is spaced
     out first (the fold spaced it out after the rest of its line was measured: ``key:<tab>value one two``
     lost ``tw``) and an indent deeper than the width keeps 2 cells for its text (it had none, and its
-    characters were folded one to a line)."""
+    characters were folded one to a line). Where ``label`` matches a line's start (a report's mark and
+    column), its continuation goes under the text after it instead, as the CLI prints that report."""
     lines: list[Content] = []
     room = max(width - 2, 0)  # the deepest an indent goes
     for line in visible(text).expandtabs(TAB_CELLS).split("\n"):
@@ -156,7 +159,8 @@ def hanging(text: str, width: int) -> list[Content]:
         first = wrap(Content(body), max(width - lead, 2))[0].plain.rstrip() if body else ""
         rest = body[len(first) :].lstrip(" ")
         lines.append(Content(" " * lead + first))
-        deeper = min(lead + HANG, room)
+        labelled = label.match(line).group(0) if label else ""
+        deeper = min(cell_len(labelled) if labelled else lead + HANG, room)
         folded = wrap(Content(rest), max(width - deeper, 2)) if rest else []
         lines += [Content(" " * deeper + part.plain.rstrip()) for part in folded if part.plain.strip()]
     return lines

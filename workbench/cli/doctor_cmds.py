@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import re
 
-from engine.doctor import needing_attention, render, run_doctor
+from engine.doctor import LABEL, needing_attention, render, run_doctor
 from engine.home import Home
 from engine.textsafety import cells, visible
 
 from ..settings import drafts_dir, settings_path
 from . import Output, add_command
 from .fit import labelled, terminal_width, wrapped
-
-LABEL = re.compile(r" *(\S \S+ +|fix: )?")  # a line's indent, and a finding's mark and area or a fix's label
 
 
 class _Fix(argparse.Action):

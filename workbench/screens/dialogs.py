@@ -13,6 +13,7 @@ you opened it" shows before the user saves, and the budget follows the store on 
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -171,15 +172,17 @@ class ConfirmDialog(Dialog[bool]):
 
 
 class ReadDialog(Dialog[None]):
-    """A text to read whole, scrolling where the terminal is short; escape or q closes it."""
+    """A text to read whole, scrolling where the terminal is short; escape or q closes it. A line's
+    continuation hangs under the text after ``label`` where it matches (``hanging``)."""
 
     BINDINGS = [Binding("escape,q", "dismiss", "Close")]
 
-    def __init__(self, heading: str, text: str, text_id: str = "read-text"):
+    def __init__(self, heading: str, text: str, text_id: str = "read-text", label: re.Pattern[str] | None = None):
         super().__init__()
         self.heading = heading
         self.text = text
         self.text_id = text_id
+        self.label = label
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog dialog-wide help"):
@@ -187,7 +190,7 @@ class ReadDialog(Dialog[None]):
                 assemble((self.heading, "bold"), ("   esc closes", "$text-muted")), classes="dialog-title"
             )
             with VerticalScroll():
-                yield HangingText(self.text, id=self.text_id)
+                yield HangingText(self.text, self.label, id=self.text_id)
 
     def show(self, text: str) -> None:
         """Read ``text`` instead (a worker's answer)."""

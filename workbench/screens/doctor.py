@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from textual import on, work
 from textual.message import Message
 
-from engine.doctor import render, run_doctor
+from engine.doctor import LABEL, render, run_doctor
 from engine.errors import WorkbenchError
 from engine.home import Home
 
@@ -31,7 +31,7 @@ class DoctorDialog(ReadDialog):
     """The doctor's report, scrollable; escape or q closes it."""
 
     def __init__(self, home: Home):
-        super().__init__("Doctor", CHECKING, text_id="doctor-report")
+        super().__init__("Doctor", CHECKING, text_id="doctor-report", label=LABEL)  # (as the CLI wraps it)
         self.home = home
 
     def on_mount(self) -> None:
