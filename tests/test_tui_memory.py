@@ -29,7 +29,7 @@ from widgets.entry_list import EntryList, row_content
 from widgets.gauge import CapacityGauge
 from workbench.messages import JumpToMessage
 from workbench.screens.dialogs import ConfirmDialog, EditDialog
-from workbench.screens.memory import frozen_empty
+from workbench.screens.memory import MemoryScreen, frozen_empty
 
 pytestmark = pytest.mark.anyio
 
@@ -418,6 +418,26 @@ async def test_an_unreadable_memory_file_is_reported_in_place(home, tmp_path):
         status = app.screen.query_one("#status", Static)
         assert status.has_class("error") and "UTF-8" in str(status.content)
         assert rows(app, "live") == [("", "fine")]  # what was shown stays
+
+
+async def test_keys_with_no_entry_on_a_store_that_cannot_be_read_say_so_again(home, tmp_path):
+    """On a MEMORY.md Hermes cannot read (not UTF-8), e and d said "Select an entry in the live column
+    (right) first.", u "Select an entry first." and n "No changes since the snapshot: both columns hold the
+    same entries.": there was no entry to select, and the file was never compared. Each says why again."""
+    home.memory.path("memory").write_bytes(b"ok entry\n\xc2\xa7\nbroken \xff\xfe bytes")
+    said = "MEMORY could not be read: it is not valid UTF-8 (byte 19)"
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        status = app.screen.query_one("#status", Static)
+        await wait_for(pilot, lambda: str(status.content) == said, what="the load's error")
+        for key in ("e", "d", "u", "n"):
+            app.screen.show_status("")  # (cleared, so each key's own status shows)
+            await pilot.press(key)
+            await settle(pilot)
+            assert isinstance(app.screen, MemoryScreen), key  # (nothing opened)
+            assert str(status.content) == said and status.has_class("error"), (key, str(status.content))
+    assert home.memory.path("memory").read_bytes() == b"ok entry\n\xc2\xa7\nbroken \xff\xfe bytes"
 
 
 async def test_switching_to_a_store_that_cannot_be_read_shows_that_store_empty_and_why(home, tmp_path):

@@ -396,8 +396,7 @@ class MemoryScreen(WorkbenchScreen):
         live_list.empty_text = f"(could not be read: {view.error})" if view.error else LIVE_EMPTY  # (not "press a")
         live_list.set_rows(view.live)
         self.drift.check(view.target)
-        if view.error:
-            self.show_status(f"{title} could not be read: {view.error}", error=True)
+        self._said_unreadable()
         if self._wanted is not None:
             self._select_wanted(view)
         else:
@@ -520,7 +519,8 @@ class MemoryScreen(WorkbenchScreen):
         """Put both columns on the next (``step`` 1) or previous (-1) row with a mark, wrapping around."""
         marked = [i for i, row in enumerate(self.view.live) if row.mark] if self.view else []
         if not marked:
-            self.show_status("No changes since the snapshot: both columns hold the same entries.")
+            if not self._said_unreadable():
+                self.show_status("No changes since the snapshot: both columns hold the same entries.")
             return
         column = self.focused if isinstance(self.focused, EntryList) else self.query_one("#live-list", EntryList)
         if not column.rows:  # this side is all blank slots: move on the other one
@@ -686,7 +686,8 @@ class MemoryScreen(WorkbenchScreen):
             self.show_status("e and d change the live file: l (or →) moves to the live column (right).")
             return None
         if row is None:
-            self.show_status("Select an entry in the live column (right) first.")
+            if not self._said_unreadable():
+                self.show_status("Select an entry in the live column (right) first.")
             return None
         if row.blank:
             self.show_status(
@@ -694,6 +695,14 @@ class MemoryScreen(WorkbenchScreen):
             )
             return None
         return row
+
+    def _said_unreadable(self) -> bool:
+        """Say why the store shown lists nothing when its file could not be read, as its load did: e, d, u and
+        n have no entry to act on there, and "Select an entry first" sent the user looking for one."""
+        if self.view is None or not self.view.error:
+            return False
+        self.show_status(f"{TITLES[self.view.target]} could not be read: {self.view.error}", error=True)
+        return True
 
     def action_repair(self) -> None:
         self.drift.open()
@@ -715,7 +724,8 @@ class MemoryScreen(WorkbenchScreen):
     def action_undo(self) -> None:
         """Undo the newest change of the selected entry, where it still applies (after a confirmation)."""
         if self.detail is None:
-            self.show_status("Select an entry first.")
+            if not self._said_unreadable():
+                self.show_status("Select an entry first.")
             return
         offer = self.detail.undo
         if offer is None:
