@@ -233,10 +233,17 @@ class Config:
     settings again. Errors are never kept: a bad value raises on every read.
     """
 
-    def __init__(self, data: dict, path: Path | None = None, lines: dict[str, int] | None = None):
+    def __init__(
+        self,
+        data: dict,
+        path: Path | None = None,
+        lines: dict[str, int] | None = None,
+        given: dict[str, str] | None = None,
+    ):
         self._data = data
         self.path = path
         self._lines = lines or {}
+        self._given = given or {}  # dotted key -> where an overlay's value came from, said in its errors
         self._found: dict[str, Any] = {}  # dotted key -> its value in the file, or _UNSET
         self._replaced: dict[str, Substitution | None] = {}  # dotted key -> ``_substitution``'s answer
 
@@ -298,8 +305,9 @@ class Config:
         """A copy of the parsed file (defaults not filled in)."""
         return copy.deepcopy(self._data)
 
-    def overlay(self, overrides: dict[str, Any]) -> Config:
-        """A copy with the given dotted keys set (in memory only; config.yaml is untouched)."""
+    def overlay(self, overrides: dict[str, Any], given_by: str | None = None) -> Config:
+        """A copy with the given dotted keys set (in memory only; config.yaml is untouched). A value it
+        refuses is said as from ``given_by`` (a scenario's config), where config.yaml does not hold it."""
         data = copy.deepcopy(self._data)
         for key, value in overrides.items():
             node = data
@@ -309,7 +317,8 @@ class Config:
                     node[part] = {}
                 node = node[part]
             node[last] = value
-        return Config(data, self.path, self._lines)
+        given = {**self._given, **dict.fromkeys(overrides, given_by)} if given_by else self._given
+        return Config(data, self.path, self._lines, given)
 
     def hermes_misreads(self) -> list[Misread]:
         """Values set in the file that Hermes 0.19.0 would read differently from us.
@@ -443,6 +452,8 @@ class Config:
         return {"int": self.int, "float": self.float, "bool": self.bool, "seconds": self.seconds}[kind](key)
 
     def _where(self, key: str) -> str:
+        if key in self._given:
+            return self._given[key]
         line = self._lines.get(key)
         return f"{self.path} line {line}" if line else f"{self.path}"
 

@@ -46,12 +46,13 @@ class Conversation:
         title: str | None = None,
         source: str = "cli",
         config: dict[str, Any] | None = None,
+        config_given_by: str | None = None,
         on_event: Callable[[RunnerEvent], None] | None = None,
         background_review: bool = True,
         step_delay: float = 0.0,
         cancel_event: threading.Event | None = None,
     ):
-        self.home = home.with_config(config) if config else home
+        self.home = home.with_config(config, config_given_by) if config else home
         resumed = home.archive.find_session(session).id if session else None
         self.agent = AgentSession(
             self.home,

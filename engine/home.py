@@ -292,16 +292,19 @@ class Home:
 
         return Curator(self)
 
-    def with_config(self, overrides: dict[str, Any]) -> Home:
+    def with_config(self, overrides: dict[str, Any], given_by: str | None = None) -> Home:
         """This home with some settings overridden in memory (a scenario's), for one session.
 
         The view shares the files, the journal, the archive, the clock and the bus, but has
         its own config and its own stores reading it; this home, and every other thread
-        using it, keeps its settings. config.yaml is never touched.
+        using it, keeps its settings. config.yaml is never touched. ``given_by`` names where the
+        settings came from, in what a bad one's refusal says (``Config.overlay``).
         """
         view = copy.copy(self)
         view.__dict__ = {k: v for k, v in self.__dict__.items() if k not in CONFIG_BOUND}
-        view.__dict__.update(config=self.config.overlay(overrides), journal=self.journal, archive=self.archive)
+        view.__dict__.update(
+            config=self.config.overlay(overrides, given_by), journal=self.journal, archive=self.archive
+        )
         view.memory.__dict__["_seen"] = self.memory._seen  # one process: what it wrote is seen, whichever store wrote
         return view
 

@@ -331,6 +331,27 @@ def test_the_consent_question_uses_the_scenarios_limits_and_says_a_replace_would
     assert home.memory.entries("user") == ["User's name is Kenji"]
 
 
+def test_a_bad_value_in_a_scenarios_config_is_said_to_be_the_scenarios(home, tmp_path):
+    """`config: {memory.memory_char_limit: abc}` in a scenario was refused as
+    "HOME/config.yaml: memory.memory_char_limit must be a whole number", on a home with no config.yaml:
+    the user was sent to a file that does not hold it. The refusal names the scenario; nothing changes."""
+    from tests.test_curator_cli import wb
+
+    home.memory.add("memory", "The NAS is at 10.0.0.5")
+    path = tmp_path / "typo.yaml"
+    path.write_text(
+        "name: typo\nconfig: {memory.memory_char_limit: abc}\nsessions:\n  - title: T\n    turns:\n"
+        "      - user: we use ruff for linting\n",
+        encoding="utf-8",
+    )
+    said = "the 'typo' scenario's config: memory.memory_char_limit must be a whole number, got 'abc'."
+    for consent in ((), ("--yes",)):  # (foreseeing its writes for the question, and playing it)
+        code, out = wb(home.root, "run", "--scenario", str(path), *consent)
+        assert code == 1 and " ".join(out["error"].split()) == said, out
+    assert home.memory.entries("memory") == ["The NAS is at 10.0.0.5"] and home.archive.session_count() == 0
+    assert not home.config_path.exists()
+
+
 def consent_needed_of(home):
     from engine.scenarios import consent_needed
 

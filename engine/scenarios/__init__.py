@@ -95,7 +95,7 @@ class Scenario:
         found: list[tuple[Any, dict[str, Any]]] = []
         for spec in self.sessions:
             overlay = self.session_config(spec)
-            played = home.with_config(overlay) if overlay else home
+            played = home.with_config(overlay, self.config_given_by) if overlay else home
             model, messages = ScriptedModel(), [{"role": "system", "content": build_system_prompt(played)}]
             for turn in spec["turns"]:
                 if "user" not in turn:
@@ -118,6 +118,12 @@ class Scenario:
                             {"role": "tool", "tool_call_id": call.id, "tool_name": call.name, "content": done}
                         )
         return found
+
+    @property
+    def config_given_by(self) -> str:
+        """Where a bad value of its ``config:`` is said to be: it was said to be in config.yaml, which
+        may not even exist."""
+        return f"the {quoted(self.name)} scenario's config"
 
     def session_config(self, spec: dict[str, Any]) -> dict[str, Any]:
         """The settings the session ``spec`` plays with over the home's own: the scenario's, then its own."""
@@ -351,6 +357,7 @@ def run_scenario(
                 title=spec.get("title"),
                 on_event=on_event,
                 config=scenario.session_config(spec),
+                config_given_by=scenario.config_given_by,
                 step_delay=delay["step_delay"],
                 cancel_event=cancel,
                 background_review=background_review,
