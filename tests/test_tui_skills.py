@@ -1172,3 +1172,38 @@ async def test_the_ledger_gives_each_entry_two_lines_where_a_row_does_not_fit_an
         await wait_for(pilot, lambda: "\n" not in listing.options[0].prompt.plain, what="one line an entry")
         for entry, option in zip(entries, listing.options, strict=True):
             assert option.prompt.plain.startswith(f"{entry.id}  {entry.when}  create  {entry.skill}")
+
+
+@pytest.mark.slow  # Hermes's own archive code in its own process
+async def test_an_empty_ledger_says_where_a_skill_hermes_archived_is(home, hermes, tmp_path):
+    """On a home Hermes's curator had archived skills in, `l` and `workbench curator ledger` said only "The
+    ledger is empty.", and the user looked there for the archive to undo. Both say what the ledger holds and
+    that what Hermes changed is not in it (the Timeline has what the workbench saw of it)."""
+    from tests.test_curator_cli import wb
+    from tests.test_skills_support import write_skill
+
+    write_skill(home, "old-ftp-upload", category="ops")
+    code = "import json\nfrom tools.skill_usage import archive_skill\n"
+    (archived, _) = hermes.json(home.root, code + 'print(json.dumps(list(archive_skill("old-ftp-upload"))))')
+    assert archived and (home.skills_dir / ".archive" / "old-ftp-upload" / "SKILL.md").is_file()
+    said = "changes Hermes or an editor made are not in it (the Timeline has those it saw)"
+    status, out = wb(home.root, "curator", "ledger")
+    assert status == 0 and out["entries"] == []
+    assert said in " ".join(ran_text(home.root, "curator", "ledger").split())
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await open_mode(pilot, "3", SkillsScreen)
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, LedgerDialog), what="the ledger")
+        shown = lambda: " ".join(" ".join(str(s.content).split()) for s in app.screen.query(Static))  # noqa: E731
+        await wait_for(pilot, lambda: said in shown(), what="where Hermes's archive is")
+
+
+def ran_text(root, *args: str) -> str:
+    """What ``workbench --home ROOT ARGS`` prints as text."""
+    from tests.cli_support import ran
+
+    status, out, err = ran("--home", str(root), *args)
+    assert status == 0 and "Traceback" not in err, err
+    return out

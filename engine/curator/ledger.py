@@ -34,6 +34,13 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 SKILL_CELLS = 32  # a skill name wider than this is cut in a ledger listing's column
+EMPTY = (
+    "The ledger is empty. It lists the changes the workbench made in skills/ (curator passes, reviews, skill "
+    "writes), which can be rolled back; changes Hermes or an editor made are not in it (the Timeline has "
+    "those it saw)."
+)
+"""Both skins' empty ledger: on a home Hermes's own curator had archived skills in, "The ledger is empty."
+alone left the user looking for those archives in the wrong place."""
 
 
 def sha256(data: bytes) -> str:

@@ -6,7 +6,7 @@ import argparse
 
 from engine.clock import stamped
 from engine.counts import counted
-from engine.curator.ledger import columns, ledger_line, one_line_each, shortened
+from engine.curator.ledger import EMPTY, columns, ledger_line, one_line_each, shortened
 from engine.curator.run import counts_lines, purge_days_typed
 from engine.home import Home
 from engine.textsafety import inline
@@ -173,9 +173,8 @@ def rollback_entry(home: Home, args) -> Output:
 def show_ledger(home: Home, args) -> Output:
     entries = home.curator.ledger(args.limit)
     listed = [{**e.to_dict(), "journal_actor": e.journal_actor} for e in entries]
-    return Output(
-        {"entries": listed}, text="\n".join(ledger_lines(entries, terminal_width())) or "The ledger is empty."
-    )
+    lines = ledger_lines(entries, terminal_width()) or wrapped(EMPTY, terminal_width())
+    return Output({"entries": listed}, text="\n".join(lines))
 
 
 def ledger_lines(entries: list, width: int) -> list[str]:

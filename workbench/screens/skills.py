@@ -26,7 +26,7 @@ from textual.widgets.option_list import Option
 from engine.archive.query import fold_widths
 from engine.clock import stamped
 from engine.counts import counted
-from engine.curator.ledger import columns, one_line_each, shortened
+from engine.curator.ledger import EMPTY, columns, one_line_each, shortened
 from engine.curator.run import WHERE_RECORDED, PlanChanged, pinned_refusal, purge_days_typed
 from engine.errors import WorkbenchError
 from engine.events import Event, SkillChanged
@@ -204,7 +204,7 @@ class LedgerDialog(Dialog[str | None]):
                 Content.styled("Curator ledger: enter rolls the chosen change back · esc closes", "bold"),
                 classes="dialog-title",
             )
-            yield OptionList() if self.entries else Static(Content("The ledger is empty."))
+            yield OptionList() if self.entries else Static(Content(EMPTY))
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._fit)
