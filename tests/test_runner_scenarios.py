@@ -331,6 +331,19 @@ def test_the_consent_question_uses_the_scenarios_limits_and_says_a_replace_would
     assert home.memory.entries("user") == ["User's name is Kenji"]
 
 
+def test_the_consent_question_says_an_add_of_an_entry_the_store_holds_changes_nothing(home):
+    """Played a second time on a trial home, `smoke` was asked about as "MEMORY.md gets 'The workbench runs
+    headless in CI (smoke scenario).'", an entry MEMORY.md held already: the add then saved nothing. It says
+    the store holds it already; what it says is what playing it does."""
+    note = "The workbench runs headless in CI (smoke scenario)."
+    home.memory.add("memory", note)
+    home.memory.add("user", "User's name is Kenji")
+    changes = consent_needed_of(home)
+    assert f"MEMORY.md holds '{note}' already, so it stays as it is" in changes and "MEMORY.md gets" not in changes
+    run_scenario(home, "smoke", speed=0, consent=True)
+    assert home.memory.entries("memory") == [note]
+
+
 def test_a_bad_value_in_a_scenarios_config_is_said_to_be_the_scenarios(home, tmp_path):
     """`config: {memory.memory_char_limit: abc}` in a scenario was refused as
     "HOME/config.yaml: memory.memory_char_limit must be a whole number", on a home with no config.yaml:

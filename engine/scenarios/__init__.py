@@ -271,22 +271,26 @@ def _said_writes(home, writes: list[tuple[Any, dict[str, Any]]]) -> list[str]:
         file = FILE_NAMES.get(target, "MEMORY.md")
         old, new = quoted(write.get("old_text") or ""), quoted(write["content"])
         replaces = write["action"] == "replace" and isinstance(write.get("old_text"), str)
-        refused = _refusal(home, played, entries, target, write)
+        refused, changes = _foreseen(home, played, entries, target, write)
         if refused:
             what = f"replacing {old} by {new} in {file}" if replaces else f"adding {new} to {file}"
             said.append(f"{what} would be refused: {refused}")
+        elif not changes:  # (an add of an entry the store holds: "MEMORY.md gets" it promised a change)
+            said.append(f"{file} holds {new} already, so it stays as it is")
         else:
             said.append(f"{file} has {old} replaced by {new}" if replaces else f"{file} gets {new}")
     return said
 
 
-def _refusal(home, played, entries: dict[str, list[str]], target: str, write: dict[str, Any]) -> str | None:
+def _foreseen(
+    home, played, entries: dict[str, list[str]], target: str, write: dict[str, Any]
+) -> tuple[str | None, bool]:
     """Why the store would refuse ``write`` in the session's view of ``home``, ``played`` (``MEMORY.md is
-    2,180/2,200 chars``, ``no entry of MEMORY.md holds 'x'``), else None; a write it takes changes
-    ``entries`` (each target's, read from disk once) for the writes after it. A store that cannot be
-    read is left to the run to report."""
+    2,180/2,200 chars``, ``no entry of MEMORY.md holds 'x'``), else None; and whether it would change the
+    store (an add of an entry it holds does not). A write it takes changes ``entries`` (each target's, read
+    from disk once) for the writes after it. A store that cannot be read is left to the run to report."""
     if target not in FILE_NAMES:
-        return None
+        return None, True
     try:
         limit = played.memory.limit(target)
         current = entries.setdefault(target, home.memory.entries(target))
@@ -295,16 +299,16 @@ def _refusal(home, played, entries: dict[str, list[str]], target: str, write: di
         else:
             outcome = ops.add(current, write["content"], limit)
     except ops.NoMatch as refusal:
-        return f"no entry of {FILE_NAMES[target]} holds {quoted(refusal.old_text)}"
+        return f"no entry of {FILE_NAMES[target]} holds {quoted(refusal.old_text)}", False
     except ops.Refusal as refusal:
         if refusal.size_after is not None:
             ours = "" if limit == home.memory.limit(target) else " (the limit the scenario sets)"
-            return f"{FILE_NAMES[target]} is {Usage.of(current, limit).short} chars{ours}"
-        return refusal.person or refusal.result.get("error") or "the store refuses it"
+            return f"{FILE_NAMES[target]} is {Usage.of(current, limit).short} chars{ours}", False
+        return refusal.person or refusal.result.get("error") or "the store refuses it", False
     except WorkbenchError:
-        return None
+        return None, True
     entries[target] = outcome.entries
-    return None
+    return None, bool(outcome.changes)
 
 
 @dataclass
