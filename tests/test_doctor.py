@@ -205,6 +205,27 @@ def test_damaged_databases_are_errors(home):
     assert any(f.what == "workbench.db: integrity_check ok." for f in report.findings)
 
 
+def test_a_state_db_emptied_to_0_bytes_is_not_said_to_not_exist(tmp_path):
+    """A trial's state.db truncated to 0 bytes (its sessions gone) was reported as "state.db does not exist
+    yet; the first session creates it": the user was told nothing was lost. Doctor says the file is empty
+    and how to get the sessions back, and leaves it as it is."""
+    home = open_home(tmp_path / "h")
+    home.archive.create_session("20261208_010000_aaaaaa", source="cli", title="Real work")
+    home.close()
+    (tmp_path / "h" / "state.db").write_bytes(b"")
+    for sidecar in ("state.db-wal", "state.db-shm"):
+        (tmp_path / "h" / sidecar).unlink(missing_ok=True)
+    done = subprocess.run(
+        workbench_cmd("--home", str(tmp_path / "h"), "doctor", "--json"), capture_output=True, text=True
+    )
+    [finding] = [f for f in json.loads(done.stdout)["findings"] if "state.db is" in f["what"]]
+    assert finding["what"].endswith(
+        "state.db is an empty file (0 bytes): it holds no sessions; the first session writes Hermes's layout into it."
+    ), finding
+    assert "restore it from a backup" in finding["fix"] and "does not exist" not in done.stdout
+    assert (tmp_path / "h" / "state.db").read_bytes() == b""
+
+
 def test_a_corrupt_page_fails_integrity_check(home, tmp_path):
     conn = sqlite3.connect(home.state_db_path)
     conn.execute("CREATE TABLE t (x TEXT)")

@@ -34,8 +34,18 @@ def check(home: Home) -> list[Finding]:
     path = home.state_db_path
     if stranded_wal(path):
         return []  # engine.home_health's database check says what to do
-    if not path.exists() or path.stat().st_size == 0:
+    if not path.exists():
         return [Finding(AREA, "info", f"{path} does not exist yet; the first session creates it with Hermes's layout.")]
+    if path.stat().st_size == 0:  # (it was said not to exist: a state.db truncated by accident read as a new home)
+        return [
+            Finding(
+                AREA,
+                "info",
+                f"{path} is an empty file (0 bytes): it holds no sessions; the first session writes Hermes's "
+                "layout into it.",
+                "If it held sessions, they are gone from it: restore it from a backup before a session writes to it.",
+            )
+        ]
     try:
         conn = connect(path, read_only=True)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
