@@ -344,6 +344,25 @@ def test_the_consent_question_says_an_add_of_an_entry_the_store_holds_changes_no
     assert home.memory.entries("memory") == [note]
 
 
+def test_a_store_over_a_scenarios_limit_is_warned_of_in_the_figures_the_question_uses(home, tmp_path, caplog):
+    """With `config: {memory.memory_char_limit: 300}` on a MEMORY.md of 1,050 chars, `run --scenario` warned
+    "exceeds its char limit on load: 1050/300 chars" above a question that said "MEMORY.md is 1,050/300
+    chars": one figure written two ways in one answer."""
+    home.memory.add("memory", "n" * 1050)
+    path = tmp_path / "tight.yaml"
+    path.write_text(
+        "name: tight\nconfig: {memory.memory_char_limit: 300}\nsessions:\n  - title: T\n    turns:\n"
+        "      - user: note the CI runner\n        script:\n          - tool_calls:\n"
+        "              - {name: memory, args: {action: add, target: memory, content: The CI runner is a VM}}\n"
+        "          - answer: Noted.\n",
+        encoding="utf-8",
+    )
+    with caplog.at_level("WARNING"):
+        changes = consent_needed(home, load_scenario(str(path)))
+    assert "MEMORY.md is 1,050/300 chars (the limit the scenario sets)" in changes
+    assert "MEMORY.md exceeds its char limit on load: 1,050/300 chars." in caplog.text, caplog.text
+
+
 def test_a_bad_value_in_a_scenarios_config_is_said_to_be_the_scenarios(home, tmp_path):
     """`config: {memory.memory_char_limit: abc}` in a scenario was refused as
     "HOME/config.yaml: memory.memory_char_limit must be a whole number", on a home with no config.yaml:

@@ -405,13 +405,12 @@ class MemoryStore:
                 log.warning(
                     "%s could not be read (%s); it is left out of the snapshot.", self.path(target), state.error
                 )
-            elif Usage.of(state.entries, limits[target]).chars > limits[target]:
-                log.warning(
-                    "%s exceeds its char limit on load: %d/%d chars. Entries stay loaded; further additions "
+            elif (usage := Usage.of(state.entries, limits[target])).chars > limits[target]:
+                log.warning(  # (its figures as every other message gives them: 1,050/300, not 1050/300)
+                    "%s exceeds its char limit on load: %s chars. Entries stay loaded; further additions "
                     "are blocked until it is back under the limit.",
                     FILE_NAMES[target],
-                    Usage.of(state.entries, limits[target]).chars,
-                    limits[target],
+                    usage.short,
                 )
         enabled = {t: self.enabled(t) for t in TARGETS}
         return MemorySnapshot.build(raw, limits, enabled, errors, self.home.clock.now(), self._withheld(raw))
