@@ -28,7 +28,7 @@ from engine.textsafety import json_text, quoted, shell_word, visible
 
 from ..crash import CRASH_EXIT, crash_message, log_to_stderr_in_one_line
 from .echo import ECHO_LIMIT, cut_echoes, echoed, retyped, typed
-from .fit import said
+from .fit import said, tell
 
 # Each top-level command: the module that registers it (and holds its handlers), and its line in the list
 # of commands. A command line imports only the module of the command it names; the list (``workbench
@@ -460,7 +460,7 @@ def _usage_error(parser: argparse.ArgumentParser, message: str, as_json: bool) -
         sys.stdout.write(json_text({"success": False, "error": message, "usage": True}) + "\n")
         return 2
     parser.print_usage(sys.stderr)
-    sys.stderr.write(visible(f"{parser.prog}: error: {message}") + "\n")
+    tell(f"{parser.prog}: error: {message}")
     return 2
 
 
@@ -486,7 +486,7 @@ def warn_misreads(home) -> None:
     except WorkbenchError:
         return
     for _, warning in warnings:
-        sys.stderr.write(visible(f"warning: {warning}") + "\n")
+        tell(f"warning: {warning}")
 
 
 def _layout_progress(step: str, done: int, total: int) -> None:
@@ -510,9 +510,7 @@ def main(argv: list[str] | None = None) -> int:
         return _usage_error(exc.parser, str(exc), as_json)
     as_json = getattr(args, "json", False)
     log_to_stderr_in_one_line()
-    unlisten = lock_waits.listen(
-        lambda lock, holders: sys.stderr.write(visible(f"note: {describe(lock, holders)}") + "\n")
-    )
+    unlisten = lock_waits.listen(lambda lock, holders: tell(f"note: {describe(lock, holders)}"))
     try:
         return _run(parser, args, as_json)
     finally:  # (a caller in this process, the suite's ``cli`` fixture, is not told of its later waits)
@@ -548,7 +546,7 @@ def _run_closing(parser: argparse.ArgumentParser, args, as_json: bool, closing: 
             )
             closing.callback(home.close)
             if home.created:  # a mistyped --home would otherwise go unnoticed (the TUI says it too)
-                sys.stderr.write(visible(f"note: {home.root} did not exist: created a new, empty home there") + "\n")
+                tell(f"note: {home.root} did not exist: created a new, empty home there")
             if not getattr(args, "reports_problems", False):
                 warn_misreads(home)
             if handler.__module__ != "workbench.cli.tui_cmds":  # (the TUI says it in a notice)
@@ -573,7 +571,7 @@ def _run_closing(parser: argparse.ArgumentParser, args, as_json: bool, closing: 
         return 1
     except KeyboardInterrupt:  # (a wait for another process's lock, stopped before the lock was taken, is said)
         if (wait := lock_waits.interrupted()) is not None:
-            sys.stderr.write(visible(f"interrupted: {lock_waits.describe_interrupted(wait)}") + "\n")
+            tell(f"interrupted: {lock_waits.describe_interrupted(wait)}")
         return 130
     except Exception as exc:  # a bug: the traceback goes to a file, never to the terminal
         message = crash_message(exc)
@@ -590,7 +588,7 @@ def _say_kept_stored(home: Home) -> None:
     """Messages this command stored that workbench.db kept for state.db (an earlier run or quit was told
     they were kept there): said once, on stderr, so the user learns they landed."""
     for note in home.take_kept_stored():
-        sys.stderr.write(visible(f"note: {note}") + "\n")
+        tell(f"note: {note}")
 
 
 def _warn_unreadable_journal(home: Home) -> None:
@@ -598,4 +596,4 @@ def _warn_unreadable_journal(home: Home) -> None:
     workbench.db cannot be read, found as it opened or deep in a table as the command read it."""
     problem = home.journal.problem()
     if problem:
-        sys.stderr.write(visible(f"warning: shown without the journal: {problem}") + "\n")
+        tell(f"warning: shown without the journal: {problem}")

@@ -4,14 +4,14 @@ knows (``timeline``, ``memory show``, ``pending list|show``): the TUI's watcher 
 from __future__ import annotations
 
 import sqlite3
-import sys
 from collections.abc import Sequence
 
 from engine.archive import outside as sessions_outside
 from engine.errors import WorkbenchError
 from engine.home import Home, open_home
 from engine.memory import TARGETS
-from engine.textsafety import visible
+
+from .fit import tell
 
 
 def catch_up(home: Home, targets: Sequence[str] | None = None) -> None:
@@ -34,9 +34,7 @@ def catch_up(home: Home, targets: Sequence[str] | None = None) -> None:
             missed.setdefault(exc.message if isinstance(exc, WorkbenchError) else home.explain(exc), []).append(what)
     for reason, whats in missed.items():
         listed = ", ".join(whats[:-1]) + " and " + whats[-1] if len(whats) > 1 else whats[0]
-        sys.stderr.write(
-            visible(f"warning: outside {listed} not caught up ({reason}); the listing may miss them") + "\n"
-        )
+        tell(f"warning: outside {listed} not caught up ({reason}); the listing may miss them")
 
 
 def catch_up_if_journaled(home: Home, targets: Sequence[str] | None = None) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 
 from engine.textsafety import cells, cut_cells, fold_end, start_in, tail_start, visible
 
@@ -114,6 +115,12 @@ def said(sentence: str, indent: str = "") -> str:
     """An error, warning or note as printed: ``wrapped`` to the terminal's width after ``indent``, its
     continuation two cells in from its mark, a word wider than a line (the path or id it names) whole."""
     return "\n".join(wrapped(sentence, terminal_width(), indent, hang="  ", chop=False))
+
+
+def tell(sentence: str) -> None:
+    """A note, warning or error for the person at the terminal: on stderr (``--json`` keeps stdout to its one
+    document), as ``said`` fits it (a line wider than the terminal was left to it to break inside words)."""
+    sys.stderr.write(said(sentence) + "\n")
 
 
 def _wrapped_line(text: str, width: int, indent: str, hang: str, chop: bool) -> list[str]:

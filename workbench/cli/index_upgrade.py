@@ -9,14 +9,16 @@ import sys
 from engine.archive.upkeep import upgrade_line
 from engine.home import Home
 
+from .fit import tell
+
 
 def upgrade_before_search(home: Home, query: str, *, prefix: bool = False) -> None:
     """The upgrade's steps before a search for ``query``, if one is under way, and how far it is."""
 
     def first() -> None:
-        sys.stderr.write("note: upgrading the CJK search index first (once; quicker than the scan it spares)\n")
+        tell("note: upgrading the CJK search index first (once; quicker than the scan it spares)")
         sys.stderr.flush()
 
     done = home.archive.upgrade_before_search(query, prefix=prefix, first=first)
     if done is not None:
-        sys.stderr.write(f"note: {upgrade_line(done.left)}\n")
+        tell(f"note: {upgrade_line(done.left)}")

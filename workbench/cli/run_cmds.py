@@ -20,7 +20,7 @@ from engine.scenarios import consent_needed, list_scenarios, load_scenario, run_
 from engine.textsafety import visible
 
 from . import Output, UsageError, add_command
-from .fit import phrased, said, terminal_width, wrapped
+from .fit import phrased, said, tell, terminal_width, wrapped
 from .numbers import SPEED
 
 ARG_PREVIEW = 70
@@ -167,7 +167,7 @@ def _warn_ended_elsewhere(event: RunnerEvent) -> None:
     """Under ``--json`` (no transcript printed): a session ended elsewhere while in use, which the next
     turn reopens, is still said, on stderr."""
     if event.kind == "warning" and event.data.get("ended_elsewhere"):
-        sys.stderr.write(said(f"warning: {event.data.get('message')}") + "\n")
+        tell(f"warning: {event.data.get('message')}")
         sys.stderr.flush()
 
 
@@ -182,7 +182,7 @@ def _say_interrupted(home: Home, conversation: Conversation) -> None:
         where = f"What was said is stored in session {session_id}: go on with {go_on}."
     else:
         where = "Nothing was stored."
-    sys.stderr.write(said(f"interrupted: the turn stopped, and no answer to it was stored. {where}") + "\n")
+    tell(f"interrupted: the turn stopped, and no answer to it was stored. {where}")
 
 
 def _summary(home: Home, turns, session_ids: list[str]) -> dict[str, Any]:
@@ -285,11 +285,11 @@ def run_agent(home: Home, args) -> Output:
                 home, model, session=args.session, title=args.title, on_event=printer or _warn_ended_elsewhere
             )
             if conversation.live_warning is not None:  # before any turn writes to it (also under --json)
-                sys.stderr.write(said(f"warning: {conversation.live_warning}") + "\n")
+                tell(f"warning: {conversation.live_warning}")
                 sys.stderr.flush()
             for note in (conversation.reopened_note, conversation.archived_note):  # (said, as in the TUI)
                 if note is not None:
-                    sys.stderr.write(said(f"note: {note}") + "\n")
+                    tell(f"note: {note}")
                     sys.stderr.flush()
             turns = []
             try:

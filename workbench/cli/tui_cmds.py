@@ -13,9 +13,9 @@ import sys
 from engine.demo import holds_other_data
 from engine.errors import WorkbenchError
 from engine.home import Home, open_home, resolve_home
-from engine.textsafety import visible
 
 from . import UsageError, add_command
+from .fit import tell
 from .numbers import SPEED
 
 
@@ -112,8 +112,5 @@ def set_aside(home: Home) -> None:
             if not (path := previous.with_name(f"{previous.name}-{n}")).exists() and not path.is_symlink()
         )
         previous.rename(older)
-        sys.stderr.write(
-            visible(f"note: the demo home set aside before is kept as {older}; delete it when you no longer need it")
-            + "\n"
-        )
+        tell(f"note: the demo home set aside before is kept as {older}; delete it when you no longer need it")
     home.root.rename(previous)
