@@ -707,24 +707,31 @@ def test_run_wraps_its_warnings_to_the_terminal(tmp_path):
 
 def test_usage_errors_warnings_and_notes_wrap_to_the_terminal(tmp_path):
     """A user trial at 60 columns: `pending approve --all`'s error (`… required: ID|all. Did you mean 'all',
-    without the dashes?`) and config.yaml's warnings on stderr were printed whole, so the terminal broke them
-    inside words. Every note, warning and error on stderr wraps at spaces, as `run`'s warnings do."""
+    without the dashes?`), config.yaml's warnings and the engine's logged ones on stderr were printed whole,
+    so the terminal broke them inside words. Every note, warning and error on stderr wraps at spaces."""
     home = open_home(tmp_path / "h")
-    home.config_path.write_text('memory:\n  memory_char_limit: "3000"\n', encoding="utf-8")
+    home.memory.add("user", "The user prefers long explanations with many examples")
+    config = 'memory:\n  memory_char_limit: "3000"\n  user_char_limit: 20\n'  # (the engine's warning too)
+    home.config_path.write_text(config, encoding="utf-8")
     home.close()
     said = {}
     for columns in (1000, 60):
         said[columns] = []
-        for words, code in ((["pending", "approve", "--all"], 2), (["memory", "show"], 0)):
+        for words, code in ((["pending", "approve", "--all"], 2), (["run", "-m", "hello"], 0)):
             argv = [sys.executable, "-m", "workbench", "--home", str(tmp_path / "h"), *words]
             done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "COLUMNS": str(columns)})
             assert done.returncode == code and "Traceback" not in done.stderr, done.stderr
             said[columns] += done.stderr.splitlines()
     [error] = [line for line in said[1000] if line.startswith("workbench pending approve: error: ")]
-    [warning] = [line for line in said[1000] if line.startswith("warning: ")]
+    warning, logged = [line for line in said[1000] if line.startswith("warning: ")]
     assert error.endswith("Did you mean 'all', without the dashes?") and cell_len(warning) > 60
+    assert logged.startswith("warning: USER.md exceeds its char limit on load: 53/20 chars.")
     assert_wrapped(said[60], error, 60)
-    lines = said[60][said[60].index("warning:") :]  # (its last; the path, wider than a line, on one of its own)
+    assert_wrapped(
+        said[60][next(i for i, line in enumerate(said[60]) if line.startswith("warning: USER")) :], logged, 60
+    )
+    at = said[60].index("warning:")  # (the config's path, wider than a line, on a line of its own)
+    lines = said[60][at : next(i for i, line in enumerate(said[60]) if line.startswith("warning: USER"))]
     assert " ".join(" ".join(lines).split()) == " ".join(warning.split())
     assert all(cell_len(line) <= 60 or " " not in line.strip() for line in lines), lines
     assert all(line.startswith("  ") for line in lines[1:])

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import sys
 import tempfile
 import time
 import traceback
@@ -118,7 +117,9 @@ def _causes(record: logging.LogRecord) -> set[str]:
 
 
 def _to_stderr(line: str) -> None:
-    sys.stderr.write(f"warning: {line}\n")
+    from .cli.fit import tell  # (the CLI's rule for a line on stderr; this module is the TUI's too)
+
+    tell(f"warning: {line}")
 
 
 def log_to_stderr_in_one_line() -> None:

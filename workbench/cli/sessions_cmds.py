@@ -7,7 +7,6 @@ state.db). Session ids may be given in full, as a unique prefix, or as a title.
 from __future__ import annotations
 
 import json
-import sys
 
 from rich.cells import cell_len
 
@@ -26,7 +25,7 @@ from engine.values import call_name
 
 from . import Output, UsageError, add_command
 from .echo import echoed
-from .fit import MIN_FREE, cut_cells, fit_row, folded, labelled, terminal_width, wrapped
+from .fit import MIN_FREE, cut_cells, fit_row, folded, labelled, tell, terminal_width, wrapped
 from .index_upgrade import upgrade_before_search
 from .numbers import COUNT, ID, ROWS, number
 
@@ -149,7 +148,7 @@ def list_sessions(home: Home, args) -> Output:
         "warning": damaged,  # (state.db damaged: what was listed is what could be read; also on stderr)
     }
     if damaged:
-        sys.stderr.write(inline(f"warning: {damaged}") + "\n")
+        tell(inline(f"warning: {damaged}"))
 
     def text() -> str:
         if not rows:  # (an --offset past the last session listed some: "no sessions" would be untrue)
