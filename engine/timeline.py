@@ -1746,7 +1746,10 @@ class Timeline:
             return rows
         rows = self.page(group=text, limit=100_000)
         if not rows:
-            raise TimelineError(f"No timeline group {quoted(text)}. See the group column of `workbench timeline`.")
+            raise TimelineError(
+                f"No timeline group {quoted(text)}. `workbench timeline` shows a row's group in brackets after "
+                "its summary ([outside:…], [revert:…])."
+            )
         return rows
 
     # -- where a row came from --------------------------------------------------------

@@ -331,6 +331,20 @@ def test_a_blank_group_is_a_usage_error_for_both_timeline_and_revert(home, group
     assert len(wb(home.root, "timeline")[1]["rows"]) == 4  # (no revert row was added)
 
 
+def test_an_unknown_group_says_where_a_group_is_shown(home):
+    """`revert outside:zzzz` said "See the group column of `workbench timeline`", which has no such column:
+    a row's group is shown in brackets after its summary. The refusal says so, and the brackets are there."""
+    learn(home)
+    home.close()
+    code, said = wb(home.root, "revert", "outside:zzzz")
+    assert code == 1 and said["error"] == (
+        "No timeline group 'outside:zzzz'. `workbench timeline` shows a row's group in brackets after its "
+        "summary ([outside:…], [revert:…])."
+    )
+    group = next(r["group"] for r in wb(home.root, "timeline")[1]["rows"] if r["group"])
+    assert f"  [{group}]" in completed("timeline", "--home", str(home.root)).stdout
+
+
 def test_the_text_timeline_names_the_next_page_with_this_listings_home_and_filters(tmp_path, home):
     """Run as printed, the "Older" command must list the same home's next rows, not the default home's."""
     learn(home)

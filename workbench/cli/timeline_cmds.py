@@ -43,7 +43,7 @@ FILTERS = {  # the listing's filters: registered from here, and repeated by the 
     "target": {"help": "only rows about this target (memory, user, a skill, a pending id)"},
     "session": {"metavar": "ID", "help": "only rows from this session (its id, or the start of it)"},
     "search": {"metavar": "TEXT", "help": "only rows whose text contains TEXT"},
-    "group": {"help": "only the rows of one group (see the group column)"},
+    "group": {"help": "only the rows of one group (shown in brackets after a row's summary)"},
 }
 
 
