@@ -1391,11 +1391,18 @@ async def test_the_budget_over_an_add_approval_would_refuse_or_not_apply_says_so
         assert text_of(app, "#proposal-title").endswith("· no change: already there:")
 
 
+def hangs(lines: list[str], start: str) -> bool:
+    """Whether the line after the one holding ``start`` (an item's first words) goes on 2 cells deeper
+    than them, not back at the dialog's left edge (the last line holding it: the dialog is over the screen)."""
+    at = max(i for i, line in enumerate(lines) if start in line)
+    column = lines[at].index(start)
+    after = lines[at + 1]
+    return after[: column + 2].endswith("   ") and after[column + 2] != " "
+
+
 async def test_an_approve_all_line_that_wraps_goes_on_under_its_own_first_words(gated, tmp_path):
     """At 80 columns a proposal's wrapped line and its `op 1 replace hits:` line began at the dialog's left
     edge, under the next proposal's id, so one proposal read as several."""
-    from tests.test_tui_doctor import hangs
-
     gated.memory.add("memory", "Project deploys with make deploy ENV=prod every Friday " * 2, ToolContext(actor="user"))
     added = stage(gated, "The release manager is Sato-san, who signs off every deploy to production on Fridays")
     result = gated.memory.replace("memory", "ENV=prod", "Project deploys with make deploy ENV=staging", AGENT)
