@@ -10,7 +10,7 @@ from textual.widgets import OptionList, Static
 from engine.tools import ToolContext
 from tests.screens_seed import screen_text
 from tests.tui_support import footer_keys, make_app, settle, wait_for
-from workbench.screens.dialogs import ConfirmDialog
+from workbench.screens.dialogs import ConfirmDialog, EditDialog
 
 pytestmark = pytest.mark.anyio
 
@@ -95,6 +95,11 @@ async def test_approve_is_refused_saying_why_and_reject_drops_it_keeping_its_byt
         assert not isinstance(app.screen, ConfirmDialog)
         status = text_of(app, "#status")
         assert status.startswith("Not approved: 0badc0de cannot be read (not UTF-8 text") and "press r" in status
+        await pilot.press("e")  # (it said "Not approved" for e too, which approves nothing until saved)
+        await settle(pilot)
+        status = text_of(app, "#status")
+        assert status.startswith("Not opened for editing: 0badc0de cannot be read (not UTF-8 text"), status
+        assert "so there is nothing to edit" in status and "press r" in status
         assert broken.exists() and queue.approvals.count() == 1
         await pilot.press("r")
         assert "Reject unreadable memory record 0badc0de?" in await question(pilot, "the question")
@@ -268,6 +273,25 @@ async def test_reject_all_of_one_unreadable_file_asks_of_that_file(home, tmp_pat
         await pilot.press("R")
         text = await question(pilot, "reject all's question")
         assert "Reject the unreadable file?" in text and "among them" not in text
+
+
+async def test_e_on_a_proposal_whose_file_broke_after_the_queue_read_it_says_it_opens_no_editor(home, tmp_path):
+    """`e` on such a proposal said "Not approved: …", though `e` opens an editor and approves only on save:
+    it says the editor was not opened, and why."""
+    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+    home.reload_config()
+    broken = home.memory.add("memory", "A", ToolContext(actor="agent"))["pending_id"]
+    home.clock.advance(1)  # (the queue is oldest first)
+    home.memory.add("memory", "B", ToolContext(actor="agent"))
+    app = make_app(home, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_row(pilot, 1)
+        (home.pending_dir / "memory" / f"{broken}.json").write_text('{"id": broken')  # (no watcher here)
+        await pilot.press("up", "e")
+        said = f"Not opened for editing: {broken} cannot be read (not valid JSON"
+        await wait_for(pilot, lambda: said in screen_text(app), what="why it cannot be edited")
+        assert "so there is nothing to edit" in " ".join(screen_text(app).split())
+        assert not isinstance(app.screen, (ConfirmDialog, EditDialog))
 
 
 async def test_a_on_a_proposal_whose_file_broke_after_the_queue_read_it_says_why_not(home, tmp_path):

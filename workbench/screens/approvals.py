@@ -234,8 +234,9 @@ class ApprovalsScreen(WorkbenchScreen):
         problem = self._problem_at(index)
         asked = self._ask_when_shown[0] if self._ask_when_shown else None
         if record is None or record.id != asked:
-            if problem is not None and problem.id == asked:  # (its file broke meanwhile)
-                self.show_status(_cannot_read(problem.id, problem.error, problem.reject_refusal), error=True)
+            if self._ask_when_shown and problem is not None and problem.id == asked:  # (its file broke meanwhile)
+                edit = self._ask_when_shown[1] == self.action_edit_approve
+                self.show_status(_cannot_read(problem.id, problem.error, problem.reject_refusal, edit), error=True)
             self._ask_when_shown = None  # (the cursor moved on: `a` or `e` was for the row it left)
         if record is not None:
             self.load_preview(record.id)
@@ -277,7 +278,7 @@ class ApprovalsScreen(WorkbenchScreen):
         try:
             preview = self.home.approvals.preview(pending_id)
         except Exception as exc:  # decided by another process meanwhile, unreadable record
-            preview = {"id": pending_id, "error": getattr(exc, "message", str(exc)), "unread": _unread(pending_id, exc)}
+            preview = {"id": pending_id, "error": getattr(exc, "message", str(exc)), "unread": exc}
             if isinstance(exc, (NoSuchRecord, UnusableRecord)):  # (the queue read it before: its row changes)
                 self.post_result(ReloadWanted())
         pinned = (preview.get("payload") or {}).get("matched_entry")
@@ -421,7 +422,7 @@ class ApprovalsScreen(WorkbenchScreen):
         """Why ``action`` cannot act on the highlighted row or queue (None: it can), for a key dimmed so."""
         problem = self.current_problem if self.is_mounted else None
         if action in ("approve", "edit_approve") and problem is not None:
-            return _cannot_read(problem.id or "this file", problem.error, problem.reject_refusal)
+            return _cannot_read(problem.id or "this file", problem.error, problem.reject_refusal, action != "approve")
         if action == "reject" and problem is not None:
             return problem.reject_refusal
         droppable = sum(p.reject_refusal is None for p in self.problems)
@@ -511,7 +512,7 @@ class ApprovalsScreen(WorkbenchScreen):
                 self.show_status("Reading what approving it would change: the question follows.")
                 return
             if preview.get("unread"):  # (no question: there is nothing it could approve)
-                self.show_status(preview["unread"], error=True)
+                self.show_status(_unread(record.id, preview["unread"]), error=True)
                 return
             targets = preview.get("targets") or []
             hits = [target_line(target, 160, warn=False) for target in targets]  # (``cautions`` warns)
@@ -593,7 +594,7 @@ class ApprovalsScreen(WorkbenchScreen):
             return
         opened = self._opened(record)
         if opened.get("unread"):
-            self.show_status(opened["unread"], error=True)
+            self.show_status(_unread(record.id, opened["unread"], edit=True), error=True)
             return
         heard: set[str] = set()  # late hits this box has warned of: a save after the warning approves
         # said before any typing: a refusal an edit may help (its size or words; one about its target, such as a
@@ -903,25 +904,33 @@ def _what_changed(record: PendingRecord, opened: dict, now: dict) -> str:
     return f"{others} changed (the budget below is measured against them)"
 
 
-def _cannot_read(name: str, error: str, reject_refusal: str | None = None) -> str:
-    """What a or e says on a record file that cannot be read: why nothing can be approved, what to do."""
-    return f"Not approved: {name} cannot be read ({flat_line(error, 200)}), so there is no write to apply. " + (
+def _cannot_read(name: str, error: str, reject_refusal: str | None = None, edit: bool = False) -> str:
+    """What a or e (``edit``) says on a record file that cannot be read: why nothing can be approved or
+    edited, what to do."""
+    none = "nothing to edit" if edit else "no write to apply"
+    return f"{_not_done(edit)}: {name} cannot be read ({flat_line(error, 200)}), so there is {none}. " + (
         reject_refusal or "Fix the file by hand, or press r to reject it."
     )
 
 
-def _unread(pending_id: str, exc: Exception) -> str:
-    """What a or e says, instead of asking, on a proposal whose preview could not be read (``exc``): its
-    file broke or went after the queue read it, or the read failed."""
+def _unread(pending_id: str, exc: Exception, edit: bool = False) -> str:
+    """What a or e (``edit``) says, instead of asking, on a proposal whose preview could not be read
+    (``exc``): its file broke or went after the queue read it, or the read failed."""
     if isinstance(exc, NoSuchRecord):
-        return _decided_elsewhere(pending_id, "approved")
+        return _decided_elsewhere(pending_id, "opened for editing" if edit else "approved")
     if isinstance(exc, UnusableRecord):
-        return _cannot_read(pending_id, str(exc.details.get("problem") or exc.message))
+        return _cannot_read(pending_id, str(exc.details.get("problem") or exc.message), edit=edit)
+    unasked = "the editor was not opened" if edit else "it was not asked"
     return (
-        f"Not approved: what approving {pending_id} would change could not be read "
-        f"({flat_line(getattr(exc, 'message', str(exc)), 200)}), so it was not asked; it stays pending. Select "
-        "it again to read it again, or press r to reject it."
+        f"{_not_done(edit)}: what approving {pending_id} would change could not be read "
+        f"({flat_line(getattr(exc, 'message', str(exc)), 200)}), so {unasked}; it stays pending. Select it again "
+        "to read it again, or press r to reject it."
     )
+
+
+def _not_done(edit: bool) -> str:
+    """How a refusal of a (approve) or e (edit, then approve) begins."""
+    return "Not opened for editing" if edit else "Not approved"
 
 
 def _decided_elsewhere(pending_id: str, verb: str) -> str:
