@@ -82,6 +82,7 @@ async def test_each_unreadable_file_has_a_row_and_a_pane_and_the_title_fits(queu
         await settle(pilot)
         assert "Its name is not a pending id" in text_of(app, "#proposal-warnings")
         assert "␛" in text_of(app, "#proposal-title") and "\x1b" not in text_of(app, "#proposal-info")
+        assert "cannot be read" not in text_of(app, "#status")  # (no a or e was pressed: nothing refused)
 
 
 async def test_approve_is_refused_saying_why_and_reject_drops_it_keeping_its_bytes(queue, tmp_path):
