@@ -1171,8 +1171,8 @@ def test_the_cli_keeps_the_busy_timeout_advice(home, monkeypatch):
     """The CLI's words still say how to wait longer (a new command reads WORKBENCH_BUSY_TIMEOUT)."""
     from engine.db import DatabaseBusyError
 
+    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.2")  # (before state.db's connection, which reads it)
     home.archive.create_session("s_busy", source="cli", title="Cups talk")
-    monkeypatch.setenv("WORKBENCH_BUSY_TIMEOUT", "0.2")
     holder = holding_write_lock(home.state_db_path)
     try:
         with pytest.raises(DatabaseBusyError) as raised:
