@@ -22,6 +22,19 @@ def keys(*names: str) -> list[events.Key]:
     return [events.Key(n, n if len(n) == 1 else None) for n in names]
 
 
+def hold_the_screen(app) -> list[bool]:
+    """Keep the screen's queue busy for half a second (a big redraw, a heavy handler); the list
+    returned holds ``True`` once the screen is free again."""
+    freed: list[bool] = []
+
+    async def busy() -> None:
+        await asyncio.sleep(0.5)
+        freed.append(True)
+
+    app.screen.call_later(busy)
+    return freed
+
+
 async def test_a_backspace_is_applied_before_the_letters_typed_after_it(home, tmp_path):
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -29,14 +42,11 @@ async def test_a_backspace_is_applied_before_the_letters_typed_after_it(home, tm
         box.value = "oolong"
         box.cursor_position = 6
 
-        async def busy() -> None:  # the screen's queue is slow (a big redraw, a heavy handler)
-            await asyncio.sleep(0.5)
-
-        app.screen.call_later(busy)
+        freed = hold_the_screen(app)
         for key in keys("backspace", "backspace", *"tulip"):
             app.post_message(key)
-        await asyncio.sleep(0.8)  # the busy screen done, and every key with it
-        await settle(pilot)
+        await wait_for(pilot, lambda: freed, what="the busy screen")
+        await settle(pilot)  # (and every key queued behind it)
         assert box.value == "oolotulip"
 
 
@@ -54,12 +64,9 @@ async def test_the_editor_takes_keys_in_order_too(home, tmp_path):
         area.load_text("abc")
         area.move_cursor((0, 3))
 
-        async def busy() -> None:
-            await asyncio.sleep(0.5)
-
-        app.screen.call_later(busy)
+        freed = hold_the_screen(app)
         for key in keys("backspace", "left", *"xy"):
             app.post_message(key)
-        await asyncio.sleep(0.8)
+        await wait_for(pilot, lambda: freed, what="the busy screen")
         await settle(pilot)
         assert area.text == "axyb"
