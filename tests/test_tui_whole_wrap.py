@@ -127,3 +127,27 @@ async def test_an_empty_lists_text_folds_as_its_rows_do(width):
         for widget in (app.query_one(EntryList), app.query_one(FactList)):
             lines = drawn_in(widget)
             assert "<U+202E>" in "".join(lines) and not parted(lines), (widget.id, lines)
+
+
+async def test_a_whole_static_folds_its_text_once_while_it_is_redrawn(monkeypatch):
+    """Each draw of a WholeStatic made a new WholeWrap, which folded the whole text again: a SKILL.md cut at
+    400,000 characters took 0.27 s a frame to scroll. The fold is kept while the text and width stay."""
+    import widgets.literal
+
+    folds: list[int] = []
+    fold = widgets.literal.wrap
+    monkeypatch.setattr(widgets.literal, "wrap", lambda content, width: folds.append(width) or fold(content, width))
+    app = Statics()
+    async with app.run_test(size=(40, 20)) as pilot:
+        static = app.query_one("#updated", WholeStatic)
+        static.update(literal(FOLDS))
+        await settle(pilot)
+        assert "<U+202E>" in "".join(drawn_in(static))
+        folds.clear()
+        for _ in range(3):
+            static.refresh(layout=True)
+            await pilot.pause()
+        assert folds == [] and "<U+202E>" in "".join(drawn_in(static))
+        static.update(literal("new words"))  # (new text: folded anew, and drawn)
+        await settle(pilot)
+        assert folds and drawn_in(static)[0].rstrip() == "new words"

@@ -122,10 +122,17 @@ class WholeStatic(Static):
 
     def __init__(self, content: VisualType = "", **kwargs) -> None:
         super().__init__(content, markup=False, **kwargs)
+        self._whole: WholeWrap | None = None
 
     def render(self) -> Visual:
         visual = self.visual
-        return WholeWrap(visual) if isinstance(visual, Content) else visual
+        if not isinstance(visual, Content):
+            return visual
+        # One WholeWrap while the text stays, so its fold is kept: a new one on each draw folded the whole
+        # text again, 0.27 s a frame for a SKILL.md cut at 400,000 characters, each scroll and refresh.
+        if self._whole is None or self._whole.content is not visual:
+            self._whole = WholeWrap(visual)
+        return self._whole
 
 
 def wrapped(text: str, width: int, lines: int, style: str = "") -> list[Content]:
