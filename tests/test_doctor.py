@@ -223,6 +223,9 @@ def test_a_state_db_emptied_to_0_bytes_is_not_said_to_not_exist(tmp_path):
         "state.db is an empty file (0 bytes): it holds no sessions; the first session writes Hermes's layout into it."
     ), finding
     assert "restore it from a backup" in finding["fix"] and "does not exist" not in done.stdout
+    assert finding["severity"] == "warning" and done.returncode == 1  # (it said "doctor: all good" above it)
+    text = subprocess.run(workbench_cmd("--home", str(tmp_path / "h"), "doctor"), capture_output=True, text=True)
+    assert "all good" not in text.stdout and "is an empty file (0 bytes)" in " ".join(text.stdout.split())
     assert (tmp_path / "h" / "state.db").read_bytes() == b""
 
 

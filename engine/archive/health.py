@@ -38,9 +38,9 @@ def check(home: Home) -> list[Finding]:
         return [Finding(AREA, "info", f"{path} does not exist yet; the first session creates it with Hermes's layout.")]
     if path.stat().st_size == 0:  # (it was said not to exist: a state.db truncated by accident read as a new home)
         return [
-            Finding(
+            Finding(  # (a warning: "all good" above it hid that sessions may be gone)
                 AREA,
-                "info",
+                "warning",
                 f"{path} is an empty file (0 bytes): it holds no sessions; the first session writes Hermes's "
                 "layout into it.",
                 "If it held sessions, they are gone from it: restore it from a backup before a session writes to it.",
