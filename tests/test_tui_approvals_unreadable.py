@@ -276,18 +276,29 @@ async def test_reject_all_of_one_unreadable_file_asks_of_that_file(home, tmp_pat
         assert "Reject the unreadable file?" in text and "among them" not in text
 
 
-async def test_e_on_a_proposal_whose_file_broke_after_the_queue_read_it_says_it_opens_no_editor(home, tmp_path):
-    """`e` on such a proposal said "Not approved: …", though `e` opens an editor and approves only on save:
-    it says the editor was not opened, and why."""
+def two_staged_the_first_to_break(home) -> str:
+    """Two memory adds staged, oldest first; the id of the first, which ``breaks`` breaks."""
     home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
     home.reload_config()
     broken = home.memory.add("memory", "A", ToolContext(actor="agent"))["pending_id"]
     home.clock.advance(1)  # (the queue is oldest first)
     home.memory.add("memory", "B", ToolContext(actor="agent"))
+    return broken
+
+
+def breaks(home, pending_id: str) -> None:
+    """Its record half written, after the queue read it (no watcher here to tell the screen)."""
+    (home.pending_dir / "memory" / f"{pending_id}.json").write_text('{"id": broken')
+
+
+async def test_e_on_a_proposal_whose_file_broke_after_the_queue_read_it_says_it_opens_no_editor(home, tmp_path):
+    """`e` on such a proposal said "Not approved: …", though `e` opens an editor and approves only on save:
+    it says the editor was not opened, and why."""
+    broken = two_staged_the_first_to_break(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await open_row(pilot, 1)
-        (home.pending_dir / "memory" / f"{broken}.json").write_text('{"id": broken')  # (no watcher here)
+        breaks(home, broken)
         await pilot.press("up", "e")
         said = f"Not opened for editing: {broken} cannot be read (not valid JSON"
         await wait_for(pilot, lambda: said in screen_text(app), what="why it cannot be edited")
@@ -300,15 +311,11 @@ async def test_a_on_a_proposal_whose_file_broke_after_the_queue_read_it_says_why
     `a` on it then asked "Approve memory add …?" as if there were a write to apply, over a warning with
     the CLI's advice. Now no question is asked: the status line says why it cannot be approved and what
     to do, and the row becomes the broken file's, whose pane says the rest."""
-    home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
-    home.reload_config()
-    broken = home.memory.add("memory", "A", ToolContext(actor="agent"))["pending_id"]
-    home.clock.advance(1)  # (the queue is oldest first)
-    home.memory.add("memory", "B", ToolContext(actor="agent"))
+    broken = two_staged_the_first_to_break(home)
     app = make_app(home, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await open_row(pilot, 1)
-        (home.pending_dir / "memory" / f"{broken}.json").write_text('{"id": broken')  # (no watcher here)
+        breaks(home, broken)
         await pilot.press("up", "a")
         said = f"Not approved: {broken} cannot be read (not valid JSON"
         await wait_for(pilot, lambda: said in screen_text(app), what="why it cannot be approved")
