@@ -72,13 +72,11 @@ def ledger_line(entry: LedgerEntry, shown: tuple[str, str, str, str]) -> str:
     return f"{entry.id}  {when}  {action}  {skill}  by {actor}"
 
 
-def one_line_each(entries: list[LedgerEntry], width: int) -> bool:
-    """Whether every entry fits ``width`` cells on one line (``ledger_line``); else both skins give every
-    entry alike two lines, its id, time and action, then its skill and who: at 60 and 80 columns a row of
-    89 cells wrapped into what read as the next row."""
-    return all(
-        cells(visible(ledger_line(e, shown))) <= width for e, shown in zip(entries, columns(entries), strict=True)
-    )
+def one_line_each(entries: list[LedgerEntry], shown: list[tuple[str, str, str, str]], width: int) -> bool:
+    """Whether every entry, its ``columns`` ``shown``, fits ``width`` cells on one line (``ledger_line``); else
+    both skins give every entry alike two lines, its id, time and action, then its skill and who: at 60 and
+    80 columns a row of 89 cells wrapped into what read as the next row."""
+    return all(cells(visible(ledger_line(e, row))) <= width for e, row in zip(entries, shown, strict=True))
 
 
 def shortened(entries: Iterable[LedgerEntry]) -> list[str | None]:

@@ -181,8 +181,9 @@ def ledger_lines(entries: list, width: int) -> list[str]:
     """One line an entry where every line fits ``width``; else, for every entry alike so the columns still
     line up, its id, time and action, then its skill (its folder whole) and who under them: at 60 and 80
     columns a row of 89 cells wrapped into what read as the next row."""
-    rows = list(zip(entries, columns(entries), shortened(entries), strict=True))
-    if one_line_each(entries, width):
+    shown = columns(entries)
+    rows = list(zip(entries, shown, shortened(entries), strict=True))
+    if one_line_each(entries, shown, width):
         return [ledger_line(e, shown) for e, shown, _ in rows]
     lines = []
     for e, (when, action, skill, actor), whole in rows:

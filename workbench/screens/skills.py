@@ -221,8 +221,9 @@ class LedgerDialog(Dialog[str | None]):
         if width < 1 or width == self._width:
             return
         self._width, highlighted = width, listing.highlighted
-        rows = list(zip(self.entries, columns(self.entries), shortened(self.entries), strict=True))
-        one_line = one_line_each(self.entries, width)
+        shown = columns(self.entries)
+        rows = list(zip(self.entries, shown, shortened(self.entries), strict=True))
+        one_line = one_line_each(self.entries, shown, width)
         listing.set_options(Option(self._entry(*row, one_line, width), id=row[0].id) for row in rows)
         listing.highlighted = 0 if highlighted is None else highlighted
 
