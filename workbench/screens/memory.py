@@ -519,8 +519,7 @@ class MemoryScreen(WorkbenchScreen):
         """Put both columns on the next (``step`` 1) or previous (-1) row with a mark, wrapping around."""
         marked = [i for i, row in enumerate(self.view.live) if row.mark] if self.view else []
         if not marked:
-            if not self._said_unreadable():
-                self.show_status("No changes since the snapshot: both columns hold the same entries.")
+            self._say_unless_unreadable("No changes since the snapshot: both columns hold the same entries.")
             return
         column = self.focused if isinstance(self.focused, EntryList) else self.query_one("#live-list", EntryList)
         if not column.rows:  # this side is all blank slots: move on the other one
@@ -686,8 +685,7 @@ class MemoryScreen(WorkbenchScreen):
             self.show_status("e and d change the live file: l (or →) moves to the live column (right).")
             return None
         if row is None:
-            if not self._said_unreadable():
-                self.show_status("Select an entry in the live column (right) first.")
+            self._say_unless_unreadable("Select an entry in the live column (right) first.")
             return None
         if row.blank:
             self.show_status(
@@ -697,12 +695,18 @@ class MemoryScreen(WorkbenchScreen):
         return row
 
     def _said_unreadable(self) -> bool:
-        """Say why the store shown lists nothing when its file could not be read, as its load did: e, d, u and
-        n have no entry to act on there, and "Select an entry first" sent the user looking for one."""
+        """Say why the store shown lists nothing when its file could not be read, as its load did (True), if
+        it could not."""
         if self.view is None or not self.view.error:
             return False
         self.show_status(f"{TITLES[self.view.target]} could not be read: {self.view.error}", error=True)
         return True
+
+    def _say_unless_unreadable(self, message: str) -> None:
+        """``message`` (what e, d, u or n lack), unless the store could not be read: then why it lists
+        nothing, as its load said ("Select an entry first" sent the user looking for one)."""
+        if not self._said_unreadable():
+            self.show_status(message)
 
     def action_repair(self) -> None:
         self.drift.open()
@@ -724,8 +728,7 @@ class MemoryScreen(WorkbenchScreen):
     def action_undo(self) -> None:
         """Undo the newest change of the selected entry, where it still applies (after a confirmation)."""
         if self.detail is None:
-            if not self._said_unreadable():
-                self.show_status("Select an entry first.")
+            self._say_unless_unreadable("Select an entry first.")
             return
         offer = self.detail.undo
         if offer is None:
